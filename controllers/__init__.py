@@ -1,0 +1,1 @@
+"""Reconcilers, one per module: read the cache, call domain code in `internal/`, write."""

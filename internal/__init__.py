@@ -1,0 +1,1 @@
+"""Implementation packages: the runtime framework, the command entry points and the domain."""

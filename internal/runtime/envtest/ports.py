@@ -1,0 +1,66 @@
+"""Free ports for control-plane processes, with envtest's short reservation against reuse races."""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import time
+from pathlib import Path
+
+from .errors import PortInUseError
+
+# A port handed out recently is not handed out again for this long, even by another test process:
+# between our probe closing it and the child binding it, someone else could take it.
+RESERVATION_SECONDS = 120
+
+
+def _reservation_dir() -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    directory = base / "ballast" / "envtest" / "ports"
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def _reserve(host: str, port: int) -> bool:
+    """Record `port` as taken; False when a live reservation already exists."""
+    marker = _reservation_dir() / f"{host}-{port}"
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        try:
+            if time.time() - marker.stat().st_mtime < RESERVATION_SECONDS:
+                return False
+            marker.unlink()
+        except FileNotFoundError:
+            pass
+        return _reserve(host, port)
+    os.close(fd)
+    return True
+
+
+def suggest_port(host: str = "127.0.0.1", attempts: int = 50) -> int:
+    """Return a port on `host` that is free now and was not handed out in the last two minutes."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    for _ in range(attempts):
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((host, 0))
+            port: int = probe.getsockname()[1]
+        if _reserve(host, port):
+            return port
+    raise PortInUseError(f"no free port found on {host} after {attempts} attempts")
+
+
+def ensure_free(host: str, port: int, what: str) -> None:
+    """Raise PortInUseError naming `what` when `host:port` cannot be bound."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise PortInUseError(
+                    f"{what}: port {port} on {host} is already in use by another process; "
+                    "pick another port or leave it unset to get a free one"
+                ) from exc
+            raise PortInUseError(f"{what}: cannot bind {host}:{port}: {exc.strerror}") from exc

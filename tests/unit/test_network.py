@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ballast.internal.runtime.envtest import network
+from ballast.internal.runtime.envtest.errors import NetworkError
+
+
+def test_mode_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(network.ENV_VAR, raising=False)
+    assert network.mode_from_environment() == "loopback"
+    monkeypatch.setenv(network.ENV_VAR, "private")
+    assert network.mode_from_environment() == "private"
+    monkeypatch.setenv(network.ENV_VAR, "bridge")
+    with pytest.raises(NetworkError, match="expected 'loopback' or 'private'"):
+        network.mode_from_environment()
+
+
+def test_addresses_are_distinct_test_net_2_hosts() -> None:
+    addresses = {network.allocate_address() for _ in range(5)}
+    assert len(addresses) == 5
+    assert all(address.startswith("198.51.100.") for address in addresses)
+
+
+def test_a_namespace_that_cannot_be_created_is_reported_as_such(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = tmp_path / "unshare"
+    fake.write_text("#!/bin/sh\necho 'unshare: unshare failed: Operation not permitted' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    monkeypatch.setattr(network, "in_private_network", lambda: False)
+    with pytest.raises(NetworkError, match=r"cannot create the private test network namespace.*Operation not permitted"):
+        network.run_in_private_network(["true"])
+
+
+def test_missing_unshare_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(network, "in_private_network", lambda: False)
+    with pytest.raises(NetworkError, match="`unshare` .* is not installed"):
+        network.run_in_private_network(["true"])
+
+
+def test_netns_runs_the_command_in_an_isolated_namespace() -> None:
+    """The command sees only `lo`, TEST-NET-2 binds, and the mode variable is set; exit codes pass through."""
+    probe = (
+        "import os, sys; from ballast.internal.runtime.envtest import network as n; "
+        "print(n.interfaces(), n.in_private_network(), os.environ[n.ENV_VAR]); sys.exit(7)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "ballast.internal.runtime.envtest.cli", "netns", "--", sys.executable, "-c", probe],
+        capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 7, result.stderr
+    assert result.stdout.strip() == "['lo'] True private"
+
+
+def test_outside_the_namespace_private_mode_is_refused() -> None:
+    if network.in_private_network():
+        pytest.skip("running inside the private network")  # the integration suite covers this side
+    with pytest.raises(NetworkError, match="ballast-envtest netns"):
+        network.require_private_network()

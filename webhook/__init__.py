@@ -1,0 +1,1 @@
+"""Admission handlers served by the runtime webhook server."""
