@@ -20,8 +20,13 @@ from ballast.internal.runtime.envtest.errors import AssetsNotFoundError
 @pytest.fixture(autouse=True)
 def isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    for name in ("BALLAST_ENVTEST_ASSETS", "KUBEBUILDER_ASSETS", "BALLAST_ENVTEST_K8S_VERSION",
-                 "TEST_ASSET_KUBE_APISERVER", "TEST_ASSET_ETCD"):
+    for name in (
+        "BALLAST_ENVTEST_ASSETS",
+        "KUBEBUILDER_ASSETS",
+        "BALLAST_ENVTEST_K8S_VERSION",
+        "TEST_ASSET_KUBE_APISERVER",
+        "TEST_ASSET_ETCD",
+    ):
         monkeypatch.delenv(name, raising=False)
     return tmp_path / "cache" / "ballast" / "envtest"
 
@@ -33,7 +38,7 @@ def test_versions_are_normalized(given: str, expected: str) -> None:
 
 @pytest.mark.parametrize("bad", ["1.37", "latest", "v1.37.2-rc.1", ""])
 def test_bad_versions_are_refused_with_the_expected_form(bad: str) -> None:
-    with pytest.raises(AssetsNotFoundError, match="expected MAJOR.MINOR.PATCH"):
+    with pytest.raises(AssetsNotFoundError, match=r"expected MAJOR\.MINOR\.PATCH"):
         normalize_version(bad)
 
 
@@ -88,7 +93,7 @@ def test_per_binary_variable_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 
 def test_uncached_version_without_build_says_how_to_build() -> None:
-    with pytest.raises(AssetsNotFoundError, match="ballast-envtest use 1.30.1"):
+    with pytest.raises(AssetsNotFoundError, match=r"ballast-envtest use 1\.30\.1"):
         find_assets("1.30.1", build=False)
 
 
@@ -101,7 +106,7 @@ def test_build_without_go_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_
 def test_a_cached_version_is_returned_without_building(isolated_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     directory = _fake_build(isolated_cache, "1.30.1")
     go = Path(os.environ.get("TMPDIR", "/tmp")) / "unused"
-    monkeypatch.setattr(assets.shutil, "which", lambda name: str(go))
+    monkeypatch.setattr("shutil.which", lambda name: str(go))
     monkeypatch.setattr(assets, "_Builder", None)  # a build attempt would fail loudly
     assert build_assets("1.30.1") == directory
 

@@ -4,6 +4,7 @@ import ipaddress
 from pathlib import Path
 
 from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
@@ -42,8 +43,6 @@ def test_pairs_are_written_with_a_private_key_mode(tmp_path: Path) -> None:
 
 
 def test_signing_key_pair_holds_a_public_and_a_private_key() -> None:
-    from cryptography.hazmat.primitives import serialization
-
     pair = signing_key_pair()
     public = serialization.load_pem_public_key(pair.cert_pem)
     private = serialization.load_pem_private_key(pair.key_pem, password=None)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import base64
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,7 +39,7 @@ def test_a_missing_path_is_refused(tmp_path: Path) -> None:
 
 
 def test_webhook_service_references_become_local_urls_with_the_ca() -> None:
-    config = {
+    config: dict[str, Any] = {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "MutatingWebhookConfiguration",
         "metadata": {"name": "m", "resourceVersion": "12"},

@@ -27,5 +27,7 @@ def test_an_occupied_port_is_reported_with_its_number_and_purpose() -> None:
         holder.bind(("127.0.0.1", 0))
         holder.listen()
         port = holder.getsockname()[1]
-        with pytest.raises(PortInUseError, match=rf"kube-apiserver --secure-port: port {port} on 127.0.0.1 is already in use"):
+        with pytest.raises(
+            PortInUseError, match=rf"kube-apiserver --secure-port: port {port} on 127.0.0.1 is already in use"
+        ):
             ensure_free("127.0.0.1", port, "kube-apiserver --secure-port")

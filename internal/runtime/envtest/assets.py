@@ -46,8 +46,7 @@ def normalize_version(version: str) -> str:
     match = _VERSION.match(version.strip())
     if not match:
         raise AssetsNotFoundError(
-            f"invalid Kubernetes version {version!r}: expected MAJOR.MINOR.PATCH such as "
-            f"{DEFAULT_KUBERNETES_VERSION}"
+            f"invalid Kubernetes version {version!r}: expected MAJOR.MINOR.PATCH such as {DEFAULT_KUBERNETES_VERSION}"
         )
     return ".".join(match.groups())
 
@@ -173,7 +172,7 @@ class _Builder:
 
         def heartbeat() -> None:
             while not done.wait(HEARTBEAT_SECONDS):
-                self.say(f"  still {step.rstrip('.').lower()} ({_clock(time.monotonic() - step_started)})")
+                self.say(f"  ... still at it, {_clock(time.monotonic() - step_started)} into this step")
 
         ticker = threading.Thread(target=heartbeat, daemon=True)
         ticker.start()
@@ -182,7 +181,7 @@ class _Builder:
                 log.write(f"\n$ (cd {cwd} && go {' '.join(args)})\n")
                 log.flush()
                 result = subprocess.run(
-                    ["go", *args], cwd=cwd, env=self.env, stdout=subprocess.PIPE, stderr=log, text=True
+                    ["go", *args], cwd=cwd, env=self.env, stdout=subprocess.PIPE, stderr=log, text=True, check=False
                 )
         finally:
             done.set()
@@ -235,8 +234,14 @@ class _Builder:
         for package in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
             ldflags += [f"-X {package}.{key}={value}" for key, value in stamp.items()]
         self.go(
-            ["build", "-ldflags", " ".join(ldflags), "-o", str(output) + "/",
-             *(f"k8s.io/kubernetes/cmd/{b}" for b in KUBERNETES_BINARIES)],
+            [
+                "build",
+                "-ldflags",
+                " ".join(ldflags),
+                "-o",
+                str(output) + "/",
+                *(f"k8s.io/kubernetes/cmd/{b}" for b in KUBERNETES_BINARIES),
+            ],
             work,
             f"Building {', '.join(KUBERNETES_BINARIES)} (the first build takes 4-6 minutes).",
         )
@@ -286,9 +291,7 @@ class _Builder:
         return final
 
 
-def build_assets(
-    version: str, *, etcd_version: str = DEFAULT_ETCD_VERSION, progress: TextIO | None = None
-) -> Path:
+def build_assets(version: str, *, etcd_version: str = DEFAULT_ETCD_VERSION, progress: TextIO | None = None) -> Path:
     """Build (or reuse) the binaries for `version`; returns the asset directory. Progress goes to stderr."""
     version = normalize_version(version)
     progress = progress or sys.stderr

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 import orjson
@@ -65,16 +65,25 @@ class Backend:
         self.stop()
 
 
-def json_handler(routes: Mapping[str, Route]) -> type[BaseHTTPRequestHandler]:
+class RecordingHandler(BaseHTTPRequestHandler):
+    """Base of generated handlers: keeps every request seen as (method, path-with-query) in `requests`."""
+
+    protocol_version = "HTTP/1.1"
+    requests: ClassVar[list[tuple[str, str]]]
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+def json_handler(routes: Mapping[str, Route]) -> type[RecordingHandler]:
     """A GET-only handler answering each path in `routes` with its JSON (a value, or a callable's result).
 
     Paths are matched without the query string; anything else gets 404. Requests seen are appended to the
-    class attribute `requests` as (method, path-with-query) for assertions.
+    class attribute `requests` for assertions (each call returns a new class with its own list).
     """
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        requests: list[tuple[str, str]] = []  # noqa: RUF012 - shared on purpose: the test reads it
+    class Handler(RecordingHandler):
+        requests: ClassVar[list[tuple[str, str]]] = []
 
         def do_GET(self) -> None:
             Handler.requests.append(("GET", self.path))
@@ -91,9 +100,6 @@ def json_handler(routes: Mapping[str, Route]) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-            return
 
     return Handler
 
@@ -136,7 +142,7 @@ def serve_api_service(
     aggregator routing off. Private network: it listens on a TEST-NET-2 address behind a Service and an
     EndpointSlice, with aggregator routing on. The handler must answer discovery at `/apis/<group>/<version>`.
     """
-    service = service or group.split(".")[0] + "-" + version
+    service = service or group.split(".", maxsplit=1)[0] + "-" + version
     dns_name = f"{service}.{namespace}.svc"
     private = env.network_mode == "private"
     host = network.allocate_address() if private else "127.0.0.1"
@@ -145,30 +151,57 @@ def serve_api_service(
         service_spec: dict[str, Any] = {"ports": [{"name": "https", "port": backend.port, "protocol": "TCP"}]}
         if not private:
             service_spec |= {"type": "ExternalName", "externalName": "localhost"}
-        _apply(env, f"/api/v1/namespaces/{namespace}/services/{service}", {
-            "apiVersion": "v1", "kind": "Service", "metadata": {"name": service, "namespace": namespace},
-            "spec": service_spec,
-        })
-        if private:
-            _apply(env, f"/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices/{service}", {
-                "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-                "metadata": {"name": service, "namespace": namespace,
-                             "labels": {"kubernetes.io/service-name": service}},
-                "addressType": "IPv4",
-                "endpoints": [{"addresses": [host], "conditions": {"ready": True}}],
-                "ports": [{"name": "https", "port": backend.port, "protocol": "TCP"}],
-            })
-        name = f"{version}.{group}"
-        _apply(env, f"/apis/apiregistration.k8s.io/v1/apiservices/{name}", {
-            "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": name},
-            "spec": {
-                "group": group, "version": version, "groupPriorityMinimum": 100, "versionPriority": 100,
-                "service": {"namespace": namespace, "name": service, "port": backend.port},
-                "caBundle": base64.b64encode(backend.ca_pem).decode(),
+        _apply(
+            env,
+            f"/api/v1/namespaces/{namespace}/services/{service}",
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": service, "namespace": namespace},
+                "spec": service_spec,
             },
-        })
-        poll_until(lambda: _available(env, name), timeout=timeout, what=f"APIService {name} to be Available",
-                   last_error=lambda: _availability_message(env, name))
+        )
+        if private:
+            _apply(
+                env,
+                f"/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices/{service}",
+                {
+                    "apiVersion": "discovery.k8s.io/v1",
+                    "kind": "EndpointSlice",
+                    "metadata": {
+                        "name": service,
+                        "namespace": namespace,
+                        "labels": {"kubernetes.io/service-name": service},
+                    },
+                    "addressType": "IPv4",
+                    "endpoints": [{"addresses": [host], "conditions": {"ready": True}}],
+                    "ports": [{"name": "https", "port": backend.port, "protocol": "TCP"}],
+                },
+            )
+        name = f"{version}.{group}"
+        _apply(
+            env,
+            f"/apis/apiregistration.k8s.io/v1/apiservices/{name}",
+            {
+                "apiVersion": "apiregistration.k8s.io/v1",
+                "kind": "APIService",
+                "metadata": {"name": name},
+                "spec": {
+                    "group": group,
+                    "version": version,
+                    "groupPriorityMinimum": 100,
+                    "versionPriority": 100,
+                    "service": {"namespace": namespace, "name": service, "port": backend.port},
+                    "caBundle": base64.b64encode(backend.ca_pem).decode(),
+                },
+            },
+        )
+        poll_until(
+            lambda: _available(env, name),
+            timeout=timeout,
+            what=f"APIService {name} to be Available",
+            last_error=lambda: _availability_message(env, name),
+        )
     except BaseException:
         backend.stop()
         raise
@@ -202,15 +235,26 @@ def serve_kubelet(
     host = network.allocate_address()
     backend = serve_backend(env, handler, host=host, names=(node,))
     try:
-        _apply(env, f"/api/v1/nodes/{node}", {
-            "apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "labels": dict(labels or {})},
-        })
-        env.rest.patch_status(f"/api/v1/nodes/{node}", {"status": {
-            # InternalIP only: a Hostname address would come first in the API server's preference and
-            # would have to resolve through DNS.
-            "addresses": [{"type": "InternalIP", "address": host}],
-            "daemonEndpoints": {"kubeletEndpoint": {"Port": backend.port}},
-        }})
+        _apply(
+            env,
+            f"/api/v1/nodes/{node}",
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": node, "labels": dict(labels or {})},
+            },
+        )
+        env.rest.patch_status(
+            f"/api/v1/nodes/{node}",
+            {
+                "status": {
+                    # InternalIP only: a Hostname address would come first in the API server's preference and
+                    # would have to resolve through DNS.
+                    "addresses": [{"type": "InternalIP", "address": host}],
+                    "daemonEndpoints": {"kubeletEndpoint": {"Port": backend.port}},
+                }
+            },
+        )
     except BaseException:
         backend.stop()
         raise

@@ -123,9 +123,7 @@ class TinyCA:
             .not_valid_before(now - BACKDATE)
             .not_valid_after(now + VALIDITY)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(
-                x509.AuthorityKeyIdentifier.from_issuer_public_key(self._key.public_key()), critical=False
-            )
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(self._key.public_key()), critical=False)
         )
         if usages:
             builder = builder.add_extension(x509.ExtendedKeyUsage(usages), critical=False)
@@ -148,7 +146,5 @@ def _san(hosts: tuple[str, ...]) -> list[x509.GeneralName]:
 def signing_key_pair() -> CertPair:
     """A service-account signing key pair: (PEM public key, PEM private key) in a CertPair's two slots."""
     key = _new_key()
-    public = key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
+    public = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
     return CertPair(public, _key_pem(key))

@@ -1,14 +1,15 @@
 """`ballast-envtest`: build or locate control-plane binaries, run a dev control plane, run in the test network.
 
-    ballast-envtest use [VERSION]       build if needed; the last line printed is the asset directory
-    ballast-envtest list                Kubernetes versions in the cache
-    ballast-envtest run [--crd PATH]    start etcd + kube-apiserver and wait; prints KUBECONFIG
-    ballast-envtest netns -- CMD ...    run CMD inside a private network namespace (TEST-NET-2 on lo)
+ballast-envtest use [VERSION]       build if needed; the last line printed is the asset directory
+ballast-envtest list                Kubernetes versions in the cache
+ballast-envtest run [--crd PATH]    start etcd + kube-apiserver and wait; prints KUBECONFIG
+ballast-envtest netns -- CMD ...    run CMD inside a private network namespace (TEST-NET-2 on lo)
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import sys
 import threading
@@ -39,12 +40,16 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("list", help="list the Kubernetes versions in the cache")
 
     run = commands.add_parser("run", help="start a control plane and wait (Ctrl-C stops it)")
-    run.add_argument("--kubernetes-version", help="Kubernetes version (default %s)" % default_version())
+    run.add_argument("--kubernetes-version", help=f"Kubernetes version (default {default_version()})")
     run.add_argument("--crd", action="append", default=[], metavar="PATH", help="CRD file or directory to install")
     run.add_argument("--port", type=int, help="kube-apiserver secure port (default: a free port)")
     run.add_argument(
-        "--with", dest="components", action="append", default=[],
-        choices=["kube-scheduler", "kube-controller-manager"], help="also start this component",
+        "--with",
+        dest="components",
+        action="append",
+        default=[],
+        choices=["kube-scheduler", "kube-controller-manager"],
+        help="also start this component",
     )
 
     netns = commands.add_parser("netns", help="run a command inside the private test network namespace")
@@ -85,10 +90,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"kube-apiserver {env.server} ready in {env.started_seconds:.1f}s", file=sys.stderr)
         print("Stop with Ctrl-C. In another shell:", file=sys.stderr)
         print(f"export KUBECONFIG={env.kubeconfig_path}", flush=True)
-        try:
+        with contextlib.suppress(KeyboardInterrupt):
             stopped.wait()
-        except KeyboardInterrupt:
-            pass
     return 0
 
 

@@ -85,7 +85,9 @@ class Environment:
         self.audit_log = audit_log
         unknown = set(components) - {"kube-scheduler", "kube-controller-manager"}
         if unknown:
-            raise EnvtestError(f"unknown components {sorted(unknown)}: expected kube-scheduler, kube-controller-manager")
+            raise EnvtestError(
+                f"unknown components {sorted(unknown)}: expected kube-scheduler, kube-controller-manager"
+            )
         self.components = list(components)
         self.apiserver_args = list(apiserver_args)
         self.start_timeout = start_timeout if start_timeout is not None else _start_timeout()
@@ -175,6 +177,11 @@ class Environment:
         if self._reaper:
             self._reaper.close()
             self._reaper = None
+
+    @property
+    def processes(self) -> tuple[ControlPlaneProcess, ...]:
+        """The running control-plane processes in start order (name, argv, log file, pid)."""
+        return tuple(self._processes)
 
     @property
     def pids(self) -> list[int]:
@@ -449,7 +456,7 @@ class Environment:
             args += [
                 f"--service-account-private-key-file={self.work_dir / 'pki' / 'sa.key'}",
                 f"--root-ca-file={self.ca_file}",
-                "--use-service-account-credentials=false",
+                "--use-service-account-credentials=true",
             ]
         process = self._spawn(name, args)
         http = urllib3.PoolManager(cert_reqs="CERT_NONE", timeout=urllib3.Timeout(total=2.0), retries=False)

@@ -34,7 +34,10 @@ class Credentials:
             "apiVersion": "v1",
             "kind": "Config",
             "clusters": [
-                {"name": "envtest", "cluster": {"server": self.server, "certificate-authority-data": _b64(self.ca_file)}}
+                {
+                    "name": "envtest",
+                    "cluster": {"server": self.server, "certificate-authority-data": _b64(self.ca_file)},
+                }
             ],
             "users": [{"name": self.user, "user": user}],
             "contexts": [{"name": "envtest", "context": {"cluster": "envtest", "user": self.user}}],
@@ -49,7 +52,7 @@ class Credentials:
 
     def client_configuration(self) -> Any:
         """A `kubernetes.client.Configuration` for this identity (the official client's in-memory config)."""
-        from kubernetes import client  # imported lazily: the official client takes ~0.5 s to import
+        from kubernetes import client  # noqa: PLC0415 - lazy: the official client is slow to import
 
         configuration = client.Configuration()
         configuration.host = self.server

@@ -59,8 +59,7 @@ def _expect(label: str, document: JSON, kinds: Iterable[str], api_version: str) 
     kind = document.get("kind")
     if kind not in set(kinds) or document.get("apiVersion") != api_version:
         raise ManifestError(
-            f"{label}: expected {api_version} {' or '.join(sorted(kinds))}, got "
-            f"{document.get('apiVersion')} {kind}"
+            f"{label}: expected {api_version} {' or '.join(sorted(kinds))}, got {document.get('apiVersion')} {kind}"
         )
     name = document.get("metadata", {}).get("name")
     if not name:

@@ -14,6 +14,7 @@ fails the test; elsewhere it skips with the reason.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -101,10 +102,8 @@ def envtest_namespace(envtest: Environment) -> Iterator[str]:
     try:
         yield name
     finally:
-        try:
+        with contextlib.suppress(APIError):
             envtest.rest.delete(f"/api/v1/namespaces/{name}")
-        except APIError:
-            pass
 
 
 @pytest.fixture

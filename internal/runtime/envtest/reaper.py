@@ -13,6 +13,7 @@ gets SIGTERM, then SIGKILL after a grace period, and every remaining directory i
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -33,10 +34,8 @@ def _alive(pid: int) -> bool:
 
 
 def _kill_group(pid: int, sig: signal.Signals) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def main() -> None:

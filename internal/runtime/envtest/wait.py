@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from .errors import EnvtestError
+from .errors import EnvtestError, ProcessStartError
 
 T = TypeVar("T")
 
@@ -25,7 +25,8 @@ def poll_until(
 ) -> T:
     """Call `condition` every `interval` seconds until it returns something truthy, and return that.
 
-    Exceptions from `condition` count as "not yet" (their text is kept for the timeout message).
+    Exceptions from `condition` count as "not yet" (their text is kept for the timeout message), except
+    ProcessStartError: a process that died will not become ready.
     Raises WaitTimeoutError naming `what` after `timeout` seconds.
     """
     deadline = time.monotonic() + timeout
@@ -35,9 +36,9 @@ def poll_until(
             result = condition()
             if result:
                 return result
-        except EnvtestError:
+        except ProcessStartError:
             raise
-        except Exception as exc:  # noqa: BLE001 - any failure of the probe means "not ready yet"
+        except Exception as exc:
             failure = f"{type(exc).__name__}: {exc}"
         if time.monotonic() >= deadline:
             detail = last_error() if last_error else failure

@@ -1,0 +1,49 @@
+# Ballast for Python — developer entry points. `make test` is what CI runs (through .ci/run).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+BIN := $(VENV)/bin
+
+.PHONY: help venv envtest lint typecheck unit packaging integration test dev-cluster bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+venv: $(VENV)/.installed ## create .venv with the project and its dev tools
+
+envtest: venv ## build (or find) the control-plane binaries; prints their directory
+	hack/setup-envtest
+
+lint: venv ## ruff: lint and formatting
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: venv ## mypy --strict over the package and the tests
+	$(BIN)/mypy
+
+unit: venv ## unit tests (no binaries, no namespace)
+	$(PY) -m pytest tests/unit
+
+packaging: venv envtest ## the built wheel in a clean venv: console scripts and the pytest plugin
+	$(PY) -m pytest tests/packaging
+
+integration: venv envtest ## integration tests on the real kube-apiserver, inside the private test network
+	$(BIN)/ballast-envtest netns -- $(PY) -m pytest tests/integration
+
+test: lint typecheck unit packaging integration ## everything CI runs
+
+dev-cluster: venv envtest ## start a local etcd + kube-apiserver and print its KUBECONFIG (Ctrl-C stops it)
+	$(BIN)/ballast-envtest run
+
+bench: venv envtest ## benchmarks (not part of `make test`); figures go to benchmarks/RESULTS.md
+	$(PY) benchmarks/envtest_start.py
+
+clean: ## remove build outputs and caches (not the control-plane cache under ~/.cache/ballast)
+	rm -rf build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache .hypothesis

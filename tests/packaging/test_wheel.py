@@ -1,0 +1,80 @@
+"""The built wheel, installed in a clean venv, works without this repository: console scripts and the plugin."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _run(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, f"{' '.join(argv)} failed:\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    _run([sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(REPO)], cwd=REPO)
+    (built,) = out.glob("ballast-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def clean_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("venv")
+    venv.create(root, with_pip=True)
+    _run([str(root / "bin" / "pip"), "install", "--quiet", str(wheel), "pytest"], cwd=root)
+    return root
+
+
+def test_the_wheel_holds_real_files_under_ballast_only(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        infos = {info.filename: info for info in archive.infolist()}
+    assert "ballast/internal/runtime/envtest/environment.py" in names
+    assert "ballast/internal/runtime/envtest/reaper.py" in names
+    assert "ballast/api/__init__.py" in names
+    # Real files, not symlinks (the symlink bit would sit in the high bits of external_attr).
+    mode = infos["ballast/internal/runtime/envtest/environment.py"].external_attr >> 16
+    assert mode & 0o170000 in (0, 0o100000)
+    top_level = {name.split("/")[0] for name in names if not name.startswith("ballast-")}
+    assert top_level == {"ballast"}
+
+
+def test_console_scripts_work_from_the_clean_venv(clean_venv: Path, tmp_path: Path) -> None:
+    for command in ("ballastd", "ballast", "ballast-envtest"):
+        out = _run([str(clean_venv / "bin" / command), "--version"], cwd=tmp_path).stdout
+        assert out.startswith(command)
+    listed = _run([str(clean_venv / "bin" / "ballast-envtest"), "use", "--installed-only"], cwd=tmp_path)
+    assert Path(listed.stdout.splitlines()[-1], "kube-apiserver").is_file()
+
+
+def test_a_throwaway_project_gets_a_working_api_server_from_the_fixture(clean_venv: Path, tmp_path: Path) -> None:
+    (tmp_path / "test_uses_envtest.py").write_text(
+        textwrap.dedent("""
+        from kubernetes import client
+
+
+        def test_api_server(envtest):
+            assert envtest.rest.get("/version")["gitVersion"].startswith("v1.")
+            api = client.CoreV1Api(client.ApiClient(envtest.client_configuration()))
+            names = [n.metadata.name for n in api.list_namespace().items]
+            assert "default" in names
+        """)
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    env["PATH"] = f"{clean_venv / 'bin'}:{env['PATH']}"
+    result = _run(
+        [str(clean_venv / "bin" / "python"), "-m", "pytest", "-p", "no:cacheprovider", "-q"], cwd=tmp_path, env=env
+    )
+    assert "1 passed" in result.stdout
