@@ -243,7 +243,7 @@ class _Builder:
                 *(f"k8s.io/kubernetes/cmd/{b}" for b in KUBERNETES_BINARIES),
             ],
             work,
-            f"Building {', '.join(KUBERNETES_BINARIES)} (the first build takes 4-6 minutes).",
+            f"Building {', '.join(KUBERNETES_BINARIES)} (about 6-7 minutes the first time on 2 cores).",
         )
 
     def build_etcd(self, output: Path) -> None:
