@@ -1,0 +1,54 @@
+"""Statistics, readiness and recommendations of usage series (ballast-anchor.md §5).
+
+Series are integer samples: millicores for cpu, bytes otherwise. Arithmetic is exact (architecture §5 item 13):
+the mean and variance are fractions, headroom is a Decimal, and results truncate toward zero as the anchor does.
+"""
+
+from __future__ import annotations
+
+from .decimals import parse_decimal
+from .display import UsageDisplay, display_usage
+from .duration import format_duration, format_time_span, parse_duration
+from .limits import LimitFit, fit_limit
+from .percentiles import EMPTY_STATS, Stats, compute_stats, nearest_rank
+from .readiness import (
+    DEFAULT_CV_MEAN_FLOOR,
+    DEFAULT_MAX_CV,
+    DEFAULT_MIN_DATA_POINTS,
+    DEFAULT_MIN_TIME_SPAN,
+    Readiness,
+    container_ready,
+    evaluate_readiness,
+    meets_threshold,
+    ready_containers,
+)
+from .recommendation import AGGREGATIONS, aggregate, parse_headroom, recommend, recommend_units
+
+__all__ = [
+    "AGGREGATIONS",
+    "DEFAULT_CV_MEAN_FLOOR",
+    "DEFAULT_MAX_CV",
+    "DEFAULT_MIN_DATA_POINTS",
+    "DEFAULT_MIN_TIME_SPAN",
+    "EMPTY_STATS",
+    "LimitFit",
+    "Readiness",
+    "Stats",
+    "UsageDisplay",
+    "aggregate",
+    "compute_stats",
+    "container_ready",
+    "display_usage",
+    "evaluate_readiness",
+    "fit_limit",
+    "format_duration",
+    "format_time_span",
+    "meets_threshold",
+    "nearest_rank",
+    "parse_decimal",
+    "parse_duration",
+    "parse_headroom",
+    "ready_containers",
+    "recommend",
+    "recommend_units",
+]
