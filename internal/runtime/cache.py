@@ -1,0 +1,236 @@
+"""The shared cache: one informer per (kind, scope), shared by every controller, read like a client.
+
+controller-runtime's `cache.Cache`. A kind's default scope comes from `by_kind` (e.g. only pods with the mode
+label, decoded through a projection) — every consumer of that kind then shares one watch, and memory follows
+what is selected rather than everything in the cluster. Reads never copy: dicts come back as read-only views,
+projections as frozen structs, registered models as fresh model instances.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from . import labels as label_selectors
+from . import objects
+from .apierrors import NotFoundError
+from .client import Client, KindRef
+from .clock import Clock, RealClock
+from .decode import Decoder, DictDecoder, Projection, ProjectionDecoder, Transform, strip_managed_fields
+from .gvk import GroupVersionKind
+from .informer import SharedIndexInformer
+from .objects import freeze, labels
+from .store import NAMESPACE_INDEX, IndexFunc
+
+DEFAULT_SYNC_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class CacheScope:
+    """What one informer watches and how it decodes (controller-runtime's `cache.ByObject`).
+
+    `namespace` None watches all namespaces; selectors are applied by the API server (an object that stops
+    matching arrives as a delete); `projection` switches to a typed msgspec decoder; `transform` (dicts only)
+    runs on each object before it is stored — by default it strips managedFields.
+    """
+
+    namespace: str | None = None
+    label_selector: str | None = None
+    field_selector: str | None = None
+    projection: type[Projection] | None = None
+    transform: Transform | None = strip_managed_fields
+    resync_period: float = 0.0
+    page_size: int | None = None
+
+
+class CacheNotStartedError(RuntimeError):
+    """A read needed an informer to sync, but the cache is not running."""
+
+
+class Cache:
+    """Informers keyed by (kind, scope), started with the cache or on first use after it started."""
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        by_kind: Mapping[KindRef, CacheScope] | None = None,
+        sync_timeout: float = DEFAULT_SYNC_TIMEOUT,
+        clock: Clock | None = None,
+    ) -> None:
+        self.client = client
+        self._clock = clock or RealClock()
+        self._defaults = {client.gvk(kind): scope for kind, scope in (by_kind or {}).items()}
+        self._informers: dict[tuple[GroupVersionKind, CacheScope], SharedIndexInformer] = {}
+        self._indexers: dict[GroupVersionKind, dict[str, IndexFunc]] = {}
+        self._lock = threading.RLock()
+        self._started = False
+        self.sync_timeout = sync_timeout
+
+    # ------------------------------------------------------------------------------------- informers
+
+    def scope_for(self, kind: KindRef) -> CacheScope:
+        return self._defaults.get(self.client.gvk(kind), CacheScope())
+
+    def _decoder(self, gvk: GroupVersionKind, scope: CacheScope) -> Decoder:
+        if scope.projection is not None:
+            return ProjectionDecoder(scope.projection)
+        return DictDecoder(gvk, scope.transform)
+
+    def get_informer(self, kind: KindRef, scope: CacheScope | None = None) -> SharedIndexInformer:
+        """The shared informer for `kind` in `scope` (default: the kind's configured scope), created once."""
+        gvk = self.client.gvk(kind)
+        scope = scope if scope is not None else self._defaults.get(gvk, CacheScope())
+        with self._lock:
+            informer = self._informers.get((gvk, scope))
+            if informer is not None:
+                return informer
+            lister_watcher = self.client.lister_watcher(
+                gvk, scope.namespace, scope.label_selector, scope.field_selector
+            )
+            informer = SharedIndexInformer(
+                lister_watcher,
+                self._decoder(gvk, scope),
+                name=_informer_name(gvk, scope),
+                resync_period=scope.resync_period,
+                page_size=scope.page_size,
+                indexers=self._indexers.get(gvk),
+                clock=self._clock,
+            )
+            self._informers[(gvk, scope)] = informer
+            if self._started:
+                informer.start()
+            return informer
+
+    def informers(self) -> list[SharedIndexInformer]:
+        with self._lock:
+            return list(self._informers.values())
+
+    def index_field(self, kind: KindRef, index: str, func: IndexFunc) -> None:
+        """Add index `index` to every informer of `kind`, now and in the future (controller-runtime's IndexField)."""
+        gvk = self.client.gvk(kind)
+        with self._lock:
+            self._indexers.setdefault(gvk, {})[index] = func
+            for (informer_gvk, _), informer in self._informers.items():
+                if informer_gvk == gvk:
+                    informer.add_indexers({index: func})
+
+    # ------------------------------------------------------------------------------------- lifecycle
+
+    def start(self) -> None:
+        """Start every informer created so far; later ones start as they are created."""
+        with self._lock:
+            self._started = True
+            for informer in self._informers.values():
+                informer.start()
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        """Wait until every informer has synced (all within `timeout` seconds in total)."""
+        deadline = None if timeout is None else self._clock.monotonic() + timeout
+        for informer in self.informers():
+            remaining = None if deadline is None else max(0.0, deadline - self._clock.monotonic())
+            if not informer.wait_for_sync(remaining):
+                return False
+        return True
+
+    def has_synced(self) -> bool:
+        return all(informer.has_synced() for informer in self.informers())
+
+    def stop(self) -> None:
+        with self._lock:
+            informers = list(self._informers.values())
+            self._started = False
+        for informer in informers:
+            informer.stop()
+
+    # ----------------------------------------------------------------------------------------- reads
+
+    def _synced_informer(self, kind: KindRef) -> SharedIndexInformer:
+        if not self._started:
+            raise CacheNotStartedError(f"the cache is not started; cannot read {self.client.gvk(kind)}")
+        informer = self.get_informer(kind)
+        if not informer.wait_for_sync(self.sync_timeout):
+            raise TimeoutError(f"informer {informer.name} did not sync within {self.sync_timeout:g}s")
+        return informer
+
+    def _out(self, obj: Any, kind: KindRef) -> Any:
+        if isinstance(kind, type) and not isinstance(obj, Projection):
+            return self.client.scheme.from_wire(obj, kind)
+        return freeze(obj)
+
+    def get(self, kind: KindRef, name: str, namespace: str | None = None) -> Any:
+        """The cached object; raises NotFoundError (also for objects outside the kind's cache scope)."""
+        informer = self._synced_informer(kind)
+        key = f"{namespace}/{name}" if namespace else name
+        obj = informer.store.get(key)
+        if obj is None:
+            gvk = self.client.gvk(kind)
+            raise NotFoundError(404, "NotFound", f"{gvk.kind.lower()} {key!r} not found in the cache")
+        return self._out(obj, kind)
+
+    def list(
+        self,
+        kind: KindRef,
+        namespace: str | None = None,
+        *,
+        label_selector: str | Mapping[str, str] | None = None,
+        index: tuple[str, str] | None = None,
+    ) -> list[Any]:
+        """Cached objects of `kind`, filtered by namespace, label selector and/or one index lookup."""
+        informer = self._synced_informer(kind)
+        store = informer.store
+        candidates: Iterable[Any]
+        if index is not None:
+            candidates = store.by_index(*index)
+        elif namespace:
+            candidates = store.by_index(NAMESPACE_INDEX, namespace)
+        else:
+            candidates = store.values()
+        if namespace and index is not None:
+            candidates = [obj for obj in candidates if objects.namespace(obj) == namespace]
+        if label_selector:
+            selector = (
+                label_selectors.from_set(label_selector)
+                if isinstance(label_selector, Mapping)
+                else label_selectors.parse(label_selector)
+            )
+            candidates = [obj for obj in candidates if selector.matches(labels(obj))]
+        return [self._out(obj, kind) for obj in candidates]
+
+
+def _informer_name(gvk: GroupVersionKind, scope: CacheScope) -> str:
+    parts = [f"{gvk.kind.lower()}.{gvk.group or 'core'}"]
+    if scope.namespace:
+        parts.append(f"ns={scope.namespace}")
+    if scope.label_selector:
+        parts.append(f"labels={scope.label_selector}")
+    if scope.field_selector:
+        parts.append(f"fields={scope.field_selector}")
+    return ",".join(parts)
+
+
+class DelegatingClient:
+    """The manager's client: reads from the cache, writes straight to the API server.
+
+    Reads of kinds listed in `uncached` go to the API server (controller-runtime's `DisableFor`).
+    """
+
+    def __init__(self, cache: Cache, client: Client, uncached: Iterable[KindRef] = ()) -> None:
+        self.cache = cache
+        self.writer = client
+        self._uncached = {client.gvk(kind) for kind in uncached}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.writer, name)  # writes, subresources, status(): the direct client
+
+    def get(self, kind: KindRef, name: str, namespace: str | None = None) -> Any:
+        if self.writer.gvk(kind) in self._uncached:
+            return self.writer.get(kind, name, namespace)
+        return self.cache.get(kind, name, namespace)
+
+    def list(self, kind: KindRef, namespace: str | None = None, **options: Any) -> list[Any]:
+        if self.writer.gvk(kind) in self._uncached:
+            return self.writer.list(kind, namespace, **options).items
+        return self.cache.list(kind, namespace, **options)

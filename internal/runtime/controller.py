@@ -1,0 +1,209 @@
+"""Controllers: a queue of Requests, a pool of worker threads, and a reconciler (controller-runtime's `controller`).
+
+Semantics (framework-anchor.md §1c):
+- sources start first and must sync within `cache_sync_timeout`; then `max_concurrent_reconciles` workers;
+- a key is never reconciled by two workers at once (the queue guarantees it);
+- an exception → requeue with the rate limiter's backoff (the Result is ignored); `TerminalError` → counted,
+  not retried; `Result.requeue_after` → forget the backoff and requeue after that delay; otherwise forget;
+- a failing reconcile never kills its worker; programming errors (AttributeError, KeyError, TypeError, …) are
+  also counted as `controller_runtime_reconcile_panics_total`, the closest Python has to a Go panic;
+- `reconcile_timeout` is a cooperative deadline: `ctx.deadline`, and every client call inside honours it;
+- on stop the queue is shut down and the workers finish what they hold (bounded by the stop timeout).
+
+Concurrency model: OS threads and synchronous reconcilers, like client-go — one thread per informer, a pool of
+workers per controller; handlers only enqueue.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from . import metrics
+from .apierrors import DeadlineExceededError
+from .clock import Clock, RealClock
+from .handler import RequestQueue
+from .log import Logger, get_logger
+from .priorityqueue import PriorityQueue
+from .ratelimiter import RateLimiter
+from .reconcile import Context, Reconciler, Request, Result, TerminalError
+from .rest import deadline
+from .source import Source
+
+DEFAULT_CACHE_SYNC_TIMEOUT = 120.0
+_PROGRAMMING_ERRORS = (
+    AttributeError, KeyError, IndexError, TypeError, NameError, ZeroDivisionError, AssertionError, RecursionError,
+)  # fmt: skip
+_RESULTS = ("success", "error", "requeue", "requeue_after")
+
+
+class ControllerQueue(RequestQueue, Protocol):
+    """The queue a controller drives (both queue types of `workqueue`/`priorityqueue` fit)."""
+
+    def add_after(self, item: Request, delay: float, *, priority: int = 0) -> None: ...
+
+    def add_rate_limited(self, item: Request, *, priority: int = 0) -> None: ...
+
+    def get(self, timeout: float | None = None) -> tuple[Request | None, bool]: ...
+
+    def done(self, item: Request) -> None: ...
+
+    def forget(self, item: Request) -> None: ...
+
+    def shutdown(self) -> None: ...
+
+    def shutdown_with_drain(self) -> None: ...
+
+
+class CacheSyncTimeoutError(TimeoutError):
+    """A source did not sync within the controller's cache_sync_timeout."""
+
+
+class Controller:
+    """Runs `reconciler` for Requests from its sources. A manager Runnable (`start(stop)` blocks)."""
+
+    def __init__(
+        self,
+        name: str,
+        reconciler: Reconciler,
+        *,
+        max_concurrent_reconciles: int = 1,
+        rate_limiter: RateLimiter[Request] | None = None,
+        queue: ControllerQueue | None = None,
+        reconcile_timeout: float | None = None,
+        cache_sync_timeout: float = DEFAULT_CACHE_SYNC_TIMEOUT,
+        need_leader_election: bool = True,
+        clock: Clock | None = None,
+        logger: Logger | None = None,
+    ) -> None:
+        if max_concurrent_reconciles < 1:
+            raise ValueError(f"controller {name}: max_concurrent_reconciles must be ≥ 1")
+        self.name = name
+        self.reconciler = reconciler
+        self.max_concurrent_reconciles = max_concurrent_reconciles
+        self.reconcile_timeout = reconcile_timeout
+        self.cache_sync_timeout = cache_sync_timeout
+        self._need_leader_election = need_leader_election
+        self.clock = clock or RealClock()
+        self.queue: ControllerQueue = queue or PriorityQueue(name=name, rate_limiter=rate_limiter, clock=self.clock)
+        self.logger = logger or get_logger("ballast.runtime.controller", controller=name)
+        self._sources: list[Source] = []
+        self._workers: list[threading.Thread] = []
+        self._started = False
+        self._lock = threading.Lock()
+        self._total = {result: metrics.RECONCILE_TOTAL.labels(name, result) for result in _RESULTS}
+        self._errors = metrics.RECONCILE_ERRORS.labels(name)
+        self._terminal = metrics.TERMINAL_RECONCILE_ERRORS.labels(name)
+        self._panics = metrics.RECONCILE_PANICS.labels(name)
+        self._timeouts = metrics.RECONCILE_TIMEOUTS.labels(name)
+        self._time = metrics.RECONCILE_TIME.labels(name)
+        self._active = metrics.ACTIVE_WORKERS.labels(name)
+        metrics.MAX_CONCURRENT_RECONCILES.labels(name).set(max_concurrent_reconciles)
+
+    def need_leader_election(self) -> bool:
+        return self._need_leader_election
+
+    def watch(self, source: Source) -> None:
+        """Add an event source; sources added after start are started at once."""
+        with self._lock:
+            self._sources.append(source)
+            if self._started:
+                source.start(self.queue)
+
+    # ----------------------------------------------------------------------------------------- running
+
+    def start(self, stop: threading.Event) -> None:
+        """Start sources, wait for their caches, run the workers until `stop` is set, then drain."""
+        with self._lock:
+            if self._started:
+                raise RuntimeError(f"controller {self.name} was already started")
+            self._started = True
+            sources = list(self._sources)
+        for source in sources:
+            source.start(self.queue)
+        for source in sources:
+            if not source.wait_for_sync(self.cache_sync_timeout):
+                self._shutdown(sources)
+                raise CacheSyncTimeoutError(
+                    f"controller {self.name}: {source!r} did not sync within {self.cache_sync_timeout:g}s"
+                )
+        self.logger.info("starting workers", extra={"workers": self.max_concurrent_reconciles})
+        for index in range(self.max_concurrent_reconciles):
+            worker = threading.Thread(target=self._work, name=f"{self.name}-worker-{index}", daemon=True)
+            worker.start()
+            self._workers.append(worker)
+        stop.wait()
+        self.logger.info("shutting down workers")
+        self._shutdown(sources)
+
+    def _shutdown(self, sources: Sequence[Source]) -> None:
+        for source in sources:
+            source.stop()
+        self.queue.shutdown()
+        for worker in self._workers:
+            worker.join()
+
+    def _work(self) -> None:
+        while True:
+            item, shutdown = self.queue.get()
+            if shutdown:
+                return
+            if item is None:
+                continue
+            try:
+                self.reconcile_handler(item)
+            except Exception:  # a failure outside the reconciler (logging, metrics) must not end the worker
+                self.logger.exception("failed to handle %s", item)
+            finally:
+                self.queue.done(item)
+
+    def reconcile_handler(self, request: Request) -> None:
+        """Reconcile one request and route the outcome back into the queue (exposed for tests)."""
+        self._active.inc()
+        began = time.monotonic()
+        reconcile_id = str(uuid.uuid4())
+        logger = self.logger.with_values(namespace=request.namespace, name=request.name, reconcileID=reconcile_id)
+        until = None if self.reconcile_timeout is None else self.clock.monotonic() + self.reconcile_timeout
+        ctx = Context(self.name, request, reconcile_id, logger, self.clock, until)
+        try:
+            with deadline(self.reconcile_timeout):
+                result = self.reconciler.reconcile(ctx, request) or Result()
+        except TerminalError as exc:
+            logger.error("reconciler error (terminal, not retried): %s", exc, exc_info=exc)
+            self._terminal.inc()
+            self._errors.inc()
+            self._total["error"].inc()
+            self.queue.forget(request)
+        except Exception as exc:  # one bad object must never kill a worker
+            self._on_error(request, exc, ctx, logger)
+        else:
+            self._on_result(request, result)
+        finally:
+            self._time.observe(time.monotonic() - began)
+            self._active.dec()
+
+    def _on_error(self, request: Request, error: Exception, ctx: Context, logger: Any) -> None:
+        if isinstance(error, DeadlineExceededError) and ctx.expired():
+            self._timeouts.inc()
+        if isinstance(error, _PROGRAMMING_ERRORS):
+            self._panics.inc()
+        logger.error("reconciler error: %s", error, exc_info=error)
+        self._errors.inc()
+        self._total["error"].inc()
+        self.queue.add_rate_limited(request)
+
+    def _on_result(self, request: Request, result: Result) -> None:
+        priority = result.priority or 0
+        if result.requeue_after > 0:
+            self.queue.forget(request)
+            self.queue.add_after(request, result.requeue_after, priority=priority)
+            self._total["requeue_after"].inc()
+        elif result.requeue:
+            self.queue.add_rate_limited(request, priority=priority)
+            self._total["requeue"].inc()
+        else:
+            self.queue.forget(request)
+            self._total["success"].inc()

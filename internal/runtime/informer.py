@@ -1,0 +1,376 @@
+"""Shared informers: one list+watch per scope, an indexed store, and handlers told about every change.
+
+Reflector semantics follow client-go (framework-anchor.md §1b):
+- LIST first (`resourceVersion=0` the first time, served from the watch cache; the last synced version on
+  relists; `""` — a quorum read — if the server says that version is gone), then WATCH from the list's
+  version with bookmarks on and a server timeout drawn from [5, 10) minutes; a stream that ends is re-watched
+  from the last version seen.
+- `410 Gone`/`Expired` on the watch → relist (from the last version); the diff against the store is delivered
+  as adds, updates and deletes (deletes carry the last known state).
+- A stream silent for longer than `inactivity_timeout` (70 s; bookmarks arrive every minute) is treated as
+  dead and re-opened — the "zombie watch" failure of several Python clients.
+- Failures back off exponentially from 0.8 s to 30 s (factor 2, full jitter), reset after 2 minutes of health.
+- Optional streaming list (`watch_list=True`: `sendInitialEvents` + the `initial-events-end` bookmark), with
+  fallback to LIST on any error.
+
+Handlers run on the informer's thread and must only enqueue work (controllers do). One thread per informer.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from urllib3.exceptions import ProtocolError, ReadTimeoutError
+
+from .apierrors import APIStatusError, GoneError, error_from_response
+from .client import ListerWatcher, WatchStream
+from .clock import Clock, RealClock
+from .decode import Decoder
+from .objects import object_key, resource_version
+from .store import NAMESPACE_INDEX, Indexer, IndexFunc, namespace_index
+
+log = logging.getLogger("ballast.runtime.informer")
+
+MIN_WATCH_TIMEOUT = 300
+INACTIVITY_TIMEOUT = 70.0
+BACKOFF_INITIAL = 0.8
+BACKOFF_MAX = 30.0
+BACKOFF_RESET_AFTER = 120.0
+
+
+class ResourceEventHandler(Protocol):
+    """Receives changes from an informer (client-go's ResourceEventHandler)."""
+
+    def on_add(self, obj: Any, is_initial_list: bool) -> None: ...
+
+    def on_update(self, old: Any, new: Any) -> None: ...
+
+    def on_delete(self, obj: Any) -> None: ...
+
+
+@dataclass
+class FuncHandler:
+    """A ResourceEventHandler from up to three functions."""
+
+    add: Callable[[Any, bool], None] | None = None
+    update: Callable[[Any, Any], None] | None = None
+    delete: Callable[[Any], None] | None = None
+
+    def on_add(self, obj: Any, is_initial_list: bool) -> None:
+        if self.add:
+            self.add(obj, is_initial_list)
+
+    def on_update(self, old: Any, new: Any) -> None:
+        if self.update:
+            self.update(old, new)
+
+    def on_delete(self, obj: Any) -> None:
+        if self.delete:
+            self.delete(obj)
+
+
+class Registration:
+    """Handle of a registered handler: `remove()` unregisters it; `has_synced()` as client-go's."""
+
+    def __init__(self, informer: SharedIndexInformer, handler: ResourceEventHandler) -> None:
+        self._informer = informer
+        self.handler = handler
+
+    def remove(self) -> None:
+        self._informer.remove_event_handler(self)
+
+    def has_synced(self) -> bool:
+        return self._informer.has_synced()
+
+
+class _Backoff:
+    """Exponential backoff with full jitter that resets after a healthy period."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._delay = BACKOFF_INITIAL
+        self._last_failure = -1e18
+
+    def next(self) -> float:
+        now = self._clock.monotonic()
+        if now - self._last_failure > BACKOFF_RESET_AFTER:
+            self._delay = BACKOFF_INITIAL
+        self._last_failure = now
+        delay = self._delay * (1 + random.random())  # noqa: S311 - jitter factor 1.0
+        self._delay = min(BACKOFF_MAX, self._delay * 2)
+        return min(delay, BACKOFF_MAX)
+
+
+class SharedIndexInformer:
+    """List+watch of one scope into an indexed store, fanning changes out to handlers."""
+
+    def __init__(
+        self,
+        lister_watcher: ListerWatcher,
+        decoder: Decoder,
+        *,
+        name: str = "informer",
+        resync_period: float = 0.0,
+        page_size: int | None = None,
+        watch_list: bool = False,
+        inactivity_timeout: float = INACTIVITY_TIMEOUT,
+        indexers: Mapping[str, IndexFunc] | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.name = name
+        self._lw = lister_watcher
+        self._decoder = decoder
+        self._resync_period = resync_period
+        self._page_size = page_size
+        self._watch_list = watch_list
+        self._inactivity_timeout = inactivity_timeout
+        self._clock = clock or RealClock()
+        self.store = Indexer({NAMESPACE_INDEX: namespace_index, **(indexers or {})})
+        self._handlers: list[Registration] = []
+        self._dispatch = threading.RLock()  # store mutation + fan-out, and handler registration
+        self._synced = threading.Event()
+        self._stop = threading.Event()
+        self._stream: WatchStream | None = None
+        self._stream_lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._resync_thread: threading.Thread | None = None
+        self.last_sync_resource_version = ""
+        self._version_unavailable = False
+        self._listed_once = False
+        self.relists = 0
+        self.watch_restarts = 0
+
+    # -------------------------------------------------------------------------------------- handlers
+
+    def add_event_handler(self, handler: ResourceEventHandler) -> Registration:
+        """Register `handler`; if the informer already has objects, it first gets them as initial adds."""
+        registration = Registration(self, handler)
+        with self._dispatch:
+            for obj in self.store.values():
+                self._call(handler.on_add, obj, True)
+            self._handlers.append(registration)
+        return registration
+
+    def remove_event_handler(self, registration: Registration) -> None:
+        with self._dispatch:
+            if registration in self._handlers:
+                self._handlers.remove(registration)
+
+    def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None:
+        self.store.add_indexers(indexers)
+
+    def _call(self, method: Callable[..., None], *args: Any) -> None:
+        try:
+            method(*args)
+        except Exception:
+            # One failing handler must not stop the informer or starve the other handlers.
+            log.exception("event handler failed", extra={"informer": self.name})
+
+    def _fan_out(self, event: str, *args: Any) -> None:
+        for registration in self._handlers:
+            handler = registration.handler
+            if event == "add":
+                self._call(handler.on_add, *args)
+            elif event == "update":
+                self._call(handler.on_update, *args)
+            else:
+                self._call(handler.on_delete, *args)
+
+    # ---------------------------------------------------------------------------------------- syncing
+
+    def has_synced(self) -> bool:
+        """True once the first full list has been stored and delivered to the handlers."""
+        return self._synced.is_set()
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        return self._clock.wait_event(self._synced, timeout)
+
+    # -------------------------------------------------------------------------------------- lifecycle
+
+    def start(self) -> None:
+        """Run the informer on its own thread (and a resync thread when a resync period is set)."""
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self.run, name=f"informer-{self.name}", daemon=True)
+        self._thread.start()
+        if self._resync_period > 0:
+            self._resync_thread = threading.Thread(target=self._resync_loop, name=f"resync-{self.name}", daemon=True)
+            self._resync_thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the reflector, closing its open watch, and join the threads."""
+        self._stop.set()
+        with self._stream_lock:
+            if self._stream is not None:
+                self._stream.close()
+        for thread in (self._thread, self._resync_thread):
+            if thread is not None and thread is not threading.current_thread():
+                thread.join(timeout)
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    def run(self) -> None:
+        """The reflector loop: list, then watch until told to stop; backs off on failures."""
+        backoff = _Backoff(self._clock)
+        while not self._stop.is_set():
+            try:
+                if self._watch_list and not self._listed_once:
+                    try:
+                        self._watch(initial_events=True)
+                        continue
+                    except (APIStatusError, ConnectionError, ProtocolError, ValueError) as exc:
+                        log.info("streaming list failed, falling back to LIST: %s", exc, extra={"informer": self.name})
+                        self._watch_list = False
+                self._list()
+                self._watch(initial_events=False)
+            except GoneError:
+                continue  # relist at once: _list already remembered whether the version itself is gone
+            except Exception as exc:
+                if self._stop.is_set():
+                    return
+                delay = backoff.next()
+                log.warning("list/watch failed, retrying in %.1fs: %s", delay, exc, extra={"informer": self.name})
+                self._clock.wait_event(self._stop, delay)
+
+    def _list(self) -> None:
+        if self._version_unavailable:
+            version = ""  # quorum read: the version we know was compacted away
+        elif not self._listed_once:
+            version = "0"  # first list from the watch cache
+        else:
+            version = self.last_sync_resource_version
+        items: list[Any] = []
+        continue_: str | None = None
+        # Paging asks etcd for a consistent snapshot; client-go turns it off for versioned relists so that
+        # they are served from the watch cache.
+        page_size = self._page_size if version in ("", "0") and self._page_size else None
+        list_version: str | None = version
+        while True:
+            try:
+                body = self._lw.list(resource_version=list_version, limit=page_size, continue_=continue_)
+            except GoneError:
+                self._version_unavailable = True
+                self.relists += 1
+                raise
+            page = self._decoder.decode_list(body)
+            items.extend(page.items)
+            if not page.continue_:
+                break
+            continue_, list_version = page.continue_, None  # continue pages carry no resourceVersion
+        self._version_unavailable = False
+        self._replace(items, page.resource_version)
+
+    def _replace(self, items: list[Any], version: str) -> None:
+        """Make the store exactly `items` and tell handlers what changed."""
+        initial = not self._listed_once
+        fresh = {object_key(obj): obj for obj in items}
+        with self._dispatch:
+            previous = self.store.replace(fresh)
+            for key, obj in fresh.items():
+                old = previous.get(key)
+                if old is None:
+                    self._fan_out("add", obj, initial)
+                elif resource_version(old) != resource_version(obj):
+                    self._fan_out("update", old, obj)
+            for key, old in previous.items():
+                if key not in fresh:
+                    self._fan_out("delete", old)
+        self.last_sync_resource_version = version
+        self._listed_once = True
+        self._synced.set()
+
+    def _open(self, version: str, initial_events: bool) -> WatchStream:
+        timeout = int(MIN_WATCH_TIMEOUT * (1 + random.random()))  # noqa: S311 - spread reconnections
+        return self._lw.watch(
+            resource_version=version,
+            timeout_seconds=timeout,
+            allow_bookmarks=True,
+            send_initial_events=initial_events,
+            read_timeout=self._inactivity_timeout,
+        )
+
+    def _watch(self, initial_events: bool) -> None:
+        """Watch until something fails (raises then); a stream the server ends is re-opened."""
+        state = _WatchState(self.last_sync_resource_version, [] if initial_events else None)
+        while not self._stop.is_set():
+            stream = self._open(state.version, state.initial_items is not None)
+            with self._stream_lock:
+                if self._stop.is_set():
+                    stream.close()
+                    return
+                self._stream = stream
+            try:
+                self._consume(stream, state)
+            except ReadTimeoutError:
+                log.info("watch silent for %.0fs, reopening", self._inactivity_timeout, extra={"informer": self.name})
+            except ProtocolError as exc:
+                if self._stop.is_set():
+                    return
+                log.info("watch stream broke, reopening: %s", exc, extra={"informer": self.name})
+            finally:
+                with self._stream_lock:
+                    self._stream = None
+                stream.close()
+            if state.initial_items is not None:
+                raise ValueError("streaming list ended before its initial-events-end bookmark")
+            self.watch_restarts += 1
+
+    def _consume(self, stream: WatchStream, state: _WatchState) -> None:
+        for line in stream:
+            event = self._decoder.decode_event(line)
+            if event.type == "ERROR":
+                status = event.status or {}
+                raise error_from_response(int(status.get("code", 500)), _status_bytes(status), method="WATCH")
+            if state.initial_items is not None:
+                if event.type == "ADDED":
+                    state.initial_items.append(event.object)
+                elif event.initial_events_end:
+                    self._replace(state.initial_items, event.resource_version)
+                    state.initial_items = None
+            elif event.type != "BOOKMARK":
+                self._apply(event.type, event.object)
+            state.version = event.resource_version or state.version
+            if state.initial_items is None:
+                self.last_sync_resource_version = state.version
+
+    def _apply(self, kind: str, obj: Any) -> None:
+        with self._dispatch:
+            if kind == "DELETED":
+                old = self.store.delete(object_key(obj))
+                self._fan_out("delete", obj if obj is not None else old)
+                return
+            old = self.store.upsert(obj)
+            if old is None:
+                self._fan_out("add", obj, False)
+            else:
+                self._fan_out("update", old, obj)
+
+    def _resync_loop(self) -> None:
+        """Re-deliver every cached object as an update with old == new (no API call), every period."""
+        while not self._clock.wait_event(self._stop, self._resync_period):
+            if not self.has_synced():
+                continue
+            with self._dispatch:
+                for obj in self.store.values():
+                    self._fan_out("update", obj, obj)
+
+
+@dataclass
+class _WatchState:
+    """Where a watch is: the last resourceVersion seen, and the objects of a streaming list not yet synced."""
+
+    version: str
+    initial_items: list[Any] | None
+
+
+def _status_bytes(status: Mapping[str, Any]) -> bytes:
+    import orjson  # noqa: PLC0415 - only on the rare error path
+
+    return orjson.dumps(status)

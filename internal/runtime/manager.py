@@ -1,0 +1,328 @@
+"""The manager: runs caches, controllers, servers and any runnable, with leader election (controller-runtime's
+`manager`).
+
+    manager = Manager(RESTConfig.load(), health_probe_bind_address=":8081")
+    Builder(manager).for_("v1/ConfigMap").complete(ConfigMapCounter(manager.client))
+    manager.start()          # blocks until SIGTERM / manager.stop(); raises if a runnable failed
+
+Start order (as controller-runtime): HTTP servers (metrics, health) → webhook servers → caches (wait for sync)
+→ runnables that do not need leadership → leader election → leader-only runnables once elected (at once when
+election is off). Stop order is the reverse, bounded by `graceful_shutdown_timeout`. A runnable is an object
+with `start(stop: threading.Event)` that blocks until `stop` is set; it runs on every replica when its
+`need_leader_election()` returns False, otherwise only on the leader.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Protocol
+
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from . import metrics
+from .cache import Cache, CacheScope, DelegatingClient
+from .client import Client, KindRef
+from .clock import Clock, RealClock
+from .healthz import Check, Checks, handler_for, ping
+from .log import Logger, get_logger
+from .recorder import EventRecorder
+from .rest import RESTConfig
+from .scheme import Scheme
+
+DEFAULT_GRACEFUL_SHUTDOWN = 30.0
+
+
+class Runnable(Protocol):
+    def start(self, stop: threading.Event) -> None: ...
+
+
+def needs_leader_election(runnable: Any) -> bool:
+    """controller-runtime's rule: runnables that don't say otherwise run only on the leader."""
+    method = getattr(runnable, "need_leader_election", None)
+    return bool(method()) if callable(method) else True
+
+
+class LeaderElector(Protocol):
+    """What the manager needs from leader election (see `leaderelection.LeaderElector`)."""
+
+    def run(
+        self, stop: threading.Event, on_started_leading: Callable[[], None], on_stopped_leading: Callable[[], None]
+    ) -> None: ...
+
+
+class ManagerError(RuntimeError):
+    """A runnable failed (or the lease was lost); the manager stopped."""
+
+
+@dataclass
+class _Group:
+    """Runnables that start and stop together, each on its own thread."""
+
+    name: str
+    stop: threading.Event = field(default_factory=threading.Event)
+    threads: list[threading.Thread] = field(default_factory=list)
+
+
+def _split_address(address: str) -> tuple[str, int] | None:
+    """`:8080` / `127.0.0.1:0` / `0` → (host, port); "0" or "" disables the server."""
+    if address in ("", "0"):
+        return None
+    host, _, port = address.rpartition(":")
+    return host, int(port)
+
+
+class _Server:
+    """A threaded HTTP server as a runnable (health probes, metrics)."""
+
+    def __init__(self, name: str, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        self.name = name
+        self._server = ThreadingHTTPServer(address, handler)
+        self._server.daemon_threads = True
+        self.port: int = self._server.server_address[1]
+
+    def need_leader_election(self) -> bool:
+        return False
+
+    def start(self, stop: threading.Event) -> None:
+        thread = threading.Thread(target=self._server.serve_forever, name=f"{self.name}-server", daemon=True)
+        thread.start()
+        stop.wait()
+        self._server.shutdown()
+        self._server.server_close()
+        thread.join(5)
+
+
+class _MetricsHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        if self.path.split("?")[0] != "/metrics":
+            self.send_error(404)
+            return
+        body = generate_latest(metrics.REGISTRY)
+        self.send_response(200)
+        self.send_header("Content-Type", CONTENT_TYPE_LATEST)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+
+class Manager:
+    """Owns the shared cache and client and runs every runnable with the right lifecycle."""
+
+    def __init__(
+        self,
+        config: RESTConfig | None = None,
+        *,
+        client: Client | None = None,
+        scheme: Scheme | None = None,
+        field_owner: str | None = None,
+        cache_by_kind: Mapping[KindRef, CacheScope] | None = None,
+        uncached: Iterable[KindRef] = (),
+        metrics_bind_address: str = "0",
+        health_probe_bind_address: str = "0",
+        leader_elector: LeaderElector | None = None,
+        graceful_shutdown_timeout: float = DEFAULT_GRACEFUL_SHUTDOWN,
+        clock: Clock | None = None,
+        logger: Logger | None = None,
+    ) -> None:
+        if client is None:
+            if config is None:
+                config = RESTConfig.load()
+            client = Client.from_config(config, scheme=scheme, field_owner=field_owner)
+        self.api_reader = client
+        self.scheme = client.scheme
+        self.clock = clock or RealClock()
+        self.logger = logger or get_logger("ballast.runtime.manager")
+        self.cache = Cache(client, by_kind=cache_by_kind, clock=self.clock)
+        self.client = DelegatingClient(self.cache, client, uncached)
+        self.graceful_shutdown_timeout = graceful_shutdown_timeout
+        self._leader_elector = leader_elector
+        self._runnables: list[Any] = []
+        self._webhooks: list[Any] = []
+        self.healthz = Checks()
+        self.readyz = Checks()
+        self.healthz.add("ping", ping)
+        self.readyz.add("cache-sync", self._cache_synced)
+        self._servers: list[_Server] = []
+        self._metrics_address = _split_address(metrics_bind_address)
+        self._health_address = _split_address(health_probe_bind_address)
+        self._stop = threading.Event()
+        self._errors: list[BaseException] = []
+        self._errors_lock = threading.Lock()
+        self.elected = threading.Event()
+        self._recorders: dict[str, EventRecorder] = {}
+        self.controller_names: set[str] = set()
+        self._started = False
+
+    # ----------------------------------------------------------------------------------- registration
+
+    def add(self, runnable: Any) -> None:
+        """Add a runnable (controllers, servers, your own objects with `start(stop)`)."""
+        if self._started and needs_leader_election(runnable):
+            raise RuntimeError("leader-only runnables must be added before the manager starts")
+        self._runnables.append(runnable)
+
+    def add_webhook_server(self, server: Any) -> None:
+        """Add a webhook server: started before caches (conversion webhooks must answer first), on every replica."""
+        self._webhooks.append(server)
+
+    def add_healthz_check(self, name: str, check: Check) -> None:
+        self.healthz.add(name, check)
+
+    def add_readyz_check(self, name: str, check: Check) -> None:
+        self.readyz.add(name, check)
+
+    def get_event_recorder(self, component: str) -> EventRecorder:
+        """An event recorder reporting as `component` (one per name, shared)."""
+        recorder = self._recorders.get(component)
+        if recorder is None:
+            recorder = self._recorders[component] = EventRecorder(self.api_reader, component, clock=self.clock)
+        return recorder
+
+    def _cache_synced(self) -> None:
+        if not self.cache.has_synced():
+            raise RuntimeError("informers have not synced yet")
+
+    @property
+    def metrics_port(self) -> int | None:
+        return next((s.port for s in self._servers if s.name == "metrics"), None)
+
+    @property
+    def health_port(self) -> int | None:
+        return next((s.port for s in self._servers if s.name == "health"), None)
+
+    # ---------------------------------------------------------------------------------------- running
+
+    def _launch(self, group: _Group, runnable: Any) -> None:
+        name = getattr(runnable, "name", type(runnable).__name__)
+
+        def run() -> None:
+            try:
+                runnable.start(group.stop)
+            except BaseException as exc:  # any failing runnable stops the whole manager
+                self.logger.error("runnable %s failed: %s", name, exc, exc_info=exc)
+                self._fail(exc)
+
+        thread = threading.Thread(target=run, name=f"runnable-{name}", daemon=True)
+        thread.start()
+        group.threads.append(thread)
+
+    def _fail(self, error: BaseException) -> None:
+        with self._errors_lock:
+            self._errors.append(error)
+        self._stop.set()
+
+    def stop(self) -> None:
+        """Ask the manager to stop (as SIGTERM does)."""
+        self._stop.set()
+
+    def _forward_stop(self, stop: threading.Event) -> None:
+        while not stop.wait(0.5):
+            if self._stop.is_set():
+                return
+        self._stop.set()
+
+    def start(self, stop: threading.Event | None = None, *, handle_signals: bool = False) -> None:
+        """Run until `stop` (or `manager.stop()`, or SIGINT/SIGTERM with `handle_signals`); then shut down.
+
+        Raises ManagerError when a runnable failed or the lease was lost.
+        """
+        if self._started:
+            raise RuntimeError("the manager was already started")
+        self._started = True
+        if stop is not None:
+            threading.Thread(target=self._forward_stop, args=(stop,), daemon=True).start()
+        if handle_signals:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, lambda *_: self._stop.set())
+        servers, webhooks, others, leaders = (_Group(n) for n in ("servers", "webhooks", "others", "leader"))
+        election = _Group("election")
+        try:
+            self._start_servers(servers)
+            for webhook in self._webhooks:
+                self._launch(webhooks, webhook)
+            self.cache.start()
+            if not self._stop.is_set() and not self.cache.wait_for_sync(self.cache.sync_timeout):
+                self._fail(TimeoutError("caches did not sync"))
+            for runnable in self._runnables:
+                if not needs_leader_election(runnable):
+                    self._launch(others, runnable)
+            self._start_leader_runnables(election, leaders)
+            self._stop.wait()
+        finally:
+            self._shutdown(servers, webhooks, others, election, leaders)
+        with self._errors_lock:
+            errors = list(self._errors)
+        if errors:
+            raise ManagerError(f"manager stopped: {errors[0]}") from errors[0]
+
+    def _start_servers(self, group: _Group) -> None:
+        if self._metrics_address is not None:
+            self._servers.append(_Server("metrics", self._metrics_address, _MetricsHandler))
+        if self._health_address is not None:
+            handler = handler_for({"/healthz": self.healthz, "/readyz": self.readyz})
+            self._servers.append(_Server("health", self._health_address, handler))
+        for server in self._servers:
+            self._launch(group, server)
+
+    def _start_leader_runnables(self, election: _Group, leaders: _Group) -> None:
+        def on_started_leading() -> None:
+            self.logger.info("became leader; starting leader-only runnables")
+            self.elected.set()
+            for runnable in self._runnables:
+                if needs_leader_election(runnable):
+                    self._launch(leaders, runnable)
+
+        def on_stopped_leading() -> None:
+            if not self._stop.is_set():
+                # controller-runtime exits on a lost lease: another replica may already be acting as leader.
+                leaders.stop.set()
+                self._fail(ManagerError("leader election lost"))
+
+        if self._leader_elector is None:
+            on_started_leading()
+            return
+        elector = self._leader_elector
+        self._launch(election, _ElectionRunnable(elector, on_started_leading, on_stopped_leading))
+
+    def _shutdown(self, *groups: _Group) -> None:
+        servers, webhooks, others, election, leaders = groups
+        deadline = self.clock.monotonic() + self.graceful_shutdown_timeout
+        lost_lease = any(isinstance(e, ManagerError) for e in self._errors)
+        # Leader-only work stops before the lease is released, so no two replicas ever act at once.
+        for group in (others, leaders, election):
+            group.stop.set()
+            self._join(group, 0 if lost_lease else deadline)
+        self.cache.stop()
+        for recorder in self._recorders.values():
+            recorder.shutdown()
+        for group in (webhooks, servers):
+            group.stop.set()
+            self._join(group, deadline)
+
+    def _join(self, group: _Group, deadline: float) -> None:
+        for thread in group.threads:
+            remaining = max(0.0, deadline - self.clock.monotonic()) if deadline else 0.0
+            thread.join(remaining)
+            if thread.is_alive():
+                self.logger.warning("runnable %s did not stop within the graceful shutdown timeout", thread.name)
+
+
+class _ElectionRunnable:
+    name = "leader-election"
+
+    def __init__(self, elector: LeaderElector, started: Callable[[], None], stopped: Callable[[], None]) -> None:
+        self._elector = elector
+        self._started = started
+        self._stopped = stopped
+
+    def start(self, stop: threading.Event) -> None:
+        self._elector.run(stop, self._started, self._stopped)

@@ -1,0 +1,94 @@
+"""Reconciler contract: `Request`, `Result`, `Context`, `TerminalError` (controller-runtime's `reconcile`).
+
+    class ConfigMapCounter:
+        def reconcile(self, ctx: Context, request: Request) -> Result | None:
+            ...                                  # read the cache, compute, write
+            return Result(requeue_after=30)      # or None: done until the next event
+
+Level-triggered: a Request names an object, never an event; the reconciler reads the current state. Raising
+an exception means "failed, retry with backoff"; `TerminalError` means "failed, do not retry".
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from .clock import Clock
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Request:
+    """The object to reconcile: its namespace ("" for cluster-scoped) and name."""
+
+    namespace: str
+    name: str
+
+    @classmethod
+    def for_object(cls, namespace: str, name: str) -> Request:
+        return cls(namespace or "", name)
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What to do after a successful reconcile.
+
+    `requeue_after` > 0: reconcile again after that many seconds (the failure backoff is reset).
+    `requeue` (deprecated in controller-runtime, kept for ports): requeue with the rate limiter's backoff.
+    `priority`: priority of that requeue in the priority queue.
+    """
+
+    requeue_after: float = 0.0
+    requeue: bool = False
+    priority: int | None = None
+
+
+class TerminalError(Exception):
+    """A failure that retrying cannot fix: it is logged and counted, and the request is not requeued."""
+
+
+@dataclass
+class Context:
+    """Per-reconcile context: who is reconciling what, a logger carrying that, and the cooperative deadline.
+
+    The deadline is also honoured by every client call made inside the reconcile (see `rest.deadline`).
+    """
+
+    controller: str
+    request: Request
+    reconcile_id: str
+    logger: logging.LoggerAdapter[logging.Logger]
+    clock: Clock
+    deadline: float | None = None
+
+    def remaining(self) -> float | None:
+        """Seconds left before the deadline, or None without one."""
+        return None if self.deadline is None else self.deadline - self.clock.monotonic()
+
+    def expired(self) -> bool:
+        remaining = self.remaining()
+        return remaining is not None and remaining <= 0
+
+
+class Reconciler(Protocol):
+    """Anything with `reconcile(ctx, request) -> Result | None`."""
+
+    def reconcile(self, ctx: Context, request: Request) -> Result | None: ...
+
+
+ReconcileFunc = Callable[[Context, Request], Result | None]
+
+
+class FuncReconciler:
+    """Adapts a plain function to the Reconciler protocol."""
+
+    def __init__(self, func: ReconcileFunc) -> None:
+        self._func = func
+
+    def reconcile(self, ctx: Context, request: Request) -> Result | None:
+        return self._func(ctx, request)

@@ -1,0 +1,351 @@
+"""REST transport: the official `kubernetes` package's configuration, our request loop.
+
+Configuration (kubeconfig, in-cluster, exec/OIDC token refresh, proxies, TLS) comes from the official client,
+so anything `kubectl` can reach we can reach. Requests go straight through urllib3 with bodies left as bytes
+for our own decoders; transient failures are retried with `tenacity` (connection errors; 429 honouring
+Retry-After; 5xx on idempotent verbs), within the caller's cooperative deadline (`deadline()`), and an
+optional client-side token bucket (off by default, as in controller-runtime ≥ 0.21).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+import platform
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import tenacity
+import urllib3
+from urllib3.exceptions import (
+    ConnectTimeoutError,
+    HTTPError,
+    NewConnectionError,
+    ProtocolError,
+    ReadTimeoutError,
+)
+
+from . import metrics
+from .apierrors import APIStatusError, DeadlineExceededError, error_from_response
+
+IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
+RETRYABLE_5XX = frozenset({500, 502, 503, 504})
+USER_AGENT = f"ballast-runtime (python/{platform.python_version()})"
+
+_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("ballast_runtime_deadline", default=None)
+
+
+@contextlib.contextmanager
+def deadline(seconds: float | None) -> Iterator[None]:
+    """Within the block, every API call must finish by `seconds` from now (None: no deadline).
+
+    A Python thread cannot be interrupted, so this is cooperative: each request uses the time left as its
+    timeout and raises `DeadlineExceededError` once none is left. Nested deadlines keep the earlier one.
+    """
+    if seconds is None:
+        yield
+        return
+    until = time.monotonic() + seconds
+    current = _deadline.get()
+    token = _deadline.set(until if current is None else min(current, until))
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def remaining_time() -> float | None:
+    """Seconds left before the current cooperative deadline, or None when there is none."""
+    until = _deadline.get()
+    return None if until is None else until - time.monotonic()
+
+
+@dataclass
+class RESTConfig:
+    """Where the API server is and how to authenticate: a thin wrapper over `kubernetes.client.Configuration`.
+
+    `qps`/`burst`: client-side token bucket; `qps <= 0` disables it (the default — rely on API Priority and
+    Fairness). `timeout`: per-request timeout in seconds for ordinary (non-watch) requests.
+    """
+
+    configuration: Any
+    qps: float = -1.0
+    burst: int = 0
+    timeout: float = 60.0
+    user_agent: str = USER_AGENT
+    max_retries: int = 5
+
+    @property
+    def host(self) -> str:
+        return str(self.configuration.host).rstrip("/")
+
+    @classmethod
+    def from_kubeconfig(cls, path: str | None = None, context: str | None = None, **options: Any) -> RESTConfig:
+        """Load a kubeconfig file (default: `$KUBECONFIG`, then `~/.kube/config`)."""
+        from kubernetes import client, config  # noqa: PLC0415 - the official client is slow to import
+
+        configuration = client.Configuration()
+        config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=path, context=context, client_configuration=configuration
+        )
+        return cls(configuration, **options)
+
+    @classmethod
+    def in_cluster(cls, **options: Any) -> RESTConfig:
+        """The pod's ServiceAccount credentials (token re-read as it rotates)."""
+        from kubernetes import client, config  # noqa: PLC0415
+
+        configuration = client.Configuration()
+        config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+        return cls(configuration, **options)
+
+    @classmethod
+    def load(cls, kubeconfig: str | None = None, context: str | None = None, **options: Any) -> RESTConfig:
+        """controller-runtime's `GetConfig` order: the given kubeconfig, `$KUBECONFIG`, in-cluster, `~/.kube/config`."""
+        if kubeconfig or os.environ.get("KUBECONFIG"):
+            return cls.from_kubeconfig(kubeconfig, context, **options)
+        if os.environ.get("KUBERNETES_SERVICE_HOST"):
+            return cls.in_cluster(**options)
+        return cls.from_kubeconfig(None, context, **options)
+
+
+@dataclass
+class Response:
+    """A finished (non-streaming) response."""
+
+    status: int
+    headers: Mapping[str, str]
+    data: bytes = field(repr=False)
+
+
+class _TokenBucket:
+    """Blocking token bucket (client-go's flowcontrol): waits for a token instead of failing."""
+
+    def __init__(self, qps: float, burst: int) -> None:
+        self._rate = qps
+        self._capacity = max(1, burst)
+        self._tokens = float(self._capacity)
+        self._last = time.monotonic()
+        self._lock = threading.Lock()
+
+    def acquire(self) -> None:
+        with self._lock:
+            now = time.monotonic()
+            self._tokens = min(self._capacity, self._tokens + (now - self._last) * self._rate)
+            self._last = now
+            self._tokens -= 1
+            wait = -self._tokens / self._rate if self._tokens < 0 else 0.0
+        if wait > 0:
+            remaining = remaining_time()
+            if remaining is not None and wait > remaining:
+                raise DeadlineExceededError(f"client-side rate limit: next token in {wait:.2f}s, deadline first")
+            time.sleep(wait)
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    method: str
+    url: str
+    path: str
+    body: bytes | None
+    headers: dict[str, str]
+    stream: bool
+
+
+class _RetryableError(Exception):
+    """Internal: an attempt failed in a retryable way; carries the failure and a minimum wait."""
+
+    def __init__(self, cause: BaseException, wait: float = 0.0) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+        self.wait = wait
+
+
+class Transport:
+    """Sends requests to one API server; thread-safe, pooled, with retries and metrics."""
+
+    def __init__(self, config: RESTConfig) -> None:
+        from kubernetes.client import rest  # noqa: PLC0415
+
+        self.config = config
+        configuration = config.configuration
+        if configuration.connection_pool_maxsize is None or configuration.connection_pool_maxsize < 16:
+            configuration.connection_pool_maxsize = 16
+        self._pool: urllib3.PoolManager = rest.RESTClientObject(configuration).pool_manager
+        self._host = config.host
+        self._metric_host = urlsplit(self._host).netloc
+        self._bucket = _TokenBucket(config.qps, config.burst) if config.qps > 0 else None
+        self._requests: dict[tuple[str, str], Any] = {}
+        self._durations: dict[str, Any] = {}
+        self._retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(config.max_retries),
+            wait=self._wait,
+            retry=tenacity.retry_if_exception_type(_RetryableError),
+            reraise=True,
+            sleep=self._sleep,
+        )
+
+    # ----------------------------------------------------------------------------------------- helpers
+
+    def _headers(self, accept: str, content_type: str | None) -> dict[str, str]:
+        headers = {"Accept": accept, "User-Agent": self.config.user_agent}
+        if content_type:
+            headers["Content-Type"] = content_type
+        configuration = self.config.configuration
+        token = configuration.get_api_key_with_prefix("BearerToken", alias="authorization")
+        if token:
+            headers["Authorization"] = token if token.lower().startswith("bearer ") else f"Bearer {token}"
+        elif configuration.username and configuration.password:
+            headers["Authorization"] = configuration.get_basic_auth_token()
+        return headers
+
+    @staticmethod
+    def _wait(state: tenacity.RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        floor = exc.wait if isinstance(exc, _RetryableError) else 0.0
+        backoff = min(5.0, 0.2 * 2 ** (state.attempt_number - 1)) * (0.5 + random.random() / 2)  # noqa: S311
+        wait: float = max(floor, backoff)
+        remaining = remaining_time()
+        if remaining is not None and wait >= remaining:
+            # Sleeping past the deadline would only turn a retryable failure into a late one.
+            raise (
+                exc.cause
+                if isinstance(exc, _RetryableError)
+                else DeadlineExceededError("deadline passed while retrying")
+            )
+        return wait
+
+    @staticmethod
+    def _sleep(seconds: float) -> None:
+        time.sleep(seconds)
+
+    def _timeout(self, timeout: float | None, read_timeout: float | None) -> urllib3.Timeout:
+        total = timeout if timeout is not None else self.config.timeout
+        remaining = remaining_time()
+        if remaining is not None:
+            if remaining <= 0:
+                raise DeadlineExceededError("the caller's deadline passed before the request was sent")
+            total = min(total, remaining) if total else remaining
+        if read_timeout is not None:
+            return urllib3.Timeout(connect=min(total or 30.0, 30.0), read=read_timeout)
+        return urllib3.Timeout(total=total)
+
+    def _observe(self, method: str, code: str, began: float) -> None:
+        key = (code, method)
+        counter = self._requests.get(key)
+        if counter is None:
+            counter = self._requests[key] = metrics.REST_CLIENT_REQUESTS.labels(code, method, self._metric_host)
+        counter.inc()
+        histogram = self._durations.get(method)
+        if histogram is None:
+            histogram = self._durations[method] = metrics.REST_CLIENT_REQUEST_DURATION.labels(method, self._metric_host)
+        histogram.observe(time.monotonic() - began)
+
+    # ---------------------------------------------------------------------------------------- requests
+
+    def url(self, path: str, params: Mapping[str, str] | None = None) -> str:
+        query = urlencode({k: v for k, v in params.items() if v is not None}) if params else ""
+        return f"{self._host}{path}{'?' + query if query else ''}"
+
+    def _attempt(self, call: _Call, timeout: urllib3.Timeout) -> urllib3.BaseHTTPResponse:
+        method, path, stream = call.method, call.path, call.stream
+        if self._bucket:
+            self._bucket.acquire()
+        began = time.monotonic()
+        try:
+            response = self._pool.request(
+                method, call.url, body=call.body, headers=call.headers, timeout=timeout, retries=False,
+                preload_content=not stream, redirect=False,
+            )  # fmt: skip
+        except (NewConnectionError, ConnectTimeoutError) as exc:
+            self._observe(method, "<error>", began)
+            raise _RetryableError(exc) from exc  # nothing was sent: safe for every verb
+        except (ProtocolError, ReadTimeoutError) as exc:
+            self._observe(method, "<error>", began)
+            if method in IDEMPOTENT:
+                raise _RetryableError(exc) from exc
+            raise
+        self._observe(method, str(response.status), began)
+        status = response.status
+        if status < 400:
+            return response
+        data = response.read() if stream else response.data
+        if stream:
+            response.release_conn()
+        retry_after = _retry_after(response.headers.get("Retry-After"))
+        error = error_from_response(status, data, method=method, path=path, retry_after=retry_after)
+        if status == 429 or (status in RETRYABLE_5XX and method in IDEMPOTENT):
+            raise _RetryableError(error, wait=retry_after if retry_after is not None else 1.0 if status == 429 else 0.0)
+        raise error
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: bytes | None = None,
+        content_type: str | None = None,
+        accept: str = "application/json",
+        timeout: float | None = None,
+    ) -> Response:
+        """Send a request and read the whole answer; raises a typed `APIStatusError` on 4xx/5xx."""
+        call = _Call(method, self.url(path, params), path, body, self._headers(accept, content_type), stream=False)
+        response = self._send(call, lambda: self._timeout(timeout, None))
+        return Response(response.status, response.headers, response.data)
+
+    def _send(self, call: _Call, timeout: Callable[[], urllib3.Timeout]) -> urllib3.BaseHTTPResponse:
+        """Attempt `call` under the retry policy; surface the last failure itself, not a retry wrapper."""
+        try:
+            return self._retrying(lambda: self._attempt(call, timeout()))
+        except _RetryableError as failure:
+            cause = failure.cause
+        except HTTPError as exc:
+            cause = exc
+        if isinstance(cause, HTTPError):
+            raise ConnectionError(f"{call.method} {call.path}: {cause}") from cause
+        raise cause
+
+    def stream(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        read_timeout: float | None = None,
+        accept: str = "application/json",
+    ) -> urllib3.BaseHTTPResponse:
+        """Open a streaming response (watches); the caller reads it and must `release_conn()`/`close()` it.
+
+        `read_timeout` bounds each socket read — a silent stream past it raises `ReadTimeoutError`.
+        """
+        call = _Call(method, self.url(path, params), path, None, self._headers(accept, None), stream=True)
+        return self._send(call, lambda: self._timeout(None, read_timeout))
+
+    def close(self) -> None:
+        self._pool.clear()
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+__all__ = [
+    "APIStatusError",
+    "RESTConfig",
+    "Response",
+    "Transport",
+    "deadline",
+    "remaining_time",
+]

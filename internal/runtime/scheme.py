@@ -1,0 +1,75 @@
+"""Scheme: which Python type stands for which kind (controller-runtime's `runtime.Scheme`).
+
+Built-in kinds travel as plain dicts; kinds registered here (our CRDs) are converted to and from their model
+type at the edges — the client returns a model when asked with a model type. A model is any class with
+pydantic's `model_validate(dict)` and `model_dump(...)`.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from .gvk import GroupVersionKind
+
+
+@runtime_checkable
+class Model(Protocol):
+    """What the scheme needs of a typed object (pydantic v2 models satisfy it)."""
+
+    @classmethod
+    def model_validate(cls, obj: Any) -> Any: ...
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]: ...
+
+
+M = TypeVar("M")
+
+
+class UnregisteredTypeError(LookupError):
+    """A model type was used that is not registered in the scheme."""
+
+
+class Scheme:
+    """A two-way registry of kinds and model types; thread-safe."""
+
+    def __init__(self) -> None:
+        self._types: dict[GroupVersionKind, type[Any]] = {}
+        self._kinds: dict[type[Any], GroupVersionKind] = {}
+        self._lock = threading.Lock()
+
+    def register(self, gvk: GroupVersionKind, model: type[Any]) -> None:
+        """Register `model` as the type of `gvk` (re-registering the same pair is a no-op)."""
+        with self._lock:
+            existing = self._kinds.get(model)
+            if existing is not None and existing != gvk:
+                raise ValueError(f"{model.__name__} is already registered as {existing}")
+            self._types[gvk] = model
+            self._kinds[model] = gvk
+
+    def gvk_for(self, model: type[Any]) -> GroupVersionKind:
+        found = self._kinds.get(model)
+        if found is None:
+            raise UnregisteredTypeError(
+                f"{model.__name__} is not registered in the scheme; register it with "
+                "scheme.register(GroupVersionKind(...), Model)"
+            )
+        return found
+
+    def type_for(self, gvk: GroupVersionKind) -> type[Any] | None:
+        return self._types.get(gvk)
+
+    def is_registered(self, model: type[Any]) -> bool:
+        return model in self._kinds
+
+    @staticmethod
+    def to_wire(obj: Any) -> Any:
+        """The JSON-ready form of a model (camelCase, no nulls); other objects unchanged."""
+        if isinstance(obj, Model) and not isinstance(obj, dict):
+            return obj.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return obj
+
+    @staticmethod
+    def from_wire(data: Any, model: type[M]) -> M:
+        """Validate wire data into `model`."""
+        return model.model_validate(data)  # type: ignore[attr-defined, no-any-return]
