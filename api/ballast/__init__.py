@@ -1,0 +1,1 @@
+"""The `ballast.tightlinesoftware.com` API group."""

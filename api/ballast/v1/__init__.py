@@ -1,0 +1,68 @@
+"""`ballast.tightlinesoftware.com/v1`: BallastConfig, MetricsSource, ClusterResourcePolicy, ResourcePolicy and
+WorkloadProfile."""
+
+from .ballastconfig import BALLAST_CONFIG_NAME, BallastConfig, BallastConfigSpec, BallastConfigStatus
+from .clusterresourcepolicy import ClusterResourcePolicy, ClusterResourcePolicySpec, ClusterResourcePolicyStatus
+from .groupversion import GROUP, VERSION
+from .metricssource import KUBELET_SUMMARY, KUBERNETES_METRICS, MetricsSource, MetricsSourceConfig, MetricsSourceSpec
+from .policyspec import (
+    Aggregation,
+    Behaviors,
+    MetricConfig,
+    MetricField,
+    NamespaceFilter,
+    PolicySelector,
+    Readiness,
+    ResizeBehavior,
+    ResizeThresholds,
+    ResourcePolicySpec,
+    ResourcePolicyStatus,
+    ResourceThreshold,
+    Thresholds,
+)
+from .resourcepolicy import ResourcePolicy
+from .workloadprofile import (
+    ContainerProfile,
+    PolicyRef,
+    Recommendation,
+    UsageStats,
+    WorkloadProfile,
+    WorkloadProfileStatus,
+)
+
+__all__ = [
+    "BALLAST_CONFIG_NAME",
+    "GROUP",
+    "KUBELET_SUMMARY",
+    "KUBERNETES_METRICS",
+    "VERSION",
+    "Aggregation",
+    "BallastConfig",
+    "BallastConfigSpec",
+    "BallastConfigStatus",
+    "Behaviors",
+    "ClusterResourcePolicy",
+    "ClusterResourcePolicySpec",
+    "ClusterResourcePolicyStatus",
+    "ContainerProfile",
+    "MetricConfig",
+    "MetricField",
+    "MetricsSource",
+    "MetricsSourceConfig",
+    "MetricsSourceSpec",
+    "NamespaceFilter",
+    "PolicyRef",
+    "PolicySelector",
+    "Readiness",
+    "Recommendation",
+    "ResizeBehavior",
+    "ResizeThresholds",
+    "ResourcePolicy",
+    "ResourcePolicySpec",
+    "ResourcePolicyStatus",
+    "ResourceThreshold",
+    "Thresholds",
+    "UsageStats",
+    "WorkloadProfile",
+    "WorkloadProfileStatus",
+]

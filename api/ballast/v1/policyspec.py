@@ -1,0 +1,173 @@
+"""The spec and status shared by ClusterResourcePolicy and ResourcePolicy: which pods a policy selects, how
+their recommendations are computed, when a profile is ready, and how fast resizes go.
+
+The CRD schema has no defaults here: an omitted field is defaulted when a policy is resolved, by
+`ResourcePolicySpec.with_defaults()`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from ballast.api.meta import Conditions, LabelSelector
+from ballast.api.wire import ATOMIC_LIST, Int32, Int64, WireModel
+
+Aggregation = Literal["p50", "p75", "p90", "p95", "p99", "max", "avg"]
+MetricField = Literal["request", "limit"]
+
+VALID = "Valid"
+"""Condition type saying whether the policy's regexes, selectors and quantities are usable."""
+
+DEFAULT_MIN_DATA_POINTS = 500
+DEFAULT_MIN_TIME_SPAN = "24h"
+DEFAULT_MAX_CV = "1.5"
+DEFAULT_CV_MEAN_FLOOR = {"cpu": "25m", "memory": "25Mi", "ephemeral-storage": "2Mi"}
+DEFAULT_THRESHOLD = "10%"
+DEFAULT_MAX_CHANGE_PER_CYCLE = "50%"
+DEFAULT_RESIZE_INTERVAL = "15m"
+
+
+class NamespaceFilter(WireModel):
+    """Namespaces a policy applies to: exact names or /regex/ (RE2, anchored)."""
+
+    include: list[str] | None = None
+    """Namespaces included; empty means all."""
+    exclude: list[str] | None = None
+    """Namespaces excluded; wins over include."""
+
+
+class PolicySelector(WireModel):
+    """Which pods a policy applies to; every part must match, and an empty selector matches every pod."""
+
+    kinds: list[str] | None = None
+    """Owner kinds (the pod's controller, or its top-level owner such as Deployment); empty means all."""
+    namespaces: NamespaceFilter | None = None
+    """Namespace include and exclude lists."""
+    annotations: dict[str, str] | None = None
+    """Pod annotations that must be present, each value an exact string or /regex/."""
+    label_selector: LabelSelector | None = None
+    """A standard label selector on the pod's labels."""
+
+
+class MetricConfig(WireModel):
+    """One recommended value: a resource's request or limit from an aggregation of a source's samples."""
+
+    resource: str = Field(min_length=1)
+    """The resource: cpu, memory or ephemeral-storage."""
+    field: MetricField | None = None
+    """Which value is recommended: request or limit."""
+    source: str = Field(min_length=1)
+    """The MetricsSource name the samples come from."""
+    aggregation: Aggregation | None = None
+    """The statistic: p50, p75, p90, p95, p99, max or avg."""
+    headroom: str | None = None
+    """Multiplier applied to the statistic, as a decimal string such as "1.2"; empty or invalid means 1.0."""
+
+
+class Readiness(WireModel):
+    """When a profile's statistics are trusted enough to apply."""
+
+    min_data_points: Int64 | None = Field(default=None, ge=1)
+    """Samples needed per container and resource (500 when omitted)."""
+    min_time_span: str | None = None
+    """Time since the first sample needed (Go duration; 24h when omitted)."""
+    max_cv: str | None = None
+    """Largest coefficient of variation accepted (decimal string; 1.5 when omitted)."""
+    cv_mean_floor: dict[str, str] | None = None
+    """Per resource, a mean below which the CV check is skipped (quantities). Omitted means
+    cpu 25m, memory 25Mi, ephemeral-storage 2Mi; an empty map disables every floor."""
+
+
+class ResourceThreshold(WireModel):
+    """Drift thresholds of one resource."""
+
+    request: str | None = None
+    """Threshold for the request, e.g. "10%"."""
+    limit: str | None = None
+    """Threshold for the limit, e.g. "10%"."""
+
+
+class ResizeThresholds(WireModel):
+    """Drift thresholds used by in-place resize."""
+
+    default: str | None = None
+    """Threshold for every resource; falls back to thresholds.default when omitted."""
+    resource_thresholds: dict[str, ResourceThreshold] | None = None
+    """Per-resource thresholds."""
+
+
+class Thresholds(WireModel):
+    """How far a running value may drift from the recommendation before it is changed."""
+
+    default: str | None = None
+    """Threshold for every resource and field ("10%" when omitted)."""
+    resize: ResizeThresholds | None = None
+    """Thresholds specific to in-place resize."""
+
+
+class ResizeBehavior(WireModel):
+    """Pace of in-place resizes."""
+
+    max_change_per_cycle: str | None = None
+    """Largest step toward the recommendation per resize ("50%" when omitted)."""
+    interval: str | None = None
+    """Time between two resizes of a pod (Go duration; 15m when omitted)."""
+
+
+class Behaviors(WireModel):
+    """Thresholds and resize pace."""
+
+    thresholds: Thresholds | None = None
+    """Drift thresholds."""
+    resize: ResizeBehavior | None = None
+    """Resize pace."""
+
+
+class ResourcePolicySpec(WireModel):
+    """The policy: selection, precedence, metrics, readiness and behaviours."""
+
+    priority: Int32 | None = None
+    """Precedence among matching policies of the same scope; higher wins, omitted means 0."""
+    selector: PolicySelector | None = None
+    """Which pods the policy applies to; omitted matches every pod."""
+    metrics: Annotated[list[MetricConfig] | None, ATOMIC_LIST] = None
+    """The recommended values and how each is computed."""
+    readiness: Readiness | None = None
+    """When recommendations are trusted."""
+    behaviors: Behaviors | None = None
+    """Drift thresholds and resize pace."""
+
+    def with_defaults(self) -> ResourcePolicySpec:
+        """A copy with the resolve-time defaults filled in: minDataPoints 500 (also for values ≤ 0),
+        minTimeSpan 24h, maxCV 1.5, cvMeanFloor cpu 25m / memory 25Mi / ephemeral-storage 2Mi (an explicit
+        empty map is kept), thresholds.default 10%, resize.maxChangePerCycle 50%, resize.interval 15m.
+        thresholds.resize.default stays empty so it falls through to thresholds.default; headrooms are not
+        touched (1.0 is applied at use time)."""
+        spec = self.model_copy(deep=True)
+        readiness = spec.readiness or Readiness()
+        if readiness.min_data_points is None or readiness.min_data_points <= 0:
+            readiness.min_data_points = DEFAULT_MIN_DATA_POINTS
+        readiness.min_time_span = readiness.min_time_span or DEFAULT_MIN_TIME_SPAN
+        readiness.max_cv = readiness.max_cv or DEFAULT_MAX_CV
+        if readiness.cv_mean_floor is None:
+            readiness.cv_mean_floor = dict(DEFAULT_CV_MEAN_FLOOR)
+        behaviors = spec.behaviors or Behaviors()
+        thresholds = behaviors.thresholds or Thresholds()
+        thresholds.default = thresholds.default or DEFAULT_THRESHOLD
+        resize = behaviors.resize or ResizeBehavior()
+        resize.max_change_per_cycle = resize.max_change_per_cycle or DEFAULT_MAX_CHANGE_PER_CYCLE
+        resize.interval = resize.interval or DEFAULT_RESIZE_INTERVAL
+        behaviors.thresholds, behaviors.resize = thresholds, resize
+        spec.readiness, spec.behaviors = readiness, behaviors
+        return spec
+
+
+class ResourcePolicyStatus(WireModel):
+    """What the operator reports about a policy."""
+
+    profile_discriminator: str | None = None
+    """The suffix of the names of the WorkloadProfiles this policy governs."""
+    conditions: Conditions = None
+    """Valid: whether the policy's regexes, selectors and quantities are usable."""

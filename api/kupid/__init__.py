@@ -1,0 +1,1 @@
+"""The `kupid.gardener.cloud` API group (gardener kupid's scheduling policies)."""

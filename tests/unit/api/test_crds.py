@@ -1,0 +1,441 @@
+"""The generated CRDs: the committed YAML is what the models generate, and each CRD carries exactly the names,
+columns, subresources, enums, minimums, defaults and markers of the anchors (and architecture.md §5 items 14, 18)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from ballast.api.balancer.v1alpha1 import Balancer
+from ballast.api.ballast.v1 import BallastConfig, ClusterResourcePolicy, MetricsSource, ResourcePolicy, WorkloadProfile
+from ballast.api.crds import (
+    KINDS,
+    all_crds,
+    crd_filename,
+    crd_for,
+    main,
+    render_crd,
+    rendered_files,
+    stale_crds,
+    write_crds,
+)
+from ballast.api.customresource import CustomResource
+from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
+from ballast.api.schema import check_structural
+
+from .samples import kind_id
+
+ROOT = Path(__file__).resolve().parents[3]
+CRD_DIR = ROOT / "config" / "crd" / "bases"
+Schema = dict[str, Any]
+
+
+def test_committed_crds_are_what_the_models_generate() -> None:
+    stale = stale_crds(CRD_DIR)
+
+    assert stale == [], f"config/crd/bases is out of date for {stale}: run hack/gen-crds and commit the result"
+
+
+def test_rendering_is_deterministic_and_round_trips_through_yaml() -> None:
+    first, second = rendered_files(), rendered_files()
+
+    assert first == second
+    for kind in KINDS:
+        text = first[crd_filename(kind)]
+        assert "&id" not in text  # no YAML anchors
+        assert yaml.safe_load(text) == crd_for(kind)
+
+
+def test_one_file_per_crd_named_like_kubebuilder() -> None:
+    assert sorted(rendered_files()) == [
+        "balancer.x-k8s.io_balancers.yaml",
+        "ballast.tightlinesoftware.com_ballastconfigs.yaml",
+        "ballast.tightlinesoftware.com_clusterresourcepolicies.yaml",
+        "ballast.tightlinesoftware.com_metricssources.yaml",
+        "ballast.tightlinesoftware.com_resourcepolicies.yaml",
+        "ballast.tightlinesoftware.com_workloadprofiles.yaml",
+        "kupid.gardener.cloud_clusterpodschedulingpolicies.yaml",
+        "kupid.gardener.cloud_podschedulingpolicies.yaml",
+    ]
+
+
+def _version(kind: type[CustomResource]) -> Schema:
+    versions: list[Schema] = crd_for(kind)["spec"]["versions"]
+    assert len(versions) == 1
+    return versions[0]
+
+
+def _schema(kind: type[CustomResource]) -> Schema:
+    schema: Schema = _version(kind)["schema"]["openAPIV3Schema"]
+    return schema
+
+
+def at(schema: Schema, path: str) -> Schema:
+    """The node at a dotted path; `[]` steps into array items, `*` into map values."""
+    node = schema
+    for part in path.split("."):
+        if part == "[]":
+            node = node["items"]
+        elif part == "*":
+            node = node["additionalProperties"]
+        else:
+            node = node["properties"][part]
+    return node
+
+
+def collect(node: Schema, key: str, path: str = "") -> dict[str, Any]:
+    """Every occurrence of `key` in the schema, by dotted path."""
+    found: dict[str, Any] = {}
+    if key in node:
+        found[path] = node[key]
+    for name, child in node.get("properties", {}).items():
+        found |= collect(child, key, f"{path}.{name}".lstrip("."))
+    if isinstance(node.get("items"), dict):
+        found |= collect(node["items"], key, f"{path}.[]".lstrip("."))
+    if isinstance(node.get("additionalProperties"), dict):
+        found |= collect(node["additionalProperties"], key, f"{path}.*".lstrip("."))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "scope", "short_names", "subresources"),
+    [
+        (BallastConfig, "ballastconfigs.ballast.tightlinesoftware.com", "Cluster", None, None),
+        (MetricsSource, "metricssources.ballast.tightlinesoftware.com", "Cluster", None, None),
+        (ClusterResourcePolicy, "clusterresourcepolicies.ballast.tightlinesoftware.com", "Cluster", ["crp"],
+         {"status": {}}),
+        (ResourcePolicy, "resourcepolicies.ballast.tightlinesoftware.com", "Namespaced", ["rp"], {"status": {}}),
+        (WorkloadProfile, "workloadprofiles.ballast.tightlinesoftware.com", "Cluster", ["wp"], {"status": {}}),
+        (PodSchedulingPolicy, "podschedulingpolicies.kupid.gardener.cloud", "Namespaced", None, None),
+        (ClusterPodSchedulingPolicy, "clusterpodschedulingpolicies.kupid.gardener.cloud", "Cluster", None, None),
+        (
+            Balancer,
+            "balancers.balancer.x-k8s.io",
+            "Namespaced",
+            None,
+            {
+                "status": {},
+                "scale": {
+                    "specReplicasPath": ".spec.replicas",
+                    "statusReplicasPath": ".status.replicas",
+                    "labelSelectorPath": ".status.selector",
+                },
+            },
+        ),
+    ],
+    ids=kind_id,
+)  # fmt: skip
+def test_names_scope_and_subresources(
+    kind: type[CustomResource], name: str, scope: str, short_names: list[str] | None, subresources: Schema | None
+) -> None:
+    crd = crd_for(kind)
+
+    assert crd["apiVersion"] == "apiextensions.k8s.io/v1"
+    assert crd["metadata"] == {"name": name}
+    assert crd["spec"]["scope"] == scope
+    assert crd["spec"]["names"].get("shortNames") == short_names
+    assert crd["spec"]["names"]["listKind"] == f"{kind.KIND}List"
+    assert _version(kind).get("subresources") == subresources
+    assert _version(kind)["served"] is True
+    assert _version(kind)["storage"] is True
+
+
+AGE = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
+POLICY_COLUMNS = [
+    {"name": "Priority", "type": "integer", "jsonPath": ".spec.priority"},
+    {"name": "Discriminator", "type": "string", "jsonPath": ".status.profileDiscriminator"},
+    AGE,
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "columns"),
+    [
+        (BallastConfig, [{"name": "Suspended", "type": "boolean", "jsonPath": ".spec.suspended"}, AGE]),
+        (
+            MetricsSource,
+            [
+                {"name": "Type", "type": "string", "jsonPath": ".spec.type"},
+                {"name": "PollInterval", "type": "string", "jsonPath": ".spec.config.pollInterval"},
+                AGE,
+            ],
+        ),
+        (ClusterResourcePolicy, POLICY_COLUMNS),
+        (ResourcePolicy, POLICY_COLUMNS),
+        (
+            WorkloadProfile,
+            [
+                {"name": "ActiveWorkloads", "type": "integer", "jsonPath": ".status.activeWorkloads"},
+                {"name": "Policy", "type": "string", "jsonPath": ".status.policyRef.name"},
+                {"name": "State", "type": "string", "jsonPath": ".status.state"},
+                {"name": "Orphaned", "type": "string", "jsonPath": ".status.conditions[?(@.type=='Orphaned')].status"},
+                AGE,
+            ],
+        ),
+        (PodSchedulingPolicy, None),
+        (ClusterPodSchedulingPolicy, None),
+        (Balancer, None),
+    ],
+    ids=kind_id,
+)
+def test_printer_columns(kind: type[CustomResource], columns: list[Schema] | None) -> None:
+    assert _version(kind).get("additionalPrinterColumns") == columns
+
+
+@pytest.mark.parametrize(
+    ("kind", "defaults"),
+    [
+        (
+            BallastConfig,
+            {"spec.orphanTTL": "168h", "spec.retentionWindow": "168h", "spec.suspended": False},
+        ),
+        (MetricsSource, {"spec.config.pollInterval": "60s", "spec.config.reservoirSize": 10000}),
+        (WorkloadProfile, {"status.state": "Accruing"}),
+        (ClusterResourcePolicy, {}),
+        (ResourcePolicy, {}),
+        (PodSchedulingPolicy, {}),
+        (ClusterPodSchedulingPolicy, {}),
+        (Balancer, {}),
+    ],
+    ids=kind_id,
+)
+def test_schema_defaults_are_exactly_the_anchors(kind: type[CustomResource], defaults: Schema) -> None:
+    # policies carry no schema defaults: they are applied at resolve time (ballast-anchor §2.3, §8.3)
+    assert collect(_schema(kind), "default") == defaults
+
+
+@pytest.mark.parametrize(
+    ("kind", "path", "values"),
+    [
+        (ClusterResourcePolicy, "spec.metrics.[].aggregation", ["p50", "p75", "p90", "p95", "p99", "max", "avg"]),
+        (ResourcePolicy, "spec.metrics.[].aggregation", ["p50", "p75", "p90", "p95", "p99", "max", "avg"]),
+        (ClusterResourcePolicy, "spec.metrics.[].field", ["request", "limit"]),
+        (ResourcePolicy, "spec.metrics.[].field", ["request", "limit"]),
+        (WorkloadProfile, "status.state", ["Accruing", "Sufficient"]),
+        (WorkloadProfile, "status.policyRef.kind", ["ClusterResourcePolicy", "ResourcePolicy"]),
+        (WorkloadProfile, "status.conditions.[].status", ["True", "False", "Unknown"]),
+    ],
+)
+def test_enums(kind: type[CustomResource], path: str, values: list[str]) -> None:
+    assert at(_schema(kind), path)["enum"] == values
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        (ClusterResourcePolicy, {"spec.readiness.minDataPoints": 1, "status.conditions.[].observedGeneration": 0}),
+        (MetricsSource, {"spec.config.reservoirSize": 1}),
+        (
+            Balancer,
+            {
+                "spec.targets.[].minReplicas": 0,
+                "spec.targets.[].maxReplicas": 0,
+                "spec.replicas": 0,
+                "spec.policy.fallback.startupTimeoutSeconds": 0,
+                "status.conditions.[].observedGeneration": 0,
+            },
+        ),
+        (BallastConfig, {}),
+    ],
+    ids=kind_id,
+)
+def test_minimums(kind: type[CustomResource], expected: Schema) -> None:
+    assert collect(_schema(kind), "minimum") == expected
+
+
+@pytest.mark.parametrize(
+    ("kind", "key", "expected"),
+    [
+        (BallastConfig, "minItems", {"spec.identityLabels": 1}),
+        (MetricsSource, "minLength", {"spec.type": 1}),
+        (ClusterResourcePolicy, "minLength",
+         {"spec.metrics.[].resource": 1, "spec.metrics.[].source": 1, "status.conditions.[].reason": 1}),
+        (Balancer, "minItems", {"spec.targets": 2, "spec.policy.priorities.targetOrder": 2}),
+        (Balancer, "minProperties", {"spec.policy.proportions.targetProportions": 2}),
+        (Balancer, "minLength", {"spec.targets.[].name": 1, "status.conditions.[].reason": 1}),
+    ],
+)  # fmt: skip
+def test_length_limits(kind: type[CustomResource], key: str, expected: Schema) -> None:
+    assert collect(_schema(kind), key) == expected
+
+
+@pytest.mark.parametrize(
+    ("kind", "path", "required"),
+    [
+        (BallastConfig, "", ["spec"]),
+        (BallastConfig, "spec", ["identityLabels"]),
+        (MetricsSource, "spec", ["type"]),
+        (ClusterResourcePolicy, "spec.metrics.[]", ["resource", "source"]),
+        (WorkloadProfile, "status.policyRef", ["kind", "name"]),
+        (WorkloadProfile, "status.containers.[]", ["name"]),
+        (Balancer, "", ["spec"]),
+        (Balancer, "spec", ["targets", "replicas", "selector", "policy"]),
+        (Balancer, "spec.targets.[]", ["name", "scaleTargetRef"]),
+        (Balancer, "spec.targets.[].scaleTargetRef", ["kind", "name"]),
+        (Balancer, "spec.policy", ["policyName"]),
+        (Balancer, "spec.policy.fallback", ["startupTimeoutSeconds"]),
+        (ClusterResourcePolicy, "status.conditions.[]", ["type", "status", "lastTransitionTime", "reason", "message"]),
+    ],
+)
+def test_required_fields(kind: type[CustomResource], path: str, required: list[str]) -> None:
+    node = at(_schema(kind), path) if path else _schema(kind)
+    assert node["required"] == required
+
+
+@pytest.mark.parametrize(
+    ("kind", "paths"),
+    [
+        (ClusterResourcePolicy, ["spec.selector.labelSelector"]),
+        (ResourcePolicy, ["spec.selector.labelSelector"]),
+        (Balancer, ["spec.selector"]),
+        (PodSchedulingPolicy, [
+            "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution.[].preference",
+            "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+            "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.[]",
+            "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution.[].podAffinityTerm.labelSelector",
+            "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution.[].podAffinityTerm.namespaceSelector",
+            "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution.[].labelSelector",
+            "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution.[].namespaceSelector",
+            "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution.[].podAffinityTerm.labelSelector",
+            "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution.[].podAffinityTerm.namespaceSelector",
+            "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution.[].labelSelector",
+            "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution.[].namespaceSelector",
+            "spec.podSelector",
+        ]),
+    ],
+    ids=kind_id,
+)  # fmt: skip
+def test_label_selectors_and_node_selectors_are_atomic_maps(kind: type[CustomResource], paths: list[str]) -> None:
+    assert collect(_schema(kind), "x-kubernetes-map-type") == dict.fromkeys(paths, "atomic")
+
+
+def test_cluster_pod_scheduling_policy_adds_only_an_atomic_namespace_selector() -> None:
+    cluster = _schema(ClusterPodSchedulingPolicy)
+    namespaced = _schema(PodSchedulingPolicy)
+
+    assert set(at(cluster, "spec")["properties"]) - set(at(namespaced, "spec")["properties"]) == {"namespaceSelector"}
+    assert at(cluster, "spec.namespaceSelector")["x-kubernetes-map-type"] == "atomic"
+    assert "namespaceSelector" not in at(namespaced, "spec")["properties"]
+
+
+@pytest.mark.parametrize("kind", [ClusterResourcePolicy, ResourcePolicy], ids=kind_id)
+def test_policy_metrics_are_an_atomic_list(kind: type[CustomResource]) -> None:
+    assert at(_schema(kind), "spec.metrics")["x-kubernetes-list-type"] == "atomic"
+
+
+@pytest.mark.parametrize("kind", [ClusterResourcePolicy, ResourcePolicy, WorkloadProfile, Balancer], ids=kind_id)
+def test_status_conditions_are_a_list_map_keyed_by_type(kind: type[CustomResource]) -> None:
+    conditions = at(_schema(kind), "status.conditions")
+
+    assert conditions["x-kubernetes-list-type"] == "map"
+    assert conditions["x-kubernetes-list-map-keys"] == ["type"]
+    assert set(conditions["items"]["properties"]) == {
+        "type", "status", "observedGeneration", "lastTransitionTime", "reason", "message",
+    }  # fmt: skip
+    assert conditions["items"]["properties"]["lastTransitionTime"] == {
+        "type": "string",
+        "format": "date-time",
+        "description": "When the status last changed.",
+    }
+
+
+@pytest.mark.parametrize("kind", [ClusterResourcePolicy, ResourcePolicy], ids=kind_id)
+def test_policies_publish_discriminator_and_valid_condition_in_status(kind: type[CustomResource]) -> None:
+    status = at(_schema(kind), "status")
+
+    assert set(status["properties"]) == {"profileDiscriminator", "conditions"}
+    assert status["properties"]["profileDiscriminator"]["type"] == "string"
+
+
+@pytest.mark.parametrize(
+    ("kind", "path", "format_"),
+    [
+        (ClusterResourcePolicy, "spec.priority", "int32"),
+        (ClusterResourcePolicy, "spec.readiness.minDataPoints", "int64"),
+        (MetricsSource, "spec.config.reservoirSize", "int64"),
+        (WorkloadProfile, "status.activeWorkloads", "int32"),
+        (WorkloadProfile, "status.containers.[].usageStats.[].samples", "int64"),
+        (WorkloadProfile, "status.containers.[].usageStats.[].lastUpdated", "date-time"),
+        (Balancer, "spec.policy.proportions.targetProportions.*", "int32"),
+        (PodSchedulingPolicy, "spec.tolerations.[].tolerationSeconds", "int64"),
+    ],
+)
+def test_integer_and_time_formats(kind: type[CustomResource], path: str, format_: str) -> None:
+    assert at(_schema(kind), path)["format"] == format_
+
+
+@pytest.mark.parametrize("crd", all_crds(), ids=lambda c: c["metadata"]["name"])
+def test_every_schema_is_structural_and_preserves_no_unknown_fields(crd: Schema) -> None:
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+
+    check_structural(schema)
+    assert collect(schema, "x-kubernetes-preserve-unknown-fields") == {}
+    assert collect(schema, "nullable") == {}
+    assert schema["properties"]["metadata"] == {"type": "object"}
+    assert set(schema["properties"]) <= {"apiVersion", "kind", "metadata", "spec", "status"}
+    assert schema["description"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "path", "expected_type"),
+    [
+        (WorkloadProfile, "status.recommendations", None),
+        (WorkloadProfile, "status.containers.[].recommendations.*.request", "string"),
+        (ClusterResourcePolicy, "spec.readiness.cvMeanFloor.*", "string"),
+        (ClusterResourcePolicy, "spec.metrics.[].headroom", "string"),
+        (ClusterResourcePolicy, "spec.behaviors.thresholds.resize.resourceThresholds.*.limit", "string"),
+    ],
+)
+def test_wire_names_of_nested_fields(kind: type[CustomResource], path: str, expected_type: str | None) -> None:
+    if expected_type is None:
+        with pytest.raises(KeyError):
+            at(_schema(kind), path)
+    else:
+        assert at(_schema(kind), path)["type"] == expected_type
+
+
+def test_write_crds_writes_only_what_changed_and_check_reports_stale(tmp_path: Path) -> None:
+    written = write_crds(tmp_path)
+    (tmp_path / "unrelated.yaml").write_text("keep: me\n")
+    (tmp_path / crd_filename(Balancer)).write_text("stale\n")
+    (tmp_path / crd_filename(WorkloadProfile)).unlink()
+
+    assert sorted(p.name for p in written) == sorted(rendered_files())
+    assert stale_crds(tmp_path) == [crd_filename(WorkloadProfile), crd_filename(Balancer)]
+    assert [p.name for p in write_crds(tmp_path)] == [crd_filename(WorkloadProfile), crd_filename(Balancer)]
+    assert stale_crds(tmp_path) == []
+    assert write_crds(tmp_path) == []
+    assert (tmp_path / "unrelated.yaml").read_text() == "keep: me\n"
+
+
+def test_main_check_fails_on_a_stale_directory_and_names_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--output", str(tmp_path)]) == 0
+    assert main(["--output", str(tmp_path), "--check"]) == 0
+    (tmp_path / crd_filename(ResourcePolicy)).write_text(render_crd(crd_for(ClusterResourcePolicy)))
+
+    assert main(["--output", str(tmp_path), "--check"]) == 1
+    assert f"stale or missing: {tmp_path / crd_filename(ResourcePolicy)}" in capsys.readouterr().err
+
+
+def test_hack_gen_crds_script_writes_the_files(tmp_path: Path) -> None:
+    script = ROOT / "hack" / "gen-crds"
+
+    wrote = subprocess.run(
+        [sys.executable, str(script), "--output", str(tmp_path)], capture_output=True, text=True, check=False
+    )
+    check = subprocess.run(
+        [sys.executable, str(script), "--check"], capture_output=True, text=True, check=False, cwd=tmp_path
+    )
+
+    assert wrote.returncode == 0, wrote.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(rendered_files())
+    assert check.returncode == 0, check.stderr  # default output is the repository's config/crd/bases
+    assert script.stat().st_mode & 0o111
+    assert script.read_text().startswith("#!/usr/bin/env python3\n")
