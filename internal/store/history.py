@@ -1,0 +1,56 @@
+"""The history store seam: one Protocol, two real backends (Redis/Valkey and SQLite)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from types import TracebackType
+from typing import Protocol, Self
+
+from .series import Cycle, Series, SeriesKey
+
+DEFAULT_CYCLE_TTL = timedelta(days=1)
+"""How long a written cycle id is remembered: a retry within this time is recognised and not applied twice."""
+
+
+class HistoryStore(Protocol):
+    """Usage history per series. Every method raises `StoreUnavailableError` when the store cannot be reached in
+    time and `StoreError` when it refuses; neither ever leaves part of a call written."""
+
+    def write_cycle(self, cycle: Cycle) -> bool:
+        """Apply a whole cycle atomically: append, trim to the reservoir and the retention window, move first_seen.
+
+        Returns `True` when applied, `False` when a cycle with this id was already applied (nothing changes).
+        Redis does this in one round trip.
+        """
+        ...
+
+    def read_many(self, keys: Sequence[SeriesKey], *, with_times: bool = False) -> list[Series]:
+        """Return the series of `keys`, in that order; a profile's series (up to 32) come from one snapshot.
+
+        A series never written comes back empty with `first_seen_ms=None`. Raises `StoreError` when stored data
+        cannot be parsed (never silently skipped).
+        """
+        ...
+
+    def read(self, key: SeriesKey, *, with_times: bool = False) -> Series:
+        """Return one series (see `read_many`)."""
+        ...
+
+    def purge(self, measurement_hash: str) -> int:
+        """Delete every series of a profile's history; returns how many series there were."""
+        ...
+
+    def ping(self) -> None:
+        """Return when the store answers; raise `StoreUnavailableError` otherwise (for health checks)."""
+        ...
+
+    def close(self) -> None:
+        """Release connections; the store is unusable afterwards."""
+        ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...

@@ -1,0 +1,104 @@
+"""SQLite specifics: WAL, schema versioning, locks as unavailability, durability across reopen, threads."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from ballast.internal.store import (
+    Cycle,
+    Sample,
+    Series,
+    SeriesKey,
+    SQLiteHistoryStore,
+    StoreError,
+    StoreUnavailableError,
+)
+
+T0 = 1_732_900_000_000
+CPU = SeriesKey("8746f67fe9f3d343", "app", "cpu")
+
+
+def test_the_file_is_in_wal_mode_with_a_schema_version(tmp_path: Path) -> None:
+    SQLiteHistoryStore(tmp_path / "h.db").close()
+    raw = sqlite3.connect(tmp_path / "h.db")
+    assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == 1
+    raw.close()
+
+
+def test_history_survives_reopening(tmp_path: Path) -> None:
+    with SQLiteHistoryStore(tmp_path / "h.db") as store:
+        store.write_cycle(Cycle("c1", T0, [Sample(CPU, 1), Sample(CPU, 2)]))
+    with SQLiteHistoryStore(tmp_path / "h.db") as store:
+        assert store.read(CPU) == Series(CPU, (1, 2), T0)
+        assert store.write_cycle(Cycle("c1", T0, [Sample(CPU, 1)])) is False  # cycle ids are durable too
+
+
+def test_refuses_a_newer_schema(tmp_path: Path) -> None:
+    SQLiteHistoryStore(tmp_path / "h.db").close()
+    raw = sqlite3.connect(tmp_path / "h.db")
+    raw.execute("PRAGMA user_version = 7")
+    raw.close()
+    with pytest.raises(StoreError, match="history schema version 7; this ballast reads version 1"):
+        SQLiteHistoryStore(tmp_path / "h.db")
+
+
+def test_refuses_a_foreign_database(tmp_path: Path) -> None:
+    raw = sqlite3.connect(tmp_path / "app.db")
+    raw.execute("CREATE TABLE users (id INTEGER)")
+    raw.close()
+    with pytest.raises(StoreError, match="not a ballast history store"):
+        SQLiteHistoryStore(tmp_path / "app.db")
+
+
+def test_a_missing_directory_is_unavailable(tmp_path: Path) -> None:
+    with pytest.raises(StoreUnavailableError, match="unable to open database file"):
+        SQLiteHistoryStore(tmp_path / "absent" / "h.db")
+
+
+def test_a_held_write_lock_is_unavailable_and_the_cycle_can_be_retried(tmp_path: Path) -> None:
+    store = SQLiteHistoryStore(tmp_path / "h.db", busy_timeout=0.2)
+    holder = sqlite3.connect(tmp_path / "h.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    with pytest.raises(StoreUnavailableError, match="database is locked"):
+        store.write_cycle(Cycle("c1", T0, [Sample(CPU, 1)]))
+    assert store.read(CPU) == Series(CPU, (), None)  # readers are not blocked by the writer (WAL)
+    holder.execute("ROLLBACK")
+    holder.close()
+    assert store.write_cycle(Cycle("c1", T0, [Sample(CPU, 1)])) is True
+    assert store.read(CPU).values == (1,)
+    store.close()
+
+
+def test_a_closed_store_refuses_calls_from_any_thread(tmp_path: Path) -> None:
+    store = SQLiteHistoryStore(tmp_path / "h.db")
+    store.read(CPU)
+    errors: list[BaseException] = []
+
+    def other_thread() -> None:
+        try:
+            store.read(CPU)
+        except BaseException as exc:
+            errors.append(exc)
+
+    store.close()
+    with pytest.raises(StoreError, match="is closed"):
+        store.read(CPU)
+    worker = threading.Thread(target=other_thread)
+    worker.start()
+    worker.join()
+    assert len(errors) == 1
+    assert isinstance(errors[0], StoreError)
+
+
+def test_old_cycle_ids_are_forgotten_after_the_ttl(tmp_path: Path) -> None:
+    with SQLiteHistoryStore(tmp_path / "h.db") as store:
+        store.write_cycle(Cycle("c1", T0, [Sample(CPU, 1)]))
+        store.write_cycle(Cycle("c2", T0 + 2 * 86_400_000, [Sample(CPU, 2)]))
+    raw = sqlite3.connect(tmp_path / "h.db")
+    assert [row[0] for row in raw.execute("SELECT id FROM cycles")] == ["c2"]
+    raw.close()
