@@ -246,6 +246,8 @@ class SharedIndexInformer:
             version = "0"  # first list from the watch cache
         else:
             version = self.last_sync_resource_version
+        if self._listed_once:
+            self.relists += 1
         items: list[Any] = []
         continue_: str | None = None
         # Paging asks etcd for a consistent snapshot; client-go turns it off for versioned relists so that
@@ -257,7 +259,6 @@ class SharedIndexInformer:
                 body = self._lw.list(resource_version=list_version, limit=page_size, continue_=continue_)
             except GoneError:
                 self._version_unavailable = True
-                self.relists += 1
                 raise
             page = self._decoder.decode_list(body)
             items.extend(page.items)

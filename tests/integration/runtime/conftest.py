@@ -1,0 +1,23 @@
+"""Fixtures for the runtime's integration tests: our client configured from the envtest admin credentials."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from ballast.internal.runtime.client import Client
+from ballast.internal.runtime.envtest import Environment
+from ballast.internal.runtime.rest import RESTConfig
+
+
+@pytest.fixture
+def rest_config(envtest: Environment) -> RESTConfig:
+    return RESTConfig(envtest.client_configuration())
+
+
+@pytest.fixture
+def client(rest_config: RESTConfig) -> Iterator[Client]:
+    client = Client.from_config(rest_config, field_owner="runtime-tests")
+    yield client
+    client.close()
