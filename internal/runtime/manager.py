@@ -312,7 +312,7 @@ class Manager:
         for thread in group.threads:
             remaining = max(0.0, deadline - self.clock.monotonic()) if deadline else 0.0
             thread.join(remaining)
-            if thread.is_alive():
+            if deadline and thread.is_alive():
                 self.logger.warning("runnable %s did not stop within the graceful shutdown timeout", thread.name)
 
 

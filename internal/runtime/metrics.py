@@ -104,3 +104,15 @@ REST_CLIENT_REQUEST_DURATION = Histogram(
     ["verb", "host"], buckets=(0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0),
     registry=REGISTRY,
 )  # fmt: skip
+
+LEADER_ELECTION_MASTER_STATUS = Gauge(
+    "leader_election_master_status",
+    "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. "
+    "'name' is the string used to identify the lease. Please make sure to group by name.",
+    ["name"], registry=REGISTRY,
+)  # fmt: skip
+LEADER_ELECTION_SLOWPATH = Counter(
+    "leader_election_slowpath",
+    "Total number of slow path exercised in renewing leader leases. 'name' is the string used to identify the lease.",
+    ["name"], registry=REGISTRY,
+)  # fmt: skip

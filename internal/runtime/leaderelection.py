@@ -1,0 +1,256 @@
+"""Leader election on a `coordination.k8s.io/v1` Lease, with client-go's algorithm (`tools/leaderelection`).
+
+    config = LeaderElectionConfig(name="910c37cf.tightlinesoftware.com", namespace="ballast-system")
+    elector = LeaderElector(client, config)
+    manager = Manager(config, leader_elector=elector)   # controllers run only while this replica leads
+
+- Optimistic concurrency on the Lease's resourceVersion: a conflict means another replica wrote first.
+- Expiry is judged on the local monotonic clock from the moment this replica last *observed a change* of the
+  lease record, never from the timestamps in it — tolerant of clock offsets between nodes.
+- Defaults: lease 15 s, renew deadline 10 s, retry 2 s; acquire attempts are jittered (× [1, 2.2)).
+- Each Lease request is bounded by max(renew deadline / 2, 1 s), so one hung request cannot eat the deadline.
+- A leader that cannot renew within the renew deadline stops leading (the manager then stops its leader-only
+  runnables and exits); `release_on_cancel` clears the holder on graceful shutdown so a standby takes over at
+  its next retry instead of waiting out the lease.
+- Metric `leader_election_master_status{name}`; logs on acquire, renew failure, loss and leader transitions.
+"""
+
+from __future__ import annotations
+
+import datetime
+import random
+import socket
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from . import metrics
+from .apierrors import AlreadyExistsError, APIStatusError, ConflictError, NotFoundError
+from .client import Client
+from .clock import Clock, RealClock
+from .log import get_logger
+from .rest import deadline
+
+JITTER_FACTOR = 1.2
+LEASE = "coordination.k8s.io/v1/Lease"
+_log = get_logger("ballast.runtime.leaderelection")
+
+
+def default_identity() -> str:
+    """controller-runtime's identity: `<hostname>_<uuid>`, unique per process start."""
+    return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+@dataclass
+class LeaderElectionConfig:
+    """Which Lease, who we are, and the timings (validated as client-go does)."""
+
+    name: str
+    namespace: str
+    identity: str = field(default_factory=default_identity)
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    release_on_cancel: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.name or not self.namespace:
+            raise ValueError("leader election needs a lease name and namespace")
+        if not self.identity:
+            raise ValueError("leader election needs a non-empty identity")
+        if min(self.lease_duration, self.renew_deadline, self.retry_period) <= 0:
+            raise ValueError("lease duration, renew deadline and retry period must all be > 0")
+        if self.lease_duration <= self.renew_deadline:
+            raise ValueError(
+                f"lease duration ({self.lease_duration}s) must be greater than the renew deadline "
+                f"({self.renew_deadline}s)"
+            )
+        if self.renew_deadline <= JITTER_FACTOR * self.retry_period:
+            raise ValueError(
+                f"renew deadline ({self.renew_deadline}s) must be greater than {JITTER_FACTOR} × retry period "
+                f"({self.retry_period}s)"
+            )
+
+    @property
+    def request_timeout(self) -> float:
+        return max(self.renew_deadline / 2, 1.0)
+
+
+def _micro_time(now: datetime.datetime) -> str:
+    """metav1.MicroTime on the wire: RFC 3339 with microseconds."""
+    return now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class LeaderElector:
+    """Runs the acquire/renew loop for one identity; `run()` blocks (the manager runs it on a thread)."""
+
+    def __init__(self, client: Client, config: LeaderElectionConfig, *, clock: Clock | None = None) -> None:
+        self.client = client
+        self.config = config
+        self.clock = clock or RealClock()
+        self._observed_spec: dict[str, Any] | None = None
+        self._observed_raw = b""
+        self._observed_version = ""
+        self._observed_time = 0.0
+        self._leading = threading.Event()
+        self._reported_leader = ""
+        self._status = metrics.LEADER_ELECTION_MASTER_STATUS.labels(config.name)
+        self._slowpath = metrics.LEADER_ELECTION_SLOWPATH.labels(config.name)
+        self._status.set(0)
+        self.renewals = 0
+        self.log = _log.with_values(lease=f"{config.namespace}/{config.name}", identity=config.identity)
+
+    # ------------------------------------------------------------------------------------------ state
+
+    def is_leader(self) -> bool:
+        return self._leading.is_set()
+
+    @property
+    def observed_leader(self) -> str:
+        """The holder this replica last saw in the lease ("" when none)."""
+        return str((self._observed_spec or {}).get("holderIdentity") or "")
+
+    def _observe(self, spec: dict[str, Any], version: str) -> None:
+        raw = orjson.dumps(spec, option=orjson.OPT_SORT_KEYS)
+        if raw != self._observed_raw:
+            self._observed_raw = raw
+            self._observed_time = self.clock.monotonic()
+        self._observed_spec = spec
+        self._observed_version = version
+        holder = str(spec.get("holderIdentity") or "")
+        if holder and holder != self._reported_leader:
+            self._reported_leader = holder
+            self.log.info("new leader observed", extra={"leader": holder})
+
+    def _expired(self, spec: dict[str, Any]) -> bool:
+        duration = float(spec.get("leaseDurationSeconds") or self.config.lease_duration)
+        return self._observed_time + duration <= self.clock.monotonic()
+
+    # ------------------------------------------------------------------------------------- lease I/O
+
+    def _path_object(self) -> dict[str, Any]:
+        return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                "metadata": {"name": self.config.name, "namespace": self.config.namespace}}  # fmt: skip
+
+    def _write(self, spec: dict[str, Any], version: str) -> bool:
+        lease = self._path_object()
+        lease["metadata"]["resourceVersion"] = version
+        lease["spec"] = spec
+        try:
+            with deadline(self.config.request_timeout):
+                stored = self.client.update(lease)
+        except ConflictError:
+            return False
+        self._observe(stored["spec"], stored["metadata"]["resourceVersion"])
+        return True
+
+    def try_acquire_or_renew(self) -> bool:
+        """One attempt (client-go's tryAcquireOrRenew); True when we hold the lease afterwards."""
+        now = _micro_time(self.clock.now())
+        duration = int(self.config.lease_duration)
+        desired = {"holderIdentity": self.config.identity, "leaseDurationSeconds": duration,
+                   "acquireTime": now, "renewTime": now, "leaseTransitions": 0}  # fmt: skip
+        # Fast path: we lead and our view is fresh; renew with the version we hold.
+        if self.is_leader() and self._observed_spec is not None and not self._expired(self._observed_spec):
+            renewed = {**self._observed_spec, "renewTime": now, "holderIdentity": self.config.identity,
+                       "leaseDurationSeconds": duration}  # fmt: skip
+            if self._write(renewed, self._observed_version):
+                return True
+            self._slowpath.inc()
+        try:
+            with deadline(self.config.request_timeout):
+                lease = self.client.get(LEASE, self.config.name, self.config.namespace)
+        except NotFoundError:
+            try:
+                with deadline(self.config.request_timeout):
+                    stored = self.client.create({**self._path_object(), "spec": desired})
+            except AlreadyExistsError:
+                return False
+            self._observe(stored["spec"], stored["metadata"]["resourceVersion"])
+            return True
+        spec = dict(lease.get("spec") or {})
+        self._observe(spec, lease["metadata"]["resourceVersion"])
+        holder = str(spec.get("holderIdentity") or "")
+        if holder and holder != self.config.identity and not self._expired(spec):
+            return False  # someone else holds a lease that is still valid by our clock
+        if holder == self.config.identity:
+            desired["acquireTime"] = spec.get("acquireTime") or now
+            desired["leaseTransitions"] = int(spec.get("leaseTransitions") or 0)
+        else:
+            desired["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + 1
+        return self._write(desired, lease["metadata"]["resourceVersion"])
+
+    def _attempt(self) -> bool:
+        try:
+            return self.try_acquire_or_renew()
+        except (APIStatusError, ConnectionError, TimeoutError) as exc:
+            self.log.warning("lease request failed: %s", exc)
+            return False
+
+    # ----------------------------------------------------------------------------------------- loops
+
+    def run(
+        self, stop: threading.Event, on_started_leading: Callable[[], None], on_stopped_leading: Callable[[], None]
+    ) -> None:
+        """Acquire, lead, renew until `stop` or loss. `on_stopped_leading` is always called at the end."""
+        try:
+            if not self._acquire(stop):
+                return
+            self._leading.set()
+            self._status.set(1)
+            self.log.info("acquired lease")
+            on_started_leading()
+            self._renew(stop)
+        finally:
+            was_leading = self.is_leader()
+            self._leading.clear()
+            self._status.set(0)
+            if was_leading and stop.is_set() and self.config.release_on_cancel:
+                self.release()
+            on_stopped_leading()
+
+    def _acquire(self, stop: threading.Event) -> bool:
+        self.log.info("attempting to acquire leader lease")
+        while not stop.is_set():
+            if self._attempt():
+                return True
+            wait = self.config.retry_period * (1 + JITTER_FACTOR * random.random())  # noqa: S311 - jitter
+            self.clock.wait_event(stop, wait)
+        return False
+
+    def _renew(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            started = self.clock.monotonic()
+            while True:
+                if self._attempt():
+                    self.renewals += 1
+                    break
+                if self.clock.monotonic() - started >= self.config.renew_deadline or stop.is_set():
+                    if not stop.is_set():
+                        self.log.error(
+                            "failed to renew lease within %.1fs: leadership lost", self.config.renew_deadline
+                        )
+                    return
+                self.log.warning("failed to renew lease, retrying")
+                self.clock.wait_event(stop, self.config.retry_period)
+            self.clock.wait_event(stop, self.config.retry_period)
+
+    def release(self) -> bool:
+        """Clear the holder (lease duration 1 s) so a standby acquires at its next retry; True on success."""
+        if self._observed_spec is None or self._observed_spec.get("holderIdentity") != self.config.identity:
+            return False
+        now = _micro_time(self.clock.now())
+        released = {"holderIdentity": "", "leaseDurationSeconds": 1, "acquireTime": now, "renewTime": now,
+                    "leaseTransitions": int(self._observed_spec.get("leaseTransitions") or 0)}  # fmt: skip
+        try:
+            ok = self._write(released, self._observed_version)
+        except (APIStatusError, ConnectionError, TimeoutError) as exc:
+            self.log.warning("could not release the lease: %s", exc)
+            return False
+        if ok:
+            self.log.info("released lease")
+        return ok
