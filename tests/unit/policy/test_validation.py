@@ -1,0 +1,274 @@
+"""Write-time validation (architecture §5 item 18): every problem named by its field path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ballast.api.ballast.v1.policyspec import ResourcePolicySpec
+from ballast.internal.policy import compile_policy, policy_problems, validate_policy
+
+from .builders import crp
+
+METRICS = [
+    {"resource": "cpu", "field": "request", "source": "kubernetes-metrics", "aggregation": "avg", "headroom": "1.25"},
+    {"resource": "memory", "field": "request", "source": "kubernetes-metrics", "aggregation": "p75", "headroom": "1.0"},
+    {"resource": "memory", "field": "limit", "source": "kubernetes-metrics", "aggregation": "p99", "headroom": "1.2"},
+    {"resource": "ephemeral-storage", "field": "request", "source": "kubelet-summary", "aggregation": "p90"},
+    {"resource": "ephemeral-storage", "field": "limit", "source": "kubelet-summary", "aggregation": "p99",
+     "headroom": "1.2"},
+]  # fmt: skip
+HOMOGENEOUS_LARGE_FLEET = {
+    "priority": 0,
+    "selector": {},
+    "metrics": METRICS,
+    "readiness": {
+        "minDataPoints": 250,
+        "minTimeSpan": "24h",
+        "maxCV": "1.5",
+        "cvMeanFloor": {"cpu": "25m", "memory": "25Mi", "ephemeral-storage": "2Mi"},
+    },
+    "behaviors": {"thresholds": {"default": "10%"}, "resize": {"maxChangePerCycle": "50%", "interval": "15m"}},
+}
+LOCAL_TESTING = {
+    "metrics": METRICS[:3],
+    "readiness": {"minDataPoints": 5, "minTimeSpan": "1m", "maxCV": "2.0"},
+    "behaviors": {"resize": {"interval": "30s"}},
+}
+FULL_SELECTOR = {
+    "kinds": ["Deployment", "StatefulSet"],
+    "namespaces": {"include": ["team-a", "/team-[a-z]+/"], "exclude": ["/kube-.*/"]},
+    "annotations": {"example.com/team": "/pay.*/", "tier": "web"},
+    "labelSelector": {
+        "matchLabels": {"app.kubernetes.io/name": "web"},
+        "matchExpressions": [{"key": "env", "operator": "In", "values": ["prod"]}, {"key": "x", "operator": "Exists"}],
+    },
+}
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {},
+        HOMOGENEOUS_LARGE_FLEET,
+        LOCAL_TESTING,
+        {"selector": FULL_SELECTOR},
+        {
+            "behaviors": {
+                "thresholds": {
+                    "default": "15",
+                    "resize": {"default": "5%", "resourceThresholds": {"memory": {"request": "20%", "limit": "0.5%"}}},
+                },
+                "resize": {"maxChangePerCycle": "150%", "interval": "0"},
+            }
+        },
+        {"readiness": {"maxCV": "0", "cvMeanFloor": {"cpu": "0", "memory": "1e6"}, "minTimeSpan": "1h30m"}},
+        # Blank strings mean omitted, as in with_defaults().
+        {"metrics": [{"resource": "cpu", "source": "m", "headroom": ""}], "behaviors": {"thresholds": {"default": ""}}},
+    ],
+)
+def test_valid_specs_have_no_problems(spec: dict[str, Any]) -> None:
+    assert validate_policy(spec) == []
+    assert validate_policy(ResourcePolicySpec.model_validate(spec)) == []
+
+
+@pytest.mark.parametrize(
+    ("spec", "messages"),
+    [
+        (
+            {"selector": {"namespaces": {"include": ["team-a", "/(/"]}}},
+            ['spec.selector.namespaces.include[1]: invalid regex "/(/": missing closing ): `(`'],
+        ),
+        (
+            {"selector": {"namespaces": {"exclude": ["/(a)\\1/"]}}},
+            [
+                'spec.selector.namespaces.exclude[0]: invalid regex "/(a)\\\\1/": invalid escape sequence: `\\1` '
+                "(policies use RE2 syntax: no backreferences or look-around)"
+            ],
+        ),
+        (
+            {"selector": {"namespaces": {"include": ["team-*", "Team", "/team-.*/"]}}},
+            [
+                'spec.selector.namespaces.include[0]: "team-*" is neither a namespace name nor a /regex/ '
+                "(write /…/ for a pattern)",
+                'spec.selector.namespaces.include[1]: "Team" is neither a namespace name nor a /regex/ '
+                "(write /…/ for a pattern)",
+            ],
+        ),
+        (
+            {"selector": {"annotations": {"example.com/team": "/[/", "bad key": "x"}}},
+            [
+                'spec.selector.annotations[bad key]: "bad key" is not a valid annotation key, so no pod can have it',
+                'spec.selector.annotations[example.com/team]: invalid regex "/[/": missing closing ]: `[`',
+            ],
+        ),
+        (
+            {"selector": {"labelSelector": {"matchLabels": {"app": "a b"}}}},
+            ["spec.selector.labelSelector.matchLabels[app]: invalid label value 'a b'"],
+        ),
+        (
+            {
+                "selector": {
+                    "labelSelector": {
+                        "matchExpressions": [
+                            {"key": "env", "operator": "In"},
+                            {"key": "ok", "operator": "Exists"},
+                            {"key": "tier", "operator": "Exists", "values": ["x"]},
+                            {"key": "app", "operator": "Like", "values": ["x"]},
+                        ]
+                    }
+                }
+            },
+            [
+                "spec.selector.labelSelector.matchExpressions[0]: operator In needs values",
+                "spec.selector.labelSelector.matchExpressions[2]: operator Exists takes no values",
+                "spec.selector.labelSelector.matchExpressions[3]: operator 'Like' is not one of In, NotIn, Exists, "
+                "DoesNotExist",
+            ],
+        ),
+        (
+            {"metrics": [{"resource": "cpu", "source": "m", "headroom": h} for h in ("1.2", "x", "0", "-1", "NaN")]},
+            [
+                f'spec.metrics[{i}].headroom: invalid headroom "{h}": must be a decimal number > 0 such as "1.2"'
+                for i, h in ((1, "x"), (2, "0"), (3, "-1"), (4, "NaN"))
+            ],
+        ),
+        (
+            {"readiness": {"minTimeSpan": "1 day", "maxCV": "-0.5", "cvMeanFloor": {"cpu": "25 m", "memory": "-1Mi"}}},
+            [
+                'spec.readiness.minTimeSpan: invalid duration "1 day": must be a Go duration such as "24h", "15m" '
+                'or "90s"',
+                'spec.readiness.maxCV: invalid maxCV "-0.5": must be a decimal number ≥ 0 such as "1.5"',
+                'spec.readiness.cvMeanFloor[cpu]: invalid quantity "25 m": must be a quantity such as "25m" or '
+                '"25Mi" ("0" always checks the CV)',
+                'spec.readiness.cvMeanFloor[memory]: invalid quantity "-1Mi": must not be negative',
+            ],
+        ),
+        (
+            {"readiness": {"minTimeSpan": "0s", "cvMeanFloor": {"cpu": ""}}},
+            [
+                'spec.readiness.minTimeSpan: invalid duration "0s": must be longer than 0',
+                'spec.readiness.cvMeanFloor[cpu]: invalid quantity "": must be a quantity such as "25m" or "25Mi" '
+                '("0" always checks the CV)',
+            ],
+        ),
+        (
+            {
+                "behaviors": {
+                    "thresholds": {
+                        "default": "ten",
+                        "resize": {"default": "0%", "resourceThresholds": {"memory": {"request": "5%", "limit": "-5"}}},
+                    },
+                    "resize": {"maxChangePerCycle": "50 percent", "interval": "-1m"},
+                }
+            },
+            [
+                f'{path}: invalid percentage "{value}": must be a number > 0, optionally followed by %, such as "10%"'
+                for path, value in (
+                    ("spec.behaviors.thresholds.default", "ten"),
+                    ("spec.behaviors.thresholds.resize.default", "0%"),
+                    ("spec.behaviors.thresholds.resize.resourceThresholds[memory].limit", "-5"),
+                    ("spec.behaviors.resize.maxChangePerCycle", "50 percent"),
+                )
+            ]
+            + ['spec.behaviors.resize.interval: invalid duration "-1m": must be 0 or longer'],
+        ),
+        (
+            {"behaviors": {"thresholds": {"resize": {"resourceThresholds": {"": {"request": "5%"}}}}}},
+            ["spec.behaviors.thresholds.resize.resourceThresholds[]: resource name must not be empty"],
+        ),
+    ],
+)
+def test_problems_name_the_field(spec: dict[str, Any], messages: list[str]) -> None:
+    assert validate_policy(spec) == messages
+    # The compiled policy reports the same problems (the Valid condition's message).
+    assert list(compile_policy(crp("p", **spec)).messages) == messages
+
+
+@pytest.mark.parametrize(
+    ("spec", "messages"),
+    [
+        ({"priority": "high"}, ["spec.priority: Input should be a valid integer"]),
+        (
+            {"priority": 2**31},
+            ["spec.priority: Value error, 2147483648 does not fit in int32 (-2147483648..2147483647)"],
+        ),
+        (
+            {"readiness": {"minDataPoints": 0, "cvMeanFloor": {"cpu": 25}}},
+            [
+                "spec.readiness.minDataPoints: Input should be greater than or equal to 1",
+                "spec.readiness.cvMeanFloor[cpu]: Input should be a valid string",
+            ],
+        ),
+        (
+            {"metrics": [{"resource": "cpu", "source": "m", "field": "requests", "aggregation": "p42"}]},
+            [
+                "spec.metrics[0].field: Input should be 'request' or 'limit'",
+                "spec.metrics[0].aggregation: Input should be 'p50', 'p75', 'p90', 'p95', 'p99', 'max' or 'avg'",
+            ],
+        ),
+        (
+            {"selector": {"labelSelector": {"matchExpressions": [{"key": "app"}]}}},
+            ["spec.selector.labelSelector.matchExpressions[0].operator: Field required"],
+        ),
+    ],
+)
+def test_schema_problems_of_json_name_the_field(spec: dict[str, Any], messages: list[str]) -> None:
+    assert validate_policy(spec) == messages
+
+
+def test_problems_say_which_block_matching() -> None:
+    spec = {
+        "selector": {"namespaces": {"include": ["/(/", "team-*"]}},
+        "metrics": [{"resource": "cpu", "source": "m", "headroom": "x"}],
+    }
+    assert [(p.path, p.blocks_matching) for p in policy_problems(spec)] == [
+        ("spec.selector.namespaces.include[0]", True),
+        ("spec.selector.namespaces.include[1]", False),
+        ("spec.metrics[0].headroom", False),
+    ]
+
+
+def test_validate_refuses_other_types() -> None:
+    with pytest.raises(TypeError, match="expected a ResourcePolicySpec or a mapping, got list"):
+        validate_policy([])  # type: ignore[arg-type]
+
+
+_TEXT = st.text(max_size=12)
+
+
+@given(
+    st.fixed_dictionaries(
+        {
+            "selector": st.fixed_dictionaries(
+                {
+                    "namespaces": st.fixed_dictionaries({"include": st.lists(_TEXT, max_size=3)}),
+                    "annotations": st.dictionaries(_TEXT, _TEXT, max_size=2),
+                    "labelSelector": st.fixed_dictionaries({"matchLabels": st.dictionaries(_TEXT, _TEXT, max_size=2)}),
+                }
+            ),
+            "metrics": st.lists(
+                st.fixed_dictionaries({"resource": st.just("cpu"), "source": st.just("m"), "headroom": _TEXT}),
+                max_size=2,
+            ),
+            "readiness": st.fixed_dictionaries(
+                {"minTimeSpan": _TEXT, "maxCV": _TEXT, "cvMeanFloor": st.dictionaries(_TEXT, _TEXT, max_size=2)}
+            ),
+            "behaviors": st.fixed_dictionaries(
+                {
+                    "thresholds": st.fixed_dictionaries({"default": _TEXT}),
+                    "resize": st.fixed_dictionaries({"maxChangePerCycle": _TEXT, "interval": _TEXT}),
+                }
+            ),
+        }
+    )
+)
+def test_any_string_values_give_messages_never_exceptions(spec: dict[str, Any]) -> None:
+    messages = validate_policy(spec)
+    assert all(message.startswith("spec.") and ": " in message for message in messages)
+    compiled = compile_policy(crp("p", **spec))
+    assert list(compiled.messages) == messages
+    assert compiled.matchable is not any(p.blocks_matching for p in compiled.problems)
