@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar, overload
+from typing import Any, Literal, Protocol, Self, TypeVar, overload
 
 import orjson
 import urllib3
@@ -200,7 +200,7 @@ class Client:
         self.field_owner = field_owner
 
     @classmethod
-    def from_config(cls, config: RESTConfig, *, scheme: Scheme | None = None, field_owner: str | None = None) -> Client:
+    def from_config(cls, config: RESTConfig, *, scheme: Scheme | None = None, field_owner: str | None = None) -> Self:
         return cls(Transport(config), scheme=scheme, field_owner=field_owner)
 
     def _discovery(self, path: str) -> dict[str, Any]:

@@ -116,3 +116,24 @@ LEADER_ELECTION_SLOWPATH = Counter(
     "Total number of slow path exercised in renewing leader leases. 'name' is the string used to identify the lease.",
     ["name"], registry=REGISTRY,
 )  # fmt: skip
+
+WEBHOOK_REQUESTS = Counter(
+    "controller_runtime_webhook_requests",
+    "Total number of admission requests by HTTP status code.",
+    ["webhook", "code"], registry=REGISTRY,
+)  # fmt: skip
+WEBHOOK_LATENCY = Histogram(
+    "controller_runtime_webhook_latency_seconds",
+    "Histogram of the latency of processing admission requests",
+    ["webhook"], buckets=WORKQUEUE_BUCKETS, registry=REGISTRY,
+)  # fmt: skip
+WEBHOOK_IN_FLIGHT = Gauge(
+    "controller_runtime_webhook_requests_in_flight",
+    "Current number of admission requests being served.",
+    ["webhook"], registry=REGISTRY,
+)  # fmt: skip
+WEBHOOK_PANICS = Counter("controller_runtime_webhook_panics", "Total number of webhook panics", registry=REGISTRY)
+CERTWATCHER_READ = Counter("certwatcher_read_certificate", "Total number of certificate reads", registry=REGISTRY)
+CERTWATCHER_READ_ERRORS = Counter(
+    "certwatcher_read_certificate_errors", "Total number of certificate read errors", registry=REGISTRY
+)

@@ -23,6 +23,10 @@ FAST = {"lease_duration": 2.0, "renew_deadline": 1.5, "retry_period": 0.25}
 HANDOVER_BOUND = FAST["lease_duration"] + 2 * FAST["retry_period"] * (1 + 1.2)
 
 
+def fast_config(name: str, namespace: str, **options: Any) -> LeaderElectionConfig:
+    return LeaderElectionConfig(name=name, namespace=namespace, **{**FAST, **options})
+
+
 class FlakyClient(Client):
     """A real client that can be cut off from the API server (a partitioned replica)."""
 
@@ -44,9 +48,7 @@ class Replica:
 
     def __init__(self, rest_config: RESTConfig, name: str, namespace: str, **options: Any) -> None:
         self.client = FlakyClient.from_config(rest_config)
-        self.elector = LeaderElector(
-            self.client, LeaderElectionConfig(name=name, namespace=namespace, **{**FAST, **options})
-        )
+        self.elector = LeaderElector(self.client, fast_config(name, namespace, **options))
         self.stop = threading.Event()
         self.started_leading: list[float] = []
         self.stopped_leading: list[float] = []
@@ -182,7 +184,7 @@ def test_leader_only_runnables_follow_the_lease_and_a_lost_lease_stops_the_manag
             self.running.clear()
 
     client = FlakyClient.from_config(rest_config)
-    elector = LeaderElector(client, LeaderElectionConfig(name="manager", namespace=envtest_namespace, **FAST))
+    elector = LeaderElector(client, fast_config("manager", envtest_namespace))
     everywhere, leader_only = Probe(False), Probe(True)
     manager = Manager(client=client, leader_elector=elector)
     manager.add(everywhere)

@@ -1,0 +1,157 @@
+"""Admission: `AdmissionReview` in and out, handlers, and JSON patches from mutated copies
+(controller-runtime's `webhook/admission`).
+
+    def add_team_label(request: AdmissionRequest) -> AdmissionResponse:
+        pod = request.object_copy()
+        pod["metadata"].setdefault("labels", {})["team"] = "platform"
+        return patched(request, pod)          # RFC 6902 patch diffed against the request's object
+
+Errors travel inside the review (`allowed: false` with `status.code`), never as HTTP errors, and a review
+always answers with the request's uid and apiVersion (v1 or v1beta1).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonpatch
+import orjson
+
+SUPPORTED_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
+
+
+class ReviewError(ValueError):
+    """The body is not an AdmissionReview we can answer (the message says what is wrong)."""
+
+    def __init__(self, message: str, code: int = 400) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class AdmissionRequest:
+    """The `request` of an AdmissionReview, with the objects already decoded (dicts)."""
+
+    uid: str
+    kind: Mapping[str, str]
+    resource: Mapping[str, str]
+    operation: str
+    name: str = ""
+    namespace: str = ""
+    sub_resource: str = ""
+    object: dict[str, Any] | None = None
+    old_object: dict[str, Any] | None = None
+    dry_run: bool = False
+    user_info: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    def object_copy(self) -> dict[str, Any]:
+        """A deep copy of `object` to mutate (the original stays the base of the patch)."""
+        copied: dict[str, Any] = orjson.loads(orjson.dumps(self.object or {}))
+        return copied
+
+
+@dataclass
+class AdmissionResponse:
+    """What the handler decided; `patch` holds RFC 6902 operations (sent as base64 with patchType JSONPatch)."""
+
+    allowed: bool
+    code: int = 200
+    message: str = ""
+    reason: str = ""
+    patch: list[dict[str, Any]] | None = None
+    warnings: list[str] = field(default_factory=list)
+    audit_annotations: dict[str, str] = field(default_factory=dict)
+
+
+Handler = Callable[[AdmissionRequest], AdmissionResponse]
+
+
+def allowed(message: str = "", *, warnings: Sequence[str] = ()) -> AdmissionResponse:
+    return AdmissionResponse(True, 200, message, warnings=list(warnings))
+
+
+def denied(message: str, *, code: int = 403, reason: str = "Forbidden") -> AdmissionResponse:
+    """Refuse the request; `message` is what the user sees after "admission webhook ... denied the request"."""
+    return AdmissionResponse(False, code, message, reason)
+
+
+def errored(code: int, message: str) -> AdmissionResponse:
+    """The webhook failed to decide (bad request, internal error); the API server applies the failurePolicy."""
+    return AdmissionResponse(False, code, message)
+
+
+def patched(
+    request: AdmissionRequest, mutated: Mapping[str, Any], *, warnings: Sequence[str] = ()
+) -> AdmissionResponse:
+    """Allow with the JSON patch that turns the request's object into `mutated` (no patch if equal)."""
+    operations = jsonpatch.make_patch(request.object or {}, mutated).patch
+    return AdmissionResponse(True, 200, patch=operations or None, warnings=list(warnings))
+
+
+def decode_review(body: bytes) -> tuple[str, AdmissionRequest]:
+    """Parse an AdmissionReview; returns (apiVersion to answer with, request). Raises ReviewError."""
+    try:
+        review = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise ReviewError(f"the body is not JSON: {exc}") from exc
+    if not isinstance(review, dict):
+        raise ReviewError("the body is not a JSON object")
+    api_version = review.get("apiVersion")
+    if review.get("kind") != "AdmissionReview" or api_version not in SUPPORTED_VERSIONS:
+        raise ReviewError(
+            f"expected an AdmissionReview of {' or '.join(SUPPORTED_VERSIONS)}, "
+            f"got {api_version!r} {review.get('kind')!r}"
+        )
+    raw = review.get("request")
+    if not isinstance(raw, dict) or not raw.get("uid"):
+        raise ReviewError("the AdmissionReview has no request with a uid")
+    obj, old = raw.get("object"), raw.get("oldObject")
+    if any(value is not None and not isinstance(value, dict) for value in (obj, old)):
+        raise ReviewError("request.object and request.oldObject must be JSON objects")
+    request = AdmissionRequest(
+        uid=str(raw["uid"]),
+        kind=_mapping(raw.get("kind")),
+        resource=_mapping(raw.get("resource")),
+        operation=str(raw.get("operation", "")),
+        name=str(raw.get("name") or ""),
+        namespace=str(raw.get("namespace") or ""),
+        sub_resource=str(raw.get("subResource") or ""),
+        object=obj,
+        old_object=old,
+        dry_run=bool(raw.get("dryRun")),
+        user_info=_mapping(raw.get("userInfo")),
+        options=raw.get("options") if isinstance(raw.get("options"), dict) else None,
+        raw=raw,
+    )
+    return str(api_version), request
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def encode_review(api_version: str, uid: str, response: AdmissionResponse) -> bytes:
+    """The AdmissionReview answer for `response` (controller-runtime's `Complete`)."""
+    body: dict[str, Any] = {"uid": uid, "allowed": response.allowed}
+    status: dict[str, Any] = {"code": response.code}
+    if response.message:
+        status["message"] = response.message
+    if response.reason:
+        status["reason"] = response.reason
+    if not response.allowed:
+        status["status"] = "Failure"
+    body["status"] = status
+    if response.patch:
+        body["patchType"] = "JSONPatch"
+        body["patch"] = base64.b64encode(orjson.dumps(response.patch)).decode()
+    if response.warnings:
+        body["warnings"] = response.warnings
+    if response.audit_annotations:
+        body["auditAnnotations"] = response.audit_annotations
+    version = api_version if api_version in SUPPORTED_VERSIONS else SUPPORTED_VERSIONS[0]
+    return orjson.dumps({"apiVersion": version, "kind": "AdmissionReview", "response": body})
