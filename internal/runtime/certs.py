@@ -113,6 +113,9 @@ class CertificateAuthority:
         `server` / `client` set the extended key usages; `organizations` become the O= entries, which
         kube-apiserver reads as the user's groups.
         """
+        if _name(common_name) == self._cert.subject:
+            # Verifiers would take a leaf named like its issuer for a self-signed certificate.
+            raise ValueError(f"a certificate cannot be named {common_name!r} like the CA that issues it")
         key = _new_key()
         now = datetime.datetime.now(datetime.UTC)
         usages = [ExtendedKeyUsageOID.SERVER_AUTH] if server else []

@@ -1,0 +1,166 @@
+"""The admission decoder and server never crash: garbage in, a well-formed review (or a clean 4xx) out."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import urllib3
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ballast.internal.runtime.admission import (
+    AdmissionRequest,
+    AdmissionResponse,
+    ReviewError,
+    allowed,
+    decode_review,
+    encode_review,
+    patched,
+)
+from ballast.internal.runtime.certs import CertificateAuthority
+from ballast.internal.runtime.webhook import WebhookServer
+
+VALID = {
+    "apiVersion": "admission.k8s.io/v1",
+    "kind": "AdmissionReview",
+    "request": {
+        "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
+        "kind": {"group": "", "version": "v1", "kind": "Pod"},
+        "resource": {"group": "", "version": "v1", "resource": "pods"},
+        "operation": "CREATE",
+        "namespace": "shop",
+        "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "labels": {"app": "web"}}},
+    },
+}
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(st.binary(max_size=2000))
+def test_arbitrary_bytes_are_refused_cleanly(body: bytes) -> None:
+    with pytest.raises(ReviewError) as refused:
+        decode_review(body)
+    assert refused.value.code == 400
+
+
+@given(json_values)
+def test_arbitrary_json_is_refused_cleanly(value: Any) -> None:
+    with pytest.raises(ReviewError):
+        decode_review(orjson.dumps(value))
+
+
+@given(st.dictionaries(st.sampled_from(list(VALID["request"])), json_values, max_size=6))
+def test_requests_with_odd_fields_decode_or_are_refused(fields: dict[str, Any]) -> None:
+    review = {**VALID, "request": {**VALID["request"], **fields}}  # type: ignore[dict-item]
+    try:
+        api_version, request = decode_review(orjson.dumps(review))
+    except ReviewError:
+        return
+    answer = orjson.loads(encode_review(api_version, request.uid, allowed()))
+    assert answer["response"]["uid"] == request.uid
+
+
+@pytest.mark.parametrize("cut", [1, 10, 50, 100, 200])
+def test_truncated_reviews_are_refused(cut: int) -> None:
+    with pytest.raises(ReviewError, match="not JSON"):
+        decode_review(orjson.dumps(VALID)[:cut])
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind"),
+    [("admission.k8s.io/v2", "AdmissionReview"), ("v1", "AdmissionReview"), ("admission.k8s.io/v1", "Pod")],
+)
+def test_wrong_versions_and_kinds_are_refused_by_name(api_version: str, kind: str) -> None:
+    with pytest.raises(ReviewError, match=r"expected an AdmissionReview of admission\.k8s\.io/v1"):
+        decode_review(orjson.dumps({**VALID, "apiVersion": api_version, "kind": kind}))
+
+
+def test_v1beta1_reviews_are_answered_in_v1beta1() -> None:
+    api_version, request = decode_review(orjson.dumps({**VALID, "apiVersion": "admission.k8s.io/v1beta1"}))
+    answer = orjson.loads(encode_review(api_version, request.uid, allowed()))
+    assert answer["apiVersion"] == "admission.k8s.io/v1beta1"
+
+
+def test_patches_escape_slashes_in_keys() -> None:
+    _, request = decode_review(orjson.dumps(VALID))
+    mutated = request.object_copy()
+    mutated["metadata"]["labels"]["ballast.tightlinesoftware.com/mode"] = "apply"
+    response = patched(request, mutated)
+    assert response.patch == [
+        {"op": "add", "path": "/metadata/labels/ballast.tightlinesoftware.com~1mode", "value": "apply"}
+    ]
+    assert request.object is not None
+    assert "ballast.tightlinesoftware.com/mode" not in request.object["metadata"]["labels"]  # original untouched
+
+
+# ------------------------------------------------------------------------------------- over the wire
+
+
+def crashing(request: AdmissionRequest) -> AdmissionResponse:
+    if (request.object or {}).get("metadata", {}).get("name") == "boom":
+        raise RuntimeError("handler bug")
+    return allowed()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, urllib3.PoolManager]]:
+    directory: Path = tmp_path_factory.mktemp("certs")
+    ca = CertificateAuthority("fuzz-ca")
+    ca.issue("fuzz-webhook", hosts=("127.0.0.1",), server=True).write(directory)
+    server = WebhookServer(host="127.0.0.1", port=0, cert_dir=directory)
+    server.register("/validate", crashing)
+    stop = threading.Event()
+    thread = threading.Thread(target=server.start, args=(stop,), daemon=True)
+    thread.start()
+    assert server.wait_listening(10)
+    pool = urllib3.PoolManager(ca_cert_data=ca.cert_pem.decode(), retries=False)
+    yield f"https://127.0.0.1:{server.port}", pool
+    stop.set()
+    thread.join(10)
+
+
+def _post(served: tuple[str, urllib3.PoolManager], body: bytes, content_type: str = "application/json") -> Any:
+    base, pool = served
+    response = pool.request("POST", f"{base}/validate", body=body, headers={"Content-Type": content_type})
+    assert response.status == 200
+    answer = orjson.loads(response.data)
+    assert answer["kind"] == "AdmissionReview"
+    return answer["response"]
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(body=st.binary(max_size=4000))
+def test_garbage_over_the_wire_gets_a_well_formed_refusal(served: tuple[str, urllib3.PoolManager], body: bytes) -> None:
+    response = _post(served, body)
+    assert response["allowed"] is False
+    assert 400 <= response["status"]["code"] < 500
+
+
+def test_a_huge_body_gets_413_and_a_wrong_content_type_400(served: tuple[str, urllib3.PoolManager]) -> None:
+    assert _post(served, b" " * (7 * 1024 * 1024 + 1))["status"]["code"] == 413
+    wrong = _post(served, orjson.dumps(VALID), content_type="text/plain")
+    assert wrong["status"]["code"] == 400
+    assert "Content-Type must be application/json" in wrong["status"]["message"]
+
+
+def test_a_crashing_handler_is_answered_500_with_the_uid(served: tuple[str, urllib3.PoolManager]) -> None:
+    review = {**VALID, "request": {**VALID["request"], "object": {"metadata": {"name": "boom"}}}}  # type: ignore[dict-item]
+    response = _post(served, orjson.dumps(review))
+    assert response["uid"] == VALID["request"]["uid"]  # type: ignore[index]
+    assert (response["allowed"], response["status"]["code"]) == (False, 500)
+    assert "handler bug" in response["status"]["message"]
+    assert _post(served, orjson.dumps(VALID))["allowed"] is True  # the server goes on serving
+
+
+def test_unknown_paths_and_methods_are_clean_http_errors(served: tuple[str, urllib3.PoolManager]) -> None:
+    base, pool = served
+    assert pool.request("POST", f"{base}/nowhere", body=b"{}").status == 404
+    assert pool.request("GET", f"{base}/validate").status == 405
