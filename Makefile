@@ -44,6 +44,8 @@ dev-cluster: venv envtest ## start a local etcd + kube-apiserver and print its K
 
 bench: venv envtest ## benchmarks (not part of `make test`); figures go to benchmarks/RESULTS.md
 	$(PY) benchmarks/envtest_start.py
+	$(PY) benchmarks/workqueue.py
+	$(PY) benchmarks/store_cycle.py
 
 clean: ## remove build outputs and caches (not the control-plane cache under ~/.cache/ballast)
 	rm -rf build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache .hypothesis

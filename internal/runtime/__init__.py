@@ -1,7 +1,79 @@
 """A controller-runtime for Python.
 
-This package is the framework the operator runs on: envtest (a real kube-apiserver + etcd for tests), and
-— as later issues land — client, informers and cache, workqueues, controllers, manager, leader election and
-the admission webhook server. It imports nothing from the rest of the project, so it can be lifted out as its
-own library.
+The framework the operator runs on, usable on its own (it imports nothing from the rest of the project):
+client and REST mapper, informers with a shared indexed cache, workqueues (with controller-runtime's priority
+queue), controllers and a builder, a manager with health and metrics endpoints, Lease leader election, a TLS
+admission webhook server that follows certificate rotations, event recording, an in-memory fake API server,
+and envtest (a real kube-apiserver + etcd for tests).
+
+Concurrency model: OS threads and synchronous reconcilers, as in client-go — one thread per informer stream,
+a pool of worker threads per controller; event handlers only enqueue. A reconcile's timeout is a cooperative
+deadline honoured by every client call made inside it (a Python thread cannot be interrupted).
+
+The names a controller-runtime user reaches for first are re-exported here.
 """
+
+from .admission import AdmissionRequest, AdmissionResponse, allowed, denied, errored, patched
+from .apierrors import (
+    AlreadyExistsError,
+    APIStatusError,
+    ConflictError,
+    NotFoundError,
+)
+from .builder import Builder
+from .cache import Cache, CacheScope
+from .client import APPLY, JSON_PATCH, MERGE, STRATEGIC, Client
+from .clock import Clock, FakeClock, RealClock
+from .controller import Controller
+from .decode import Projection
+from .fake import FakeAPI
+from .gvk import GroupVersionKind
+from .handler import EnqueueRequestForObject, EnqueueRequestForOwner, EnqueueRequestsFromMapFunc
+from .leaderelection import LeaderElectionConfig, LeaderElector
+from .manager import Manager
+from .reconcile import Context, Reconciler, Request, Result, TerminalError
+from .rest import RESTConfig
+from .scheme import Scheme
+from .webhook import WebhookServer
+
+__all__ = [
+    "APPLY",
+    "JSON_PATCH",
+    "MERGE",
+    "STRATEGIC",
+    "APIStatusError",
+    "AdmissionRequest",
+    "AdmissionResponse",
+    "AlreadyExistsError",
+    "Builder",
+    "Cache",
+    "CacheScope",
+    "Client",
+    "Clock",
+    "ConflictError",
+    "Context",
+    "Controller",
+    "EnqueueRequestForObject",
+    "EnqueueRequestForOwner",
+    "EnqueueRequestsFromMapFunc",
+    "FakeAPI",
+    "FakeClock",
+    "GroupVersionKind",
+    "LeaderElectionConfig",
+    "LeaderElector",
+    "Manager",
+    "NotFoundError",
+    "Projection",
+    "RESTConfig",
+    "RealClock",
+    "Reconciler",
+    "Request",
+    "Result",
+    "Scheme",
+    "TerminalError",
+    "WebhookServer",
+    "allowed",
+    "denied",
+    "errored",
+    "patched",
+]

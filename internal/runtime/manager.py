@@ -171,8 +171,14 @@ class Manager:
         self._runnables.append(runnable)
 
     def add_webhook_server(self, server: Any) -> None:
-        """Add a webhook server: started before caches (conversion webhooks must answer first), on every replica."""
+        """Add a webhook server: started before caches (conversion webhooks must answer first), on every replica.
+
+        Its `ready()` (certificate loaded, port listening) becomes the `webhook` readiness check.
+        """
         self._webhooks.append(server)
+        ready = getattr(server, "ready", None)
+        if callable(ready):
+            self.add_readyz_check(getattr(server, "name", "webhook"), ready)
 
     def add_healthz_check(self, name: str, check: Check) -> None:
         self.healthz.add(name, check)
