@@ -6,6 +6,11 @@ Everything registers on `REGISTRY` (controller-runtime's `metrics.Registry`), wh
 
 from __future__ import annotations
 
+import math
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol, cast
+
 from prometheus_client import (
     GC_COLLECTOR,
     PLATFORM_COLLECTOR,
@@ -16,6 +21,9 @@ from prometheus_client import (
     Histogram,
     disable_created_metrics,
 )
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString
 
 # Go clients export no `_created` series; dashboards built for controller-runtime don't expect them.
 disable_created_metrics()  # type: ignore[no-untyped-call]
@@ -31,36 +39,103 @@ RECONCILE_BUCKETS = (
     1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
 )  # fmt: skip
 
-WORKQUEUE_DEPTH = Gauge(
-    "workqueue_depth", "Current depth of workqueue by workqueue and priority",
-    ["name", "controller", "priority"], registry=REGISTRY,
-)  # fmt: skip
-WORKQUEUE_ADDS = Counter(
-    "workqueue_adds", "Total number of adds handled by workqueue", ["name", "controller"], registry=REGISTRY
-)
-WORKQUEUE_QUEUE_DURATION = Histogram(
-    "workqueue_queue_duration_seconds", "How long in seconds an item stays in workqueue before being requested",
-    ["name", "controller"], buckets=WORKQUEUE_BUCKETS, registry=REGISTRY,
-)  # fmt: skip
-WORKQUEUE_WORK_DURATION = Histogram(
-    "workqueue_work_duration_seconds", "How long in seconds processing an item from workqueue takes.",
-    ["name", "controller"], buckets=WORKQUEUE_BUCKETS, registry=REGISTRY,
-)  # fmt: skip
-WORKQUEUE_UNFINISHED_WORK = Gauge(
-    "workqueue_unfinished_work_seconds",
-    "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. "
-    "Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate "
-    "at which this increases.",
-    ["name", "controller"], registry=REGISTRY,
-)  # fmt: skip
-WORKQUEUE_LONGEST_RUNNING = Gauge(
-    "workqueue_longest_running_processor_seconds",
-    "How many seconds has the longest running processor for workqueue been running.",
-    ["name", "controller"], registry=REGISTRY,
-)  # fmt: skip
-WORKQUEUE_RETRIES = Counter(
-    "workqueue_retries", "Total number of retries handled by workqueue", ["name", "controller"], registry=REGISTRY
-)
+
+class WorkqueueSeries(Protocol):
+    """What a named queue (or the queues sharing a name) reports; read at scrape time."""
+
+    name: str
+
+    def totals(self) -> tuple[int, int, tuple[list[int], float], tuple[list[int], float]]:
+        """(adds, retries, (queue-duration bucket counts, sum), (work-duration bucket counts, sum))."""
+        ...
+
+    def depths(self) -> dict[str, int]:
+        """Ready items per `priority` label ("" for queues without priorities)."""
+        ...
+
+    def processing_ages(self) -> tuple[float, float]:
+        """(sum, max) of how long the items being processed have been held."""
+        ...
+
+
+_WORKQUEUE_HELP = {
+    "workqueue_depth": "Current depth of workqueue by workqueue and priority",
+    "workqueue_adds": "Total number of adds handled by workqueue",
+    "workqueue_retries": "Total number of retries handled by workqueue",
+    "workqueue_queue_duration_seconds": "How long in seconds an item stays in workqueue before being requested",
+    "workqueue_work_duration_seconds": "How long in seconds processing an item from workqueue takes.",
+    "workqueue_unfinished_work_seconds": (
+        "How many seconds of work has been done that is in progress and hasn't been observed by "
+        "work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by "
+        "observing the rate at which this increases."
+    ),
+    "workqueue_longest_running_processor_seconds": (
+        "How many seconds has the longest running processor for workqueue been running."
+    ),
+}
+
+
+class WorkqueueCollector(Collector):
+    """The seven `workqueue_*` metrics (client-go's names, labels and buckets), computed when scraped.
+
+    Queues count in plain integers under their own lock — per-operation `inc()`/`observe()` would cost more than
+    the queue operation itself — and register a `WorkqueueSeries` here; the registry asks it at each scrape.
+    """
+
+    def __init__(self) -> None:
+        self._series: list[WorkqueueSeries] = []
+        self._lock = threading.Lock()
+
+    def register(self, series: WorkqueueSeries) -> None:
+        with self._lock:
+            self._series.append(series)
+
+    @staticmethod
+    def _families() -> dict[str, Any]:
+        def family(kind: Any, name: str, *extra: str) -> Any:
+            return kind(name, _WORKQUEUE_HELP[name], labels=["name", "controller", *extra])
+
+        return {
+            "depth": family(GaugeMetricFamily, "workqueue_depth", "priority"),
+            "adds": family(CounterMetricFamily, "workqueue_adds"),
+            "retries": family(CounterMetricFamily, "workqueue_retries"),
+            "queue": family(HistogramMetricFamily, "workqueue_queue_duration_seconds"),
+            "work": family(HistogramMetricFamily, "workqueue_work_duration_seconds"),
+            "unfinished": family(GaugeMetricFamily, "workqueue_unfinished_work_seconds"),
+            "longest": family(GaugeMetricFamily, "workqueue_longest_running_processor_seconds"),
+        }
+
+    def describe(self) -> Iterable[Metric]:
+        return list(self._families().values())
+
+    def collect(self) -> Iterable[Metric]:
+        families = self._families()
+        with self._lock:
+            series_list = list(self._series)
+        for series in series_list:
+            pair = [series.name, series.name]
+            adds, retries, queue_duration, work_duration = series.totals()
+            families["adds"].add_metric(pair, adds)
+            families["retries"].add_metric(pair, retries)
+            for key, (counts, total) in (("queue", queue_duration), ("work", work_duration)):
+                cumulative, buckets = 0, []
+                for bound, count in zip(WORKQUEUE_BUCKET_LABELS, counts, strict=True):
+                    cumulative += count
+                    buckets.append((bound, cumulative))
+                families[key].add_metric(pair, buckets, total)
+            for priority, depth in series.depths().items():
+                families["depth"].add_metric([*pair, priority], depth)
+            unfinished, longest = series.processing_ages()
+            families["unfinished"].add_metric(pair, unfinished)
+            families["longest"].add_metric(pair, longest)
+        return list(families.values())
+
+
+# The `le` labels of the workqueue histograms, formatted as prometheus_client's own histograms format them.
+_format_bound = cast(Callable[[float], str], floatToGoString)  # untyped upstream
+WORKQUEUE_BUCKET_LABELS = tuple(_format_bound(bound) for bound in (*WORKQUEUE_BUCKETS, math.inf))
+WORKQUEUE_COLLECTOR = WorkqueueCollector()
+REGISTRY.register(WORKQUEUE_COLLECTOR)
 
 RECONCILE_TOTAL = Counter(
     "controller_runtime_reconcile", "Total number of reconciliations per controller",

@@ -23,25 +23,12 @@ import time
 import weakref
 from bisect import bisect_left
 from collections import deque
-from collections.abc import Callable, Hashable, Iterable, Sized
+from collections.abc import Callable, Hashable, Sized
 from heapq import heappop, heappush
-from typing import Generic, Protocol, TypeVar, cast
-
-from prometheus_client import Counter, Histogram
-from prometheus_client.samples import Sample
-from prometheus_client.utils import floatToGoString
+from typing import Generic, Protocol, TypeVar
 
 from ballast.internal.runtime.clock import Clock, RealClock
-from ballast.internal.runtime.metrics import (
-    WORKQUEUE_ADDS,
-    WORKQUEUE_BUCKETS,
-    WORKQUEUE_DEPTH,
-    WORKQUEUE_LONGEST_RUNNING,
-    WORKQUEUE_QUEUE_DURATION,
-    WORKQUEUE_RETRIES,
-    WORKQUEUE_UNFINISHED_WORK,
-    WORKQUEUE_WORK_DURATION,
-)
+from ballast.internal.runtime.metrics import WORKQUEUE_BUCKETS, WORKQUEUE_COLLECTOR
 from ballast.internal.runtime.ratelimiter import RateLimiter, default_controller_rate_limiter
 
 T = TypeVar("T", bound=Hashable)
@@ -107,9 +94,6 @@ class WorkQueue(Protocol[T]):
 
 
 _BOUNDS = (*WORKQUEUE_BUCKETS, math.inf)
-# The same `le` strings prometheus_client's own Histogram prints (the function is untyped upstream).
-_format_bound = cast(Callable[[float], str], floatToGoString)
-_BOUND_LABELS = tuple(_format_bound(bound) for bound in _BOUNDS)
 
 
 class _Histogram:
@@ -191,8 +175,7 @@ class _Series:
 
     Per-operation `inc()`/`observe()` on prometheus_client children costs ≈ 0.4–0.9 µs each (a lock per value) —
     more than the whole queue operation. So queues count in plain numbers, and this object makes the labelled
-    children read those numbers when the registry collects: gauges through the public `set_function`, counters
-    and histograms by giving the child its own `_child_samples` — the hook `set_function` itself replaces.
+    `metrics.WORKQUEUE_COLLECTOR` reads those numbers when the registry collects.
     Values are exact at every scrape; `unfinished_work` and `longest_running` are computed then, so no thread
     refreshes them. A queue that is garbage-collected folds its totals into `_retired` so counters never drop.
     """
@@ -205,12 +188,7 @@ class _Series:
         self._retired = _Totals()
         self._priority_labels: dict[int, str] = {}
         self._depth_labels: set[str] = set()
-        _bind_counter(WORKQUEUE_ADDS.labels(name, name), lambda: self._totals().adds)
-        _bind_counter(WORKQUEUE_RETRIES.labels(name, name), lambda: self._totals().retries)
-        _bind_histogram(WORKQUEUE_QUEUE_DURATION.labels(name, name), lambda: self._totals().queue_duration)
-        _bind_histogram(WORKQUEUE_WORK_DURATION.labels(name, name), lambda: self._totals().work_duration)
-        WORKQUEUE_UNFINISHED_WORK.labels(name, name).set_function(lambda: self._processing_ages()[0])
-        WORKQUEUE_LONGEST_RUNNING.labels(name, name).set_function(lambda: self._processing_ages()[1])
+        WORKQUEUE_COLLECTOR.register(self)
 
     def attach(self, owner: object, lock: threading.Lock, clock: Clock, dirty: Sized | None) -> _QueueMetrics:
         """New metric state for `owner` (a queue); it is retired when `owner` is garbage-collected."""
@@ -234,9 +212,7 @@ class _Series:
             self._ensure_depth_label(self.priority_label(priority))
 
     def _ensure_depth_label(self, label: str) -> None:
-        if label not in self._depth_labels:
-            self._depth_labels.add(label)
-            WORKQUEUE_DEPTH.labels(self.name, self.name, label).set_function(lambda: self._depth(label))
+        self._depth_labels.add(label)
 
     def _retire(self, metrics: _QueueMetrics) -> None:
         with self._lock:
@@ -248,6 +224,21 @@ class _Series:
             retired = _Totals()
             retired.merge(self._retired)
             return retired, list(self._live)
+
+    def totals(self) -> tuple[int, int, tuple[list[int], float], tuple[list[int], float]]:
+        """For the collector: adds, retries and both duration histograms, over every queue of this name."""
+        totals = self._totals()
+        queue, work = totals.queue_duration, totals.work_duration
+        return totals.adds, totals.retries, (queue.counts, queue.total), (work.counts, work.total)
+
+    def depths(self) -> dict[str, int]:
+        """For the collector: ready items per `priority` label seen so far."""
+        with self._lock:
+            labels = sorted(self._depth_labels)
+        return {label: self._depth(label) for label in labels}
+
+    def processing_ages(self) -> tuple[float, float]:
+        return self._processing_ages()
 
     def _totals(self) -> _Totals:
         # A queue lock is never taken while holding self._lock: queues call observe_priority under theirs.
@@ -281,28 +272,6 @@ class _Series:
 
 _SERIES: dict[str, _Series] = {}
 _SERIES_LOCK = threading.Lock()
-
-
-def _bind_counter(child: Counter, value: Callable[[], int]) -> None:
-    def samples() -> Iterable[Sample]:
-        return (Sample("_total", {}, float(value())),)
-
-    child._child_samples = samples  # type: ignore[method-assign]
-
-
-def _bind_histogram(child: Histogram, histogram: Callable[[], _Histogram]) -> None:
-    def samples() -> Iterable[Sample]:
-        current = histogram()
-        result = []
-        cumulative = 0
-        for label, count in zip(_BOUND_LABELS, current.counts, strict=True):
-            cumulative += count
-            result.append(Sample("_bucket", {"le": label}, float(cumulative)))
-        result.append(Sample("_count", {}, float(cumulative)))
-        result.append(Sample("_sum", {}, current.total))
-        return result
-
-    child._child_samples = samples  # type: ignore[method-assign]
 
 
 def _attach_metrics(
