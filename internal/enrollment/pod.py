@@ -1,0 +1,54 @@
+"""The pod as the operator caches it: a typed projection that keeps what enrollment, collection and resize read
+(architecture.md §5 item 16, issue 7) — identity, owners, container names and resources, restartable-init
+sidecars, node, phase and the resize conditions — and nothing else, so memory follows enrolled pods.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from ballast.internal.runtime.decode import Projection
+
+
+class Resources(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    requests: dict[str, str] = msgspec.field(default_factory=dict)
+    limits: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+class ContainerSpec(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    name: str = ""
+    resources: Resources = Resources()
+    restart_policy: str | None = None
+    """On init containers, `Always` marks a restartable-init sidecar."""
+
+
+class EphemeralContainer(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    name: str = ""
+
+
+class PodSpec(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    containers: tuple[ContainerSpec, ...] = ()
+    init_containers: tuple[ContainerSpec, ...] = ()
+    ephemeral_containers: tuple[EphemeralContainer, ...] = ()
+    node_name: str = ""
+    restart_policy: str = ""
+
+
+class PodCondition(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    type: str = ""
+    status: str = ""
+    reason: str = ""
+    message: str = ""
+
+
+class PodStatus(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    phase: str = ""
+    qos_class: str = ""
+    conditions: tuple[PodCondition, ...] = ()
+
+
+class PodProjection(Projection, frozen=True):
+    """An enrolled pod: metadata (labels, annotations, owners, finalizers) plus the fields above."""
+
+    spec: PodSpec = PodSpec()
+    status: PodStatus = PodStatus()

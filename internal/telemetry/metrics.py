@@ -1,0 +1,118 @@
+"""`ballast_*` metrics with the Go operator's names and attributes, on the runtime's Prometheus registry.
+
+The Go operator records OpenTelemetry instruments whose "profile attributes" are one attribute per identity
+label (named after the label key's last segment), so the label set depends on the cluster's BallastConfig. A
+prometheus_client metric needs its label names up front; these counters and gauges instead keep one value per
+label set and are exposed by a collector, so every sample carries exactly the attributes the Go operator's do.
+The Prometheus names are the OTel names with `.` → `_`, plus `_total` on counters.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable, Mapping
+
+from prometheus_client.core import Metric
+from prometheus_client.registry import Collector
+
+from ballast.internal.runtime.metrics import REGISTRY
+
+LabelSet = frozenset[tuple[str, str]]
+_UNSAFE = re.compile(r"[^a-z0-9_]")
+
+
+def _attribute_name(key: str) -> str:
+    return _UNSAFE.sub("_", key.lower())
+
+
+def profile_attributes(profile: str | None, tuple_labels: Mapping[str, str] | None) -> dict[str, str]:
+    """`profile` plus one attribute per identity label, keyed by the key's last `/` segment (sanitized); keys
+    that collide after that use their whole key, sanitized the same way."""
+    attributes: dict[str, str] = {}
+    if profile:
+        attributes["profile"] = profile
+    labels = dict(tuple_labels or {})
+    short = {key: _attribute_name(key.rpartition("/")[2]) for key in labels}
+    counts: dict[str, int] = {}
+    for name in short.values():
+        counts[name] = counts.get(name, 0) + 1
+    for key, value in labels.items():
+        name = short[key] if counts[short[key]] == 1 else _attribute_name(key)
+        attributes[name] = value
+    return attributes
+
+
+class _Labelled(Collector):
+    """One value per label set, exposed as one metric family."""
+
+    kind = "untyped"
+    suffix = ""
+
+    def __init__(self, name: str, documentation: str) -> None:
+        self.name = name
+        self.documentation = documentation
+        self._values: dict[LabelSet, float] = {}
+        self._lock = threading.Lock()
+        REGISTRY.register(self)
+
+    def value(self, **labels: str) -> float:
+        """The current value for exactly this label set (0 when never recorded) — for tests and health."""
+        with self._lock:
+            return self._values.get(frozenset(labels.items()), 0.0)
+
+    def describe(self) -> Iterable[Metric]:
+        return [Metric(self.name, self.documentation, self.kind)]
+
+    def collect(self) -> Iterable[Metric]:
+        metric = Metric(self.name, self.documentation, self.kind)
+        with self._lock:
+            values = list(self._values.items())
+        for labels, value in values:
+            metric.add_sample(self.name + self.suffix, dict(labels), value)
+        return [metric]
+
+
+class LabelledCounter(_Labelled):
+    kind = "counter"
+    suffix = "_total"
+
+    def inc(self, labels: Mapping[str, str], amount: float = 1.0) -> None:
+        key = frozenset(labels.items())
+        with self._lock:
+            self._values[key] = self._values.get(key, 0.0) + amount
+
+
+class LabelledGauge(_Labelled):
+    kind = "gauge"
+
+    def set(self, labels: Mapping[str, str], value: float) -> None:
+        with self._lock:
+            self._values[frozenset(labels.items())] = value
+
+    def replace(self, values: Iterable[tuple[Mapping[str, str], float]]) -> None:
+        """Swap in a whole new set of samples (observable gauges recomputed from the cache)."""
+        fresh = {frozenset(labels.items()): value for labels, value in values}
+        with self._lock:
+            self._values = fresh
+
+
+SAMPLES_COLLECTED = LabelledCounter("ballast_samples_collected", "Samples written to the history store")
+FETCH_ERRORS = LabelledCounter("ballast_fetch_errors", "Metric source fetch errors")
+PROFILES_THRESHOLD_MET = LabelledCounter("ballast_profiles_threshold_met", "Profiles that became ready")
+PODS_PROCESSED = LabelledCounter("ballast_pods_processed", "Pods enrolled, migrated, unenrolled or deleted")
+WORKLOAD_PROFILES_CREATED = LabelledCounter("ballast_workload_profiles_created", "WorkloadProfiles created")
+WORKLOAD_PROFILES_PURGED = LabelledCounter("ballast_workload_profiles_purged", "Profile histories purged")
+RESIZE_APPLIED = LabelledCounter("ballast_resize_applied", "In-place resizes applied")
+RESIZE_FAILED = LabelledCounter("ballast_resize_failed", "In-place resizes refused or failed")
+RESIZE_SKIPPED = LabelledCounter("ballast_resize_skipped", "In-place resizes skipped, by reason")
+APPLY_APPLIED = LabelledCounter("ballast_apply_applied", "Admissions that applied recommendations")
+APPLY_SKIPPED = LabelledCounter("ballast_apply_skipped", "Admissions that wanted recommendations but got none")
+APPLY_LIMIT_SCALED = LabelledCounter(
+    "ballast_apply_limit_scaled",
+    "Limits raised to keep request ≤ limit (the container's limit:request ratio kept; architecture.md §5 item 4)",
+)
+WEBHOOK_MUTATIONS = LabelledCounter("ballast_webhook_mutations", "Pod admissions by outcome")
+KILL_SWITCH_TRANSITIONS = LabelledCounter("ballast_kill_switch_transitions", "Kill switch activations/deactivations")
+KILL_SWITCH_ACTIVE = LabelledGauge("ballast_kill_switch_active", "1 while the kill switch is active")
+PROFILES = LabelledGauge("ballast_profiles", "WorkloadProfiles in the cache by identity and state")
