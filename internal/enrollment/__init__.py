@@ -2,6 +2,7 @@
 and the pod as the operator caches it (a typed projection)."""
 
 from .containers import excluded_container_names, is_restartable_init, managed_containers
+from .indexes import PROFILE_REF_INDEX, profile_ref_index
 from .keys import (
     APPLIED_PREFIX,
     BALLAST_CONFIG_NAME,
@@ -38,6 +39,7 @@ __all__ = [
     "POLICY_REF",
     "PROFILE_CLEANUP_FINALIZER",
     "PROFILE_REF",
+    "PROFILE_REF_INDEX",
     "RESIZE_BLOCKED",
     "RESIZE_BLOCKED_AT",
     "ContainerSpec",
@@ -51,6 +53,7 @@ __all__ = [
     "is_enrolled",
     "is_restartable_init",
     "managed_containers",
+    "profile_ref_index",
     "wants_apply",
     "wants_resize",
 ]

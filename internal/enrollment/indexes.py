@@ -1,0 +1,17 @@
+"""Cache indexes on enrolled pods, shared by the controllers that count and walk a profile's pods."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ballast.internal.runtime import objects
+
+from .keys import PROFILE_REF
+
+PROFILE_REF_INDEX = "profile-ref"
+"""Pods by the value of their `ballast.tightlinesoftware.com/profile-ref` annotation."""
+
+
+def profile_ref_index(pod: Any) -> list[str]:
+    ref = objects.annotations(pod).get(PROFILE_REF)
+    return [ref] if ref else []
