@@ -91,7 +91,7 @@ class Controller:
         self._need_leader_election = need_leader_election
         self.clock = clock or RealClock()
         self.queue: ControllerQueue = queue or PriorityQueue(name=name, rate_limiter=rate_limiter, clock=self.clock)
-        self.logger = logger or get_logger("ballast.runtime.controller", controller=name)
+        self.logger = logger or get_logger(f"ballast.runtime.controller.{name}", controller=name)
         self._sources: list[Source] = []
         self._workers: list[threading.Thread] = []
         self._started = False

@@ -31,13 +31,14 @@ import httptools
 
 from . import metrics
 from .admission import AdmissionResponse, Handler, ReviewError, decode_review, encode_review, errored
-from .certwatcher import CertWatcher
+from .certwatcher import CertificateError, CertWatcher
 from .log import get_logger
 from .rest import deadline
 
 DEFAULT_PORT = 9443
 MAX_BODY_BYTES = 7 * 1024 * 1024
 DRAIN_LIMIT_BYTES = 64 * 1024 * 1024
+CERTIFICATE_WAIT_SECONDS = 1.0
 _REASONS = {200: b"OK", 400: b"Bad Request", 404: b"Not Found", 405: b"Method Not Allowed", 413: b"Payload Too Large"}
 _log = get_logger("ballast.runtime.webhook")
 
@@ -154,7 +155,8 @@ class WebhookServer:
 
     def start(self, stop: threading.Event) -> None:
         """Load the certificate, listen, serve until `stop`; then finish in-flight requests and close."""
-        self.cert_watcher.read()  # fail fast (CertificateError) when there is no usable pair at all
+        if not self._wait_for_certificate(stop):
+            return
         watcher_stop = threading.Event()
         watcher = threading.Thread(
             target=self.cert_watcher.start, args=(watcher_stop,), name="certwatcher", daemon=True
@@ -186,6 +188,20 @@ class WebhookServer:
             pool.shutdown(wait=True)
             watcher_stop.set()
             watcher.join(5)
+
+    def _wait_for_certificate(self, stop: threading.Event) -> bool:
+        """Load the pair, waiting while it is not there yet (a Secret still being mounted or issued)."""
+        logged = False
+        while not stop.is_set():
+            try:
+                self.cert_watcher.read()
+                return True
+            except CertificateError as exc:
+                if not logged:
+                    _log.info("waiting for the serving certificate: %s", exc)
+                    logged = True
+            stop.wait(CERTIFICATE_WAIT_SECONDS)
+        return False
 
     def _serve_connection(self, raw: socket.socket) -> None:
         raw.settimeout(self.request_timeout)

@@ -43,7 +43,8 @@ def test_the_readme_controller_counts_configmaps(
 
         def annotation() -> str | None:
             annotations = client.get("v1/Namespace", envtest_namespace)["metadata"].get("annotations", {})
-            return annotations.get("example.com/configmaps")
+            value = annotations.get("example.com/configmaps")
+            return str(value) if value is not None else None
 
         poll_until(lambda: annotation() == "3", timeout=15, what="the namespace annotation to count 3 ConfigMaps")
     finally:

@@ -1,0 +1,244 @@
+"""Enrollment (`workloadwatcher-pod`): enrolled pods → WorkloadProfiles, and the refs stamped on pods.
+
+For each enrolled pod (the cache holds only pods with the mode label, as `PodProjection`s): resolve its policy,
+compute its identity (tuple labels, profile name, measurement hash), make sure the WorkloadProfile exists with
+that identity in its status, and stamp `profile-ref`/`policy-ref` on the pod. A pod whose identity or policy
+changes simply gets a new profile-ref — the old profile is recounted by the profile lane, which counts pods
+per profile from the profile-ref index (no pod finalizers: architecture.md §5 item 7).
+
+A pod that left the scoped watch (its mode label was removed) or carries an invalid mode still exists: its
+stale refs are removed. The Go operator's pod finalizer is removed wherever it is found (§5 item 17).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ballast.api.ballast.v1 import BallastConfig, ClusterResourcePolicy, ResourcePolicy, WorkloadProfile
+from ballast.api.meta import ObjectMeta
+from ballast.internal.enrollment import (
+    BALLAST_CONFIG_NAME,
+    LEGACY_POD_FINALIZER,
+    POLICY_REF,
+    PROFILE_REF,
+    PROFILE_REF_INDEX,
+    is_enrolled,
+)
+from ballast.internal.enrollment.legacy import remove_legacy_finalizer
+from ballast.internal.enrollment.owners import OwnerLookup
+from ballast.internal.killswitch import KillSwitchState
+from ballast.internal.naming import measurement_hash, profile_name, selector_labels, tuple_labels
+from ballast.internal.operator import OperatorOptions
+from ballast.internal.policy import PodFacts, PolicyCache, Resolution, discriminator_for, policy_key_for, resolve_policy
+from ballast.internal.runtime import (
+    APPLY,
+    AlreadyExistsError,
+    Builder,
+    Context,
+    Controller,
+    EnqueueRequestsFromMapFunc,
+    Manager,
+    NotFoundError,
+    Request,
+    Result,
+    objects,
+)
+from ballast.internal.runtime.predicate import Funcs
+from ballast.internal.telemetry import PODS_PROCESSED, WORKLOAD_PROFILES_CREATED, profile_attributes
+
+NAME = "workloadwatcher-pod"
+FIELD_MANAGER = "ballast-workloadwatcher-pod"
+KILL_SWITCH_REQUEUE = 60.0
+PROFILE_BUSY_REQUEUE = 1.0
+POD = "v1/Pod"
+
+
+def _pod_ref(namespace: str, name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace}}
+
+
+class EnrollmentReconciler:
+    """Reconciles one pod: identity → profile → refs."""
+
+    def __init__(self, manager: Manager, kill_switch: KillSwitchState, options: OperatorOptions) -> None:
+        self.client = manager.client
+        self.live = manager.api_reader
+        self.kill_switch = kill_switch
+        self.options = options
+        self.owners = OwnerLookup(manager.api_reader)
+        self.policies = PolicyCache()
+
+    def reconcile(self, ctx: Context, request: Request) -> Result | None:
+        try:
+            pod = self.client.get(POD, request.name, request.namespace)
+        except NotFoundError:
+            self._clean_unenrolled(ctx, request)
+            return None
+        if LEGACY_POD_FINALIZER in objects.metadata(pod).finalizers:
+            self._remove_legacy_finalizer(ctx, request)
+        if objects.deletion_timestamp(pod):
+            return None  # the profile lane recounts once the pod is gone
+        if not is_enrolled(objects.labels(pod)):
+            self._clean_unenrolled(ctx, request)
+            return None
+        if self.kill_switch.active:
+            ctx.logger.info("kill switch active, skipping pod", extra={"kill_switch": True})
+            return Result(requeue_after=KILL_SWITCH_REQUEUE)
+        try:
+            config: BallastConfig = self.client.get(BallastConfig, BALLAST_CONFIG_NAME)
+        except NotFoundError:
+            ctx.logger.info("no BallastConfig %r; nothing to enroll into", BALLAST_CONFIG_NAME)
+            return None
+        return self._enroll(ctx, pod, config)
+
+    # ------------------------------------------------------------------------------------------ enroll
+
+    def _resolve(self, pod_json: dict[str, Any], namespace: str) -> Resolution | None:
+        facts = PodFacts.from_pod(pod_json, lookup=self.owners)
+        policies: list[Any] = list(self.client.list(ClusterResourcePolicy))
+        if namespace:
+            policies += self.client.list(ResourcePolicy, namespace)
+        return resolve_policy(facts, policies, cache=self.policies)
+
+    def _enroll(self, ctx: Context, pod: Any, config: BallastConfig) -> Result | None:
+        pod_json = objects.thaw(pod)
+        namespace = objects.namespace(pod)
+        resolution = self._resolve(pod_json, namespace)
+        identity = list(config.spec.identity_labels)
+        labels = objects.labels(pod)
+        tuple_ = tuple_labels(labels, identity)
+        name = profile_name(tuple_, identity, discriminator_for(resolution))
+        status: dict[str, Any] = {
+            "tupleLabels": tuple_,
+            "selectorLabels": selector_labels(labels, identity),
+            "measurementHash": measurement_hash(tuple_, policy_key_for(resolution)),
+        }
+        if resolution is not None:
+            status["policyRef"] = resolution.policy_ref().to_wire()
+        wait = self._ensure_profile(ctx, name, status)
+        if wait is not None:
+            return wait
+        previous = objects.annotations(pod).get(PROFILE_REF)
+        self._stamp(pod, name, resolution.ref if resolution else None)
+        attributes = profile_attributes(name, tuple_)
+        if previous != name:
+            if previous:
+                PODS_PROCESSED.inc(
+                    {**profile_attributes(previous, None), "event": "unenrolled", "namespace": namespace}
+                )
+            PODS_PROCESSED.inc({**attributes, "event": "created", "namespace": namespace})
+            ctx.logger.info("pod enrolled", extra={"profile": name, "policy": resolution.ref if resolution else ""})
+        return None
+
+    def _ensure_profile(self, ctx: Context, name: str, status: dict[str, Any]) -> Result | None:
+        try:
+            profile: WorkloadProfile = self.client.get(WorkloadProfile, name)
+        except NotFoundError:
+            try:
+                self.client.create(WorkloadProfile(metadata=ObjectMeta(name=name)))
+            except AlreadyExistsError:
+                return Result(requeue_after=PROFILE_BUSY_REQUEUE)
+            WORKLOAD_PROFILES_CREATED.inc(profile_attributes(name, status["tupleLabels"]))
+            ctx.logger.info("created WorkloadProfile", extra={"profile": name})
+            self._apply_status(name, status)
+            return None
+        if profile.metadata.deletion_timestamp:
+            return Result(requeue_after=PROFILE_BUSY_REQUEUE)
+        current = profile.status.to_wire() if profile.status else {}
+        if any(current.get(key) != value for key, value in status.items()) or (
+            "policyRef" not in status and current.get("policyRef")
+        ):
+            self._apply_status(name, status)
+        return None
+
+    def _apply_status(self, name: str, status: dict[str, Any]) -> None:
+        body = {"apiVersion": WorkloadProfile.API_VERSION, "kind": "WorkloadProfile", "metadata": {"name": name},
+                "status": status}  # fmt: skip
+        self.client.status().patch(body, body, patch_type=APPLY, field_manager=FIELD_MANAGER, force=True)
+
+    def _stamp(self, pod: Any, profile: str, policy: str | None) -> None:
+        annotations = objects.annotations(pod)
+        if annotations.get(PROFILE_REF) == profile and annotations.get(POLICY_REF) == policy:
+            return
+        patch = {"metadata": {"annotations": {PROFILE_REF: profile, POLICY_REF: policy}}}
+        self.client.patch(_pod_ref(objects.namespace(pod), objects.name(pod)), patch)
+
+    # ---------------------------------------------------------------------------------------- unenroll
+
+    def _clean_unenrolled(self, ctx: Context, request: Request) -> None:
+        """A pod no longer enrolled (label removed or invalid) keeps no refs of ours."""
+        try:
+            pod = self.live.get(POD, request.name, request.namespace)
+        except NotFoundError:
+            return
+        if is_enrolled(objects.labels(pod)):
+            return  # enrolled after all (the cache lags): the next event brings it back
+        annotations = objects.annotations(pod)
+        if PROFILE_REF not in annotations and POLICY_REF not in annotations:
+            return
+        self.client.patch(
+            _pod_ref(request.namespace, request.name),
+            {"metadata": {"annotations": {PROFILE_REF: None, POLICY_REF: None}}},
+        )
+        PODS_PROCESSED.inc({**profile_attributes(annotations.get(PROFILE_REF), None), "event": "unenrolled",
+                            "namespace": request.namespace})  # fmt: skip
+        ctx.logger.info("pod unenrolled", extra={"profile": annotations.get(PROFILE_REF)})
+
+    def _remove_legacy_finalizer(self, ctx: Context, request: Request) -> None:
+        remove_legacy_finalizer(self.live, request.namespace, request.name)
+        ctx.logger.info("removed the Go operator's pod finalizer")
+
+
+# ------------------------------------------------------------------------------------------- watches
+
+
+def _all_enrolled_pods(manager: Manager) -> Any:
+    def requests(_: Any) -> list[Request]:
+        return [Request(objects.namespace(p), objects.name(p)) for p in manager.cache.list(POD)]
+
+    return requests
+
+
+def _pods_of_profile(manager: Manager) -> Any:
+    def requests(profile: Any) -> list[Request]:
+        pods = manager.cache.list(POD, index=(PROFILE_REF_INDEX, objects.name(profile)))
+        return [Request(objects.namespace(p), objects.name(p)) for p in pods]
+
+    return requests
+
+
+def _selection_changed(old: Any, new: Any) -> bool:
+    """A policy edit migrates pods only when its selection or precedence changed (other edits are live)."""
+    old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+    return bool(
+        old_spec.get("priority") != new_spec.get("priority") or old_spec.get("selector") != new_spec.get("selector")
+    )
+
+
+def _identity_changed(old: Any, new: Any) -> bool:
+    return bool((old.get("spec") or {}).get("identityLabels") != (new.get("spec") or {}).get("identityLabels"))
+
+
+def setup(manager: Manager, *, kill_switch: KillSwitchState, options: OperatorOptions) -> Controller:
+    """Register the enrollment controller on `manager` (the pod cache and profile-ref index come from the wiring)."""
+    every_pod = EnqueueRequestsFromMapFunc(_all_enrolled_pods(manager))
+    only_ballast = Funcs(
+        create_func=lambda e: objects.name(e.object) == BALLAST_CONFIG_NAME,
+        update_func=lambda e: (
+            objects.name(e.object_new) == BALLAST_CONFIG_NAME and _identity_changed(e.object_old, e.object_new)
+        ),
+        delete_func=lambda e: False,
+        generic_func=lambda e: False,
+    )
+    policy_changes = Funcs(update_func=lambda e: _selection_changed(e.object_old, e.object_new))
+    profile_deleted = Funcs(create_func=lambda e: False, update_func=lambda e: False)
+    return (
+        Builder(manager)
+        .for_(POD)
+        .watches(WorkloadProfile, EnqueueRequestsFromMapFunc(_pods_of_profile(manager)), predicates=[profile_deleted])
+        .watches(BallastConfig, every_pod, predicates=[only_ballast])
+        .watches(ClusterResourcePolicy, every_pod, predicates=[policy_changes])
+        .watches(ResourcePolicy, every_pod, predicates=[policy_changes])
+        .named(NAME)
+        .complete(EnrollmentReconciler(manager, kill_switch, options))
+    )

@@ -1,0 +1,160 @@
+"""Profile lifecycle (`workloadwatcher-profile`): active-workload counts, Orphaned, orphanTTL, history purge.
+
+Level-triggered per profile: `activeWorkloads` is the number of enrolled, non-terminating cached pods whose
+`profile-ref` names the profile (the profile-ref index). Pod events enqueue the profile of the old and of the
+new pod state — a pod deleted, or dropped from the scoped watch because its mode label went, arrives as a
+delete carrying its last state — so counts follow without pod finalizers (architecture.md §5 item 7).
+
+At zero the profile gets `Orphaned=True`; after the BallastConfig's `orphanTTL` it is deleted, and its cleanup
+finalizer purges its history from the store. The kill switch does not stop this lane (ballast-anchor.md §11).
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from ballast.api.ballast.v1 import BallastConfig, WorkloadProfile
+from ballast.api.ballast.v1.workloadprofile import ORPHANED
+from ballast.internal.enrollment import (
+    BALLAST_CONFIG_NAME,
+    PROFILE_CLEANUP_FINALIZER,
+    PROFILE_REF,
+    PROFILE_REF_INDEX,
+    is_enrolled,
+)
+from ballast.internal.naming import tuple_hash
+from ballast.internal.operator import OperatorOptions
+from ballast.internal.runtime import (
+    APPLY,
+    Builder,
+    Context,
+    Controller,
+    EnqueueRequestsFromMapFunc,
+    Manager,
+    NotFoundError,
+    Request,
+    Result,
+    objects,
+)
+from ballast.internal.stats import parse_duration
+from ballast.internal.store import HistoryStore
+from ballast.internal.telemetry import WORKLOAD_PROFILES_PURGED, profile_attributes
+
+NAME = "workloadwatcher-profile"
+FIELD_MANAGER = "ballast-workloadwatcher-profile"
+POD = "v1/Pod"
+NO_ACTIVE_WORKLOADS = "NoActiveWorkloads"
+
+
+def _time(value: datetime.datetime) -> str:
+    return value.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class ProfileReconciler:
+    def __init__(self, manager: Manager, store: HistoryStore, options: OperatorOptions) -> None:
+        self.client = manager.client
+        self.cache = manager.cache
+        self.store = store
+        self.clock = options.clock
+
+    def reconcile(self, ctx: Context, request: Request) -> Result | None:
+        try:
+            profile: WorkloadProfile = self.client.get(WorkloadProfile, request.name)
+        except NotFoundError:
+            return None
+        if profile.metadata.deletion_timestamp:
+            self._finalize(ctx, profile)
+            return None
+        if PROFILE_CLEANUP_FINALIZER not in (profile.metadata.finalizers or []):
+            self._patch_finalizers(profile, [*(profile.metadata.finalizers or []), PROFILE_CLEANUP_FINALIZER])
+        count = self._count(request.name)
+        orphaned_since = self._write_count(profile, count)
+        if orphaned_since is None:
+            return None
+        return self._expire(ctx, profile, orphaned_since)
+
+    def _count(self, name: str) -> int:
+        pods = self.cache.list(POD, index=(PROFILE_REF_INDEX, name))
+        return sum(1 for p in pods if is_enrolled(objects.labels(p)) and not objects.deletion_timestamp(p))
+
+    def _write_count(self, profile: WorkloadProfile, count: int) -> datetime.datetime | None:
+        """Apply activeWorkloads and the Orphaned condition; returns when it became orphaned (None if not)."""
+        status = profile.status
+        current = next((c for c in (status.conditions or []) if c.type == ORPHANED), None) if status else None
+        now = self.clock.now()
+        conditions: list[dict[str, Any]] = []
+        since: datetime.datetime | None = None
+        if count == 0:
+            since = current.last_transition_time if current is not None and current.status == "True" else now
+            message = "No active workloads for this profile"
+            conditions.append({"type": ORPHANED, "status": "True", "reason": NO_ACTIVE_WORKLOADS,
+                               "message": message, "lastTransitionTime": _time(since)})  # fmt: skip
+        unchanged = (
+            status is not None
+            and status.active_workloads == count
+            and ((current is not None and current.status == "True") == (count == 0))
+        )
+        if not unchanged:
+            body = {"apiVersion": WorkloadProfile.API_VERSION, "kind": "WorkloadProfile",
+                    "metadata": {"name": profile.metadata.name},
+                    "status": {"activeWorkloads": count, "conditions": conditions}}  # fmt: skip
+            self.client.status().patch(body, body, patch_type=APPLY, field_manager=FIELD_MANAGER, force=True)
+        return since
+
+    def _expire(self, ctx: Context, profile: WorkloadProfile, since: datetime.datetime) -> Result | None:
+        try:
+            config: BallastConfig = self.client.get(BallastConfig, BALLAST_CONFIG_NAME)
+        except NotFoundError:
+            return None
+        ttl = parse_duration(config.spec.orphan_ttl) / 1e9  # a bad value is an error: retried with backoff
+        age = (self.clock.now() - since).total_seconds()
+        if age < ttl:
+            return Result(requeue_after=ttl - age)
+        ctx.logger.info("deleting orphaned profile after its TTL", extra={"profile": profile.metadata.name})
+        self.client.delete(profile, ignore_not_found=True)
+        return None
+
+    def _finalize(self, ctx: Context, profile: WorkloadProfile) -> None:
+        if PROFILE_CLEANUP_FINALIZER not in (profile.metadata.finalizers or []):
+            return
+        status = profile.status
+        digest = status.measurement_hash if status and status.measurement_hash else None
+        if digest is None and status and status.tuple_labels:
+            digest = tuple_hash(status.tuple_labels)  # profiles written before measurement hashes existed
+        if digest:
+            removed = self.store.purge(digest)
+            ctx.logger.info("purged profile history", extra={"profile": profile.metadata.name, "series": removed})
+        WORKLOAD_PROFILES_PURGED.inc(profile_attributes(profile.metadata.name, status.tuple_labels if status else None))
+        kept = [f for f in (profile.metadata.finalizers or []) if f != PROFILE_CLEANUP_FINALIZER]
+        self._patch_finalizers(profile, kept)
+
+    def _patch_finalizers(self, profile: WorkloadProfile, finalizers: list[str]) -> None:
+        # Guarded by resourceVersion: a conflict is raised and retried with backoff from a fresh read.
+        patch = {"metadata": {"finalizers": finalizers, "resourceVersion": profile.metadata.resource_version}}
+        self.client.patch(_profile_ref(str(profile.metadata.name)), patch)
+
+
+def _profile_ref(name: str) -> dict[str, Any]:
+    return {"apiVersion": WorkloadProfile.API_VERSION, "kind": "WorkloadProfile", "metadata": {"name": name}}
+
+
+def _profile_of_pod(pod: Any) -> list[Request]:
+    ref = objects.annotations(pod).get(PROFILE_REF)
+    return [Request("", ref)] if ref else []
+
+
+def setup(manager: Manager, *, store: HistoryStore, options: OperatorOptions) -> Controller:
+    """Register the profile lifecycle controller on `manager`."""
+
+    def all_profiles(_: Any) -> list[Request]:
+        return [Request("", objects.name(p)) for p in manager.cache.list(WorkloadProfile)]
+
+    return (
+        Builder(manager)
+        .for_(WorkloadProfile)
+        .watches(POD, EnqueueRequestsFromMapFunc(_profile_of_pod))
+        .watches(BallastConfig, EnqueueRequestsFromMapFunc(all_profiles))
+        .named(NAME)
+        .complete(ProfileReconciler(manager, store, options))
+    )
