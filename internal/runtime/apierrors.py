@@ -120,6 +120,8 @@ def error_from_response(
         cls: type[APIStatusError] = AlreadyExistsError if reason == "AlreadyExists" else ConflictError
     elif reason == "Expired":
         cls = GoneError
+    elif reason in ("Timeout", "ServerTimeout"):
+        cls = ServerTimeoutError
     elif status >= 500 and status != 504:
         cls = InternalServerError
     else:

@@ -52,7 +52,7 @@ def set_status_condition(conditions: list[dict[str, Any]], new: Mapping[str, Any
                 changed = True
         return changed
     condition = dict(new)
-    condition.setdefault("lastTransitionTime", _format(now))
+    condition["lastTransitionTime"] = new.get("lastTransitionTime") or _format(now)  # a zero time means now
     conditions.append(condition)
     return True
 

@@ -190,7 +190,7 @@ class ProjectionDecoder(Generic[P]):
     def decode_event(self, line: bytes) -> DecodedEvent:
         event = self._event.decode(line)
         if event.type == "ERROR":
-            return DecodedEvent(event.type, None, "", status=orjson.loads(event.object))
+            return DecodedEvent(event.type, None, "", status=orjson.loads(bytes(event.object)))
         obj = self._object.decode(event.object)
         end = event.type == "BOOKMARK" and obj.metadata.annotations.get(INITIAL_EVENTS_END) == "true"
         return DecodedEvent(event.type, obj, obj.metadata.resource_version, initial_events_end=end)

@@ -144,7 +144,8 @@ class FakeAPI:
         self._objects: dict[tuple[GroupVersionKind, str, str], dict[str, Any]] = {}
         self._version = itertools.count(1)
         self._last_version = 0
-        self._events: list[tuple[int, GroupVersionKind, str, dict[str, Any]]] = []
+        # (resourceVersion, kind, event, object, the object before the event): watches need both to filter.
+        self._events: list[tuple[int, GroupVersionKind, str, dict[str, Any], dict[str, Any] | None]] = []
         self._history = history
         self._watchers: list[_Watcher] = []
         self._hooks: list[AdmissionHook] = []
@@ -240,7 +241,7 @@ class FakeAPI:
             )
         options = dict(params or {})
         watcher = _Watcher(
-            kind, namespace, label_selectors.parse(options.get("labelSelector")), _fields(options.get("fieldSelector"))
+            kind, namespace, _selector(options.get("labelSelector")), _fields(options.get("fieldSelector"))
         )
         since = int(options.get("resourceVersion") or 0)
         with self._lock:
@@ -266,9 +267,13 @@ class FakeAPI:
                         "message": f"too old resource version: {since}",
                     }
                     watcher.lines.put(orjson.dumps({"type": "ERROR", "object": expired}))
-                for version, gvk, event, obj in self._events:
-                    if version > since and gvk == kind.mapping.gvk and self._matches(watcher, obj):
-                        watcher.lines.put(orjson.dumps({"type": event, "object": obj}))
+                    watcher.lines.put(None)  # the API server closes an expired watch after the ERROR event
+                    return _WatchResponse(watcher.lines, lambda: None)
+                for version, gvk, event, obj, previous in self._events:
+                    if version > since and gvk == kind.mapping.gvk:
+                        line = self._event_line(watcher, event, obj, previous)
+                        if line is not None:
+                            watcher.lines.put(line)
             self._watchers.append(watcher)
         return _WatchResponse(watcher.lines, lambda: self._unwatch(watcher))
 
@@ -295,7 +300,7 @@ class FakeAPI:
         else:
             raise error_from_response(404, b'{"reason":"NotFound","message":"no such path"}', path=path)
         namespace = None
-        if len(rest) >= 3 and rest[0] == "namespaces":
+        if len(rest) >= 3 and rest[0] == "namespaces" and not (parts[0] == "api" and rest[2:] == ["status"]):
             namespace, rest = rest[1], rest[2:]
         plural = rest[0] if rest else ""
         kind = self._by_path.get((group, version, plural))
@@ -315,6 +320,9 @@ class FakeAPI:
         self, method: str, path: str, params: dict[str, str], body: bytes | None, content_type: str
     ) -> tuple[int, Any]:
         kind, namespace, name, subresource = self._route(path)
+        if subresource == "status" and not kind.status:
+            message = f"the server could not find the requested resource {kind.mapping.resource.resource}/status"
+            return 404, {"reason": "NotFound", "message": message}
         call = _Call(kind, namespace, name, subresource, params, orjson.loads(body) if body else None, content_type)
         verb = {"GET": self._read, "POST": self._post, "PUT": self._put, "PATCH": self._patch_verb,
                 "DELETE": self._delete_verb}.get(method)  # fmt: skip
@@ -375,7 +383,7 @@ class FakeAPI:
 
     def _list(self, kind: _Kind, namespace: str | None, params: dict[str, str]) -> dict[str, Any]:
         items = self._select(
-            kind, namespace, label_selectors.parse(params.get("labelSelector")), _fields(params.get("fieldSelector"))
+            kind, namespace, _selector(params.get("labelSelector")), _fields(params.get("fieldSelector"))
         )
         start = int(params.get("continue") or 0)
         limit = int(params.get("limit") or 0)
@@ -433,18 +441,7 @@ class FakeAPI:
         old = self._objects.get(key)
         if old is None:
             raise _not_found(kind, name)
-        version = obj.get("metadata", {}).get("resourceVersion")
-        if version and version != old["metadata"]["resourceVersion"]:
-            message = orjson.dumps(
-                {
-                    "reason": "Conflict",
-                    "message": (
-                        f"Operation cannot be fulfilled on {kind.mapping.resource.resource} {name!r}: the object has "
-                        "been modified; please apply your changes to the latest version and try again"
-                    ),
-                }
-            )
-            raise error_from_response(409, message)
+        _check_version(kind, name, old, obj)
         return self._commit(kind, key, old, obj, subresource, dry_run)
 
     def _commit(
@@ -517,6 +514,7 @@ class FakeAPI:
             patched = _merge(target, patch, by_name=False)
         if subresource == "resize":
             subresource = None
+        _check_version(kind, name, old, patched)  # a resourceVersion in the patch is a precondition
         return self._commit(kind, key, old, patched, subresource, dry_run)
 
     def _delete(self, kind: _Kind, namespace: str | None, name: str, options: dict[str, Any]) -> dict[str, Any]:
@@ -547,25 +545,43 @@ class FakeAPI:
         return str(self._last_version)
 
     def _store(self, key: tuple[GroupVersionKind, str, str], obj: dict[str, Any], event: str) -> None:
+        previous = self._objects.get(key)
         obj["metadata"]["resourceVersion"] = self._next_version()
         self._objects[key] = obj
-        self._publish(key[0], event, obj)
+        self._publish(key[0], event, obj, previous)
 
     def _remove(self, key: tuple[GroupVersionKind, str, str], obj: dict[str, Any]) -> None:
         del self._objects[key]
         final = copy.deepcopy(obj)
         final["metadata"]["resourceVersion"] = self._next_version()
-        self._publish(key[0], "DELETED", final)
+        self._publish(key[0], "DELETED", final, final)
 
-    def _publish(self, gvk: GroupVersionKind, event: str, obj: dict[str, Any]) -> None:
+    def _publish(self, gvk: GroupVersionKind, event: str, obj: dict[str, Any], previous: dict[str, Any] | None) -> None:
         snapshot = copy.deepcopy(obj)
-        self._events.append((self._last_version, gvk, event, snapshot))
+        before = copy.deepcopy(previous) if previous is not None else None
+        self._events.append((self._last_version, gvk, event, snapshot, before))
         if len(self._events) > self._history:
             del self._events[: len(self._events) - self._history]
-        line = orjson.dumps({"type": event, "object": snapshot})
         for watcher in self._watchers:
-            if watcher.kind.mapping.gvk == gvk and self._matches(watcher, snapshot):
-                watcher.lines.put(line)
+            if watcher.kind.mapping.gvk == gvk:
+                line = self._event_line(watcher, event, snapshot, before)
+                if line is not None:
+                    watcher.lines.put(line)
+
+    @classmethod
+    def _event_line(
+        cls, watcher: _Watcher, event: str, obj: dict[str, Any], previous: dict[str, Any] | None
+    ) -> bytes | None:
+        """What a filtered watch sees (the API server's cacheWatcher): an object that starts matching arrives
+        as ADDED, one that stops matching as DELETED with its previous content; None if it never matched."""
+        matches = event != "DELETED" and cls._matches(watcher, obj)
+        matched = previous is not None and cls._matches(watcher, previous)
+        if matches:
+            return orjson.dumps({"type": event if matched else "ADDED", "object": obj})
+        if previous is None or not matched:
+            return None
+        gone = {**previous, "metadata": {**previous["metadata"], "resourceVersion": obj["metadata"]["resourceVersion"]}}
+        return orjson.dumps({"type": "DELETED", "object": gone})
 
     @staticmethod
     def _matches(watcher: _Watcher, obj: dict[str, Any]) -> bool:
@@ -581,6 +597,21 @@ def _now(clock: Clock) -> str:
     return clock.now().astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _check_version(kind: _Kind, name: str, old: dict[str, Any], new: dict[str, Any]) -> None:
+    version = (new.get("metadata") or {}).get("resourceVersion")
+    if version and version != old["metadata"]["resourceVersion"]:
+        message = orjson.dumps(
+            {
+                "reason": "Conflict",
+                "message": (
+                    f"Operation cannot be fulfilled on {kind.mapping.resource.resource} {name!r}: the object has "
+                    "been modified; please apply your changes to the latest version and try again"
+                ),
+            }
+        )
+        raise error_from_response(409, message)
+
+
 def _not_found(kind: _Kind, name: str) -> Exception:
     message = orjson.dumps({"reason": "NotFound", "message": f'{kind.mapping.resource.resource} "{name}" not found'})
     return error_from_response(404, message)
@@ -589,6 +620,13 @@ def _not_found(kind: _Kind, name: str) -> Exception:
 def _invalid(kind: _Kind, name: str, detail: str) -> Exception:
     message = orjson.dumps({"reason": "Invalid", "message": f'{kind.mapping.gvk.kind} "{name}" is invalid: {detail}'})
     return error_from_response(422, message)
+
+
+def _selector(text: str | None) -> label_selectors.Selector:
+    try:
+        return label_selectors.parse(text)
+    except label_selectors.SelectorError as exc:  # the API server answers 400, not a client-side crash
+        raise error_from_response(400, orjson.dumps({"reason": "BadRequest", "message": str(exc)})) from exc
 
 
 def _fields(selector: str | None) -> dict[str, str]:

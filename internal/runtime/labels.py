@@ -114,9 +114,8 @@ def _parse_term(term: str, text: str) -> Requirement:
         raise SelectorError(f"{where}: empty requirement")
     match = _SET_TERM.match(term)
     if match:
-        values = tuple(_check_value(v.strip(), where) for v in match["values"].split(",") if v.strip())
-        if not values:
-            raise SelectorError(f"{where}: {match['op']} needs at least one value")
+        # As apimachinery: empty entries are the empty value, and "()" means {""}.
+        values = tuple(_check_value(v.strip(), where) for v in match["values"].split(","))
         return Requirement(_check_key(match["key"], where), match["op"], tuple(sorted(set(values))))
     for op in ("!=", "==", "="):
         if op in term:

@@ -161,14 +161,19 @@ class Manager:
         self._recorders: dict[str, EventRecorder] = {}
         self.controller_names: set[str] = set()
         self._started = False
+        self._others: _Group | None = None  # set once runnables that need no leader are running
+        self._runnables_lock = threading.Lock()
 
     # ----------------------------------------------------------------------------------- registration
 
     def add(self, runnable: Any) -> None:
         """Add a runnable (controllers, servers, your own objects with `start(stop)`)."""
-        if self._started and needs_leader_election(runnable):
-            raise RuntimeError("leader-only runnables must be added before the manager starts")
-        self._runnables.append(runnable)
+        with self._runnables_lock:
+            if self._started and needs_leader_election(runnable):
+                raise RuntimeError("leader-only runnables must be added before the manager starts")
+            self._runnables.append(runnable)
+            if self._others is not None and not self._others.stop.is_set():
+                self._launch(self._others, runnable)  # added while running: start it now
 
     def add_webhook_server(self, server: Any) -> None:
         """Add a webhook server: started before caches (conversion webhooks must answer first), on every replica.
@@ -258,9 +263,11 @@ class Manager:
             self.cache.start()
             if not self._stop.is_set() and not self.cache.wait_for_sync(self.cache.sync_timeout):
                 self._fail(TimeoutError("caches did not sync"))
-            for runnable in self._runnables:
-                if not needs_leader_election(runnable):
-                    self._launch(others, runnable)
+            with self._runnables_lock:
+                for runnable in self._runnables:
+                    if not needs_leader_election(runnable):
+                        self._launch(others, runnable)
+                self._others = others
             self._start_leader_runnables(election, leaders)
             self._stop.wait()
         finally:

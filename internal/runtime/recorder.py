@@ -87,8 +87,8 @@ class EventRecorder:
         if not self._allow(involved):
             self.dropped += 1
             return
-        try:
-            self._queue.put_nowait((involved, type_, reason, message))
+        try:  # stamped now, as client-go does: a backlog must not make events look later than they were
+            self._queue.put_nowait((involved, type_, reason, message, self._clock.now()))
         except queue.Full:
             self.dropped += 1
 
@@ -158,15 +158,15 @@ class EventRecorder:
             item = self._queue.get()
             if item is None:
                 return
-            involved, type_, reason, message = item
+            involved, type_, reason, message, stamp = item
             try:
-                self._write(involved, type_, reason, message)
+                self._write(involved, type_, reason, message, stamp)
             except Exception as exc:  # events are best effort: a failure must not stop later ones
                 _log.warning("could not record event %s on %s: %s", reason, involved.get("name"), exc)
 
-    def _write(self, involved: dict[str, str], type_: str, reason: str, message: str) -> None:
+    def _write(self, involved: dict[str, str], type_: str, reason: str, message: str, stamp: datetime.datetime) -> None:
         key, message = self._correlate(involved, type_, reason, message)
-        now = self._clock.now().astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = stamp.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         recorded = self._recorded.get(key)
         if recorded is not None:
             try:

@@ -1,0 +1,28 @@
+"""Fixtures for the runtime's unit tests: an in-memory API server, a client on it, a fake clock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from ballast.internal.runtime.client import Client
+from ballast.internal.runtime.clock import FakeClock
+from ballast.internal.runtime.fake import FakeAPI
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def api() -> Iterator[FakeAPI]:
+    fake = FakeAPI()
+    yield fake
+    fake.close()
+
+
+@pytest.fixture
+def client(api: FakeAPI) -> Client:
+    return api.client()

@@ -1,0 +1,106 @@
+"""Typed API errors: status and reason → class, and messages that carry the verb, path and server's words."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from ballast.internal.runtime import apierrors
+from ballast.internal.runtime.apierrors import APIStatusError, error_from_response
+
+
+def _status(reason: str, message: str = "it failed", **extra: object) -> bytes:
+    return orjson.dumps({"kind": "Status", "status": "Failure", "reason": reason, "message": message, **extra})
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "cls", "reason"),
+    [
+        (400, _status("BadRequest"), apierrors.BadRequestError, "BadRequest"),
+        (401, _status("Unauthorized"), apierrors.UnauthorizedError, "Unauthorized"),
+        (403, _status("Forbidden"), apierrors.ForbiddenError, "Forbidden"),
+        (404, _status("NotFound"), apierrors.NotFoundError, "NotFound"),
+        (405, _status("MethodNotAllowed"), apierrors.MethodNotAllowedError, "MethodNotAllowed"),
+        (409, _status("Conflict"), apierrors.ConflictError, "Conflict"),
+        (409, _status("AlreadyExists"), apierrors.AlreadyExistsError, "AlreadyExists"),
+        (410, _status("Gone"), apierrors.GoneError, "Gone"),
+        (410, _status("Expired"), apierrors.GoneError, "Expired"),
+        (200, _status("Expired"), apierrors.GoneError, "Expired"),  # a watch ERROR event's Status
+        (422, _status("Invalid"), apierrors.UnprocessableEntityError, "Invalid"),
+        (429, _status("TooManyRequests"), apierrors.TooManyRequestsError, "TooManyRequests"),
+        (500, _status("InternalError"), apierrors.InternalServerError, "InternalError"),
+        (500, _status("ServerTimeout"), apierrors.ServerTimeoutError, "ServerTimeout"),
+        (502, b"bad gateway", apierrors.InternalServerError, "Unknown"),
+        (503, b"", apierrors.InternalServerError, "ServiceUnavailable"),
+        (504, _status("Timeout"), apierrors.ServerTimeoutError, "Timeout"),
+        (504, b"", apierrors.ServerTimeoutError, "Timeout"),
+        (418, b"teapot", APIStatusError, "Unknown"),
+        (404, b"404 page not found", apierrors.NotFoundError, "NotFound"),
+    ],
+)
+def test_status_and_reason_pick_the_class(status: int, body: bytes, cls: type[APIStatusError], reason: str) -> None:
+    error = error_from_response(status, body)
+    assert type(error) is cls
+    assert error.status == status
+    assert error.reason == reason
+
+
+def test_the_message_names_verb_path_and_the_servers_words() -> None:
+    error = error_from_response(
+        404,
+        _status("NotFound", 'configmaps "x" not found', details={"name": "x", "kind": "configmaps"}),
+        method="GET",
+        path="/api/v1/namespaces/a/configmaps/x",
+        retry_after=2.0,
+    )
+    assert str(error) == 'GET /api/v1/namespaces/a/configmaps/x: 404 NotFound: configmaps "x" not found'
+    assert error.message == 'configmaps "x" not found'
+    assert error.method == "GET"
+    assert error.path == "/api/v1/namespaces/a/configmaps/x"
+    assert error.details == {"name": "x", "kind": "configmaps"}
+    assert error.retry_after == 2.0
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"", "(empty response)"),
+        (b"  plain text from a proxy \n", "plain text from a proxy"),
+        (b'{"reason": "Invalid"}', '{"reason": "Invalid"}'),  # no message: the body itself
+        (b"[1, 2]", "[1, 2]"),  # JSON but not a Status
+        (b"\xff\xfe", "\ufffd\ufffd"),  # undecodable bytes do not raise
+    ],
+)
+def test_bodies_without_a_status_message(body: bytes, message: str) -> None:
+    error = error_from_response(500, body)
+    assert error.message == message
+    assert str(error) == f"500 {error.reason}: {message}"  # no method: no "VERB path: " prefix
+    assert error.details == {}
+    assert error.retry_after is None
+
+
+@pytest.mark.parametrize(
+    ("status", "reason", "predicate"),
+    [
+        (404, "NotFound", apierrors.is_not_found),
+        (409, "Conflict", apierrors.is_conflict),
+        (409, "AlreadyExists", apierrors.is_already_exists),
+        (410, "Expired", apierrors.is_gone),
+    ],
+)
+def test_predicates(status: int, reason: str, predicate: object) -> None:
+    assert callable(predicate)
+    assert predicate(error_from_response(status, _status(reason)))
+    assert not predicate(error_from_response(500, _status("InternalError")))
+    assert not predicate(ValueError("not an API error"))
+
+
+def test_conflict_and_already_exists_are_distinct() -> None:
+    assert not apierrors.is_conflict(error_from_response(409, _status("AlreadyExists")))
+    assert not apierrors.is_already_exists(error_from_response(409, _status("Conflict")))
+
+
+def test_every_api_error_is_an_api_status_error_and_deadlines_are_timeouts() -> None:
+    for status in (400, 401, 403, 404, 405, 409, 410, 422, 429, 500, 504):
+        assert isinstance(error_from_response(status, b""), APIStatusError)
+    assert issubclass(apierrors.DeadlineExceededError, TimeoutError)
