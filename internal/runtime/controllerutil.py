@@ -12,7 +12,7 @@ from typing import Any
 
 from . import objects
 from .apierrors import NotFoundError
-from .client import MERGE, Client
+from .client import MERGE
 from .gvk import GroupVersionKind
 
 
@@ -28,14 +28,16 @@ class AlreadyOwnedError(ValueError):
     """The object already has a different controller owner."""
 
 
-def create_or_update(client: Client, obj: dict[str, Any], mutate: Callable[[dict[str, Any]], None]) -> OperationResult:
+def create_or_update(client: Any, obj: dict[str, Any], mutate: Callable[[dict[str, Any]], None]) -> OperationResult:
     """Fetch `obj` (by kind, namespace, name); create it after `mutate` if absent, else update if `mutate` changed it.
+
+    `client` is a `Client` or the manager's cache-backed client (what it reads is copied before `mutate`).
 
     `obj` is updated in place with what the server stored. Conflicts propagate (ConflictError): requeue.
     """
     name, namespace = objects.name(obj), objects.namespace(obj) or None
     try:
-        current = client.get(client.gvk(obj), name, namespace)
+        current = objects.thaw(client.get(client.gvk(obj), name, namespace))  # a cache view is read-only
     except NotFoundError:
         mutate(obj)
         _check_identity(obj, name, namespace)
@@ -54,11 +56,11 @@ def create_or_update(client: Client, obj: dict[str, Any], mutate: Callable[[dict
     return OperationResult.UPDATED
 
 
-def create_or_patch(client: Client, obj: dict[str, Any], mutate: Callable[[dict[str, Any]], None]) -> OperationResult:
+def create_or_patch(client: Any, obj: dict[str, Any], mutate: Callable[[dict[str, Any]], None]) -> OperationResult:
     """As create_or_update, but sends a JSON merge patch of what `mutate` changed (no resourceVersion race)."""
     name, namespace = objects.name(obj), objects.namespace(obj) or None
     try:
-        current = client.get(client.gvk(obj), name, namespace)
+        current = objects.thaw(client.get(client.gvk(obj), name, namespace))  # a cache view is read-only
     except NotFoundError:
         mutate(obj)
         _check_identity(obj, name, namespace)
