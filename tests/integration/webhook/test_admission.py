@@ -1,0 +1,302 @@
+"""Admission behind the real API server: the configurations of `webhook.configurations` installed (service
+references rewritten to the local server), the handlers reading through the shared cache, owners read live."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ballast.api.ballast.v1 import (
+    BallastConfig,
+    ClusterResourcePolicy,
+    ResourcePolicy,
+    WorkloadProfile,
+)
+from ballast.api.scheme import add_to_scheme
+from ballast.internal.enrollment import MODE_LABEL
+from ballast.internal.killswitch import KillSwitchState
+from ballast.internal.naming import policy_discriminator, profile_name, tuple_labels
+from ballast.internal.operator import OperatorOptions
+from ballast.internal.runtime import metrics
+from ballast.internal.runtime.apierrors import APIStatusError, NotFoundError
+from ballast.internal.runtime.cache import Cache, DelegatingClient
+from ballast.internal.runtime.client import Client
+from ballast.internal.runtime.envtest import Environment
+from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.internal.runtime.rest import RESTConfig
+from ballast.internal.runtime.scheme import Scheme
+from ballast.internal.runtime.webhook import WebhookServer
+from ballast.webhook import pods, policies
+from ballast.webhook.configurations import webhook_configurations
+
+CRD_DIR = Path(__file__).resolve().parents[3] / "config" / "crd" / "bases"
+IDENTITY = ["app.kubernetes.io/name", "app.kubernetes.io/component"]
+APP_LABELS = {"app.kubernetes.io/name": "billing", "app.kubernetes.io/component": "api"}
+ADMISSION = "/apis/admissionregistration.k8s.io/v1"
+
+
+def invalid_mode(value: str) -> str:
+    return f'invalid Ballast ballast.tightlinesoftware.com/mode label "{value}": must be one of measure, apply, resize'
+
+
+def pod(name: str, namespace: str, mode: str | None, **spec: Any) -> dict[str, Any]:
+    labels = dict(APP_LABELS)
+    if mode is not None:
+        labels[MODE_LABEL] = mode
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {"containers": [{"name": "app", "image": "example/app:1"}], **spec},
+    }  # fmt: skip
+
+
+@dataclass
+class Admission:
+    """The running webhook server, what it reads through, and the installed configurations."""
+
+    client: Client
+    reader: DelegatingClient
+    kill_switch: KillSwitchState
+    operator_namespace: str
+    server: WebhookServer
+
+
+@pytest.fixture(scope="module")
+def client(envtest: Environment) -> Iterator[Client]:
+    envtest.install_crds([CRD_DIR])
+    made = Client.from_config(
+        RESTConfig(envtest.client_configuration()), scheme=add_to_scheme(Scheme()), field_owner="webhook-tests"
+    )
+    yield made
+    made.close()
+
+
+@pytest.fixture(scope="module")
+def ballast_config(client: Client) -> Iterator[None]:
+    """BallastConfig `ballast` with our identity labels (restored afterwards if another suite made one)."""
+    body = BallastConfig.model_validate({"metadata": {"name": "ballast"}, "spec": {"identityLabels": IDENTITY}})
+    try:
+        before = client.get(BallastConfig, "ballast")
+    except NotFoundError:
+        client.create(body)
+        yield
+        client.delete(body)
+        return
+    client.patch(before, {"spec": {"identityLabels": IDENTITY}})
+    yield
+    client.patch(before, {"spec": {"identityLabels": before.spec.identity_labels}})
+
+
+def _namespace(client: Client, prefix: str) -> str:
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    return name
+
+
+def _serve(server: WebhookServer) -> Callable[[], None]:
+    stop = threading.Event()
+    thread = threading.Thread(target=server.start, args=(stop,), daemon=True)
+    thread.start()
+    assert server.wait_listening(10)
+
+    def shutdown() -> None:
+        stop.set()
+        thread.join(15)
+
+    return shutdown
+
+
+def _wait_until_admitting(client: Client, namespace: str) -> None:
+    """The API server picks configurations up asynchronously: poll until an invalid mode is refused."""
+    attempt = iter(range(1_000))
+
+    def refused() -> bool:
+        name = f"probe-{next(attempt)}"
+        try:
+            client.create(pod(name, namespace, "probe!"))
+        except APIStatusError as error:
+            return invalid_mode("probe!") in error.message
+        client.delete(pod(name, namespace, None))
+        return False
+
+    poll_until(refused, timeout=20, what="the API server to call the pod webhooks")
+
+
+@pytest.fixture(scope="module")
+def admission(envtest: Environment, client: Client, ballast_config: None) -> Iterator[Admission]:
+    operator_namespace = _namespace(client, "ballast-op")
+    cache = Cache(client)
+    cache.start()
+    reader = DelegatingClient(cache, client)
+    kill_switch = KillSwitchState()
+    server = WebhookServer(host="127.0.0.1", port=0, cert_dir=envtest.webhook_cert_dir())
+    pods.register(server, reader=reader, owner_reader=client, kill_switch=kill_switch, options=OperatorOptions())
+    policies.register(server)
+    shutdown = _serve(server)
+    configurations = webhook_configurations(
+        service_name="ballast-webhook", service_namespace=operator_namespace, name=f"ballast-{operator_namespace}"
+    )
+    envtest.install_webhooks(configurations, host="127.0.0.1", port=server.port, ca_bundle=envtest.ca.cert_pem)
+    probe_namespace = _namespace(client, "probe")
+    try:
+        _wait_until_admitting(client, probe_namespace)
+        yield Admission(client, reader, kill_switch, operator_namespace, server)
+    finally:
+        for config in configurations:
+            with contextlib.suppress(APIStatusError):
+                envtest.rest.delete(f"{ADMISSION}/{config['kind'].lower()}s/{config['metadata']['name']}")
+        for namespace in (operator_namespace, probe_namespace):
+            with contextlib.suppress(APIStatusError):
+                client.delete({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+        shutdown()
+        cache.stop()
+
+
+def _cluster_policy(name: str, **spec: Any) -> ClusterResourcePolicy:
+    return ClusterResourcePolicy.model_validate({"metadata": {"name": name}, "spec": spec})
+
+
+@contextlib.contextmanager
+def _deleted_afterwards(client: Client) -> Iterator[list[Any]]:
+    created: list[Any] = []
+    try:
+        yield created
+    finally:
+        for obj in created:
+            with contextlib.suppress(APIStatusError):
+                client.delete(obj)
+
+
+# ------------------------------------------------------------------------------------------------- tests
+
+
+def test_a_pod_created_gets_the_recommendations_of_its_profile(admission: Admission, envtest_namespace: str) -> None:
+    client = admission.client
+    with _deleted_afterwards(client) as created:
+        client.create(ResourcePolicy.model_validate({"metadata": {"name": "sizing", "namespace": envtest_namespace}}))
+        disc = policy_discriminator("ResourcePolicy", envtest_namespace, "sizing")
+        name = profile_name(tuple_labels(APP_LABELS, IDENTITY), IDENTITY, disc)
+        profile = client.create(WorkloadProfile.model_validate({"metadata": {"name": name}}))
+        created.append(profile)
+        status = {
+            "meetsThreshold": True,
+            "state": "Sufficient",
+            "containers": [
+                {"name": "app", "usageStats": [{"resource": "cpu"}, {"resource": "memory"}],
+                 "recommendations": {"cpu": {"request": "600m"}, "memory": {"request": "192Mi", "limit": "256Mi"}}},
+                {"name": "proxy", "usageStats": [{"resource": "cpu"}], "recommendations": {"cpu": {"request": "50m"}}},
+            ],
+        }  # fmt: skip
+        client.status().patch(profile, {"status": status})
+        poll_until(
+            lambda: (
+                admission.reader.list(ResourcePolicy, envtest_namespace)
+                and admission.reader.get(WorkloadProfile, name).status.meets_threshold
+            ),
+            timeout=10,
+            what="the cache to hold the policy and the profile's status",
+        )
+        body = pod(
+            "web-0",
+            envtest_namespace,
+            "apply",
+            containers=[{"name": "app", "image": "example/app:1",
+                         "resources": {"requests": {"cpu": "100m"}, "limits": {"cpu": "500m"}}}],
+            initContainers=[{"name": "proxy", "image": "example/proxy:1", "restartPolicy": "Always"}],
+        )  # fmt: skip
+        made = client.create(body)
+    app, proxy = made["spec"]["containers"][0], made["spec"]["initContainers"][0]
+    assert app["resources"] == {
+        "requests": {"cpu": "600m", "memory": "192Mi"},
+        "limits": {"cpu": "3", "memory": "256Mi"},  # cpu: the 5:1 limit:request ratio kept
+    }
+    assert proxy["resources"] == {"requests": {"cpu": "50m"}}
+    annotations = made["metadata"]["annotations"]
+    assert annotations["ballast.tightlinesoftware.com/policy-ref"] == f"{envtest_namespace}/sizing"
+    assert annotations["ballast.tightlinesoftware.com/applied-cpu-request"] == "50m"  # the last container wins
+    assert annotations["ballast.tightlinesoftware.com/applied-cpu-limit"] == "3"
+    assert annotations["ballast.tightlinesoftware.com/applied-memory-limit"] == "256Mi"
+
+
+def test_an_invalid_mode_is_denied_at_create_and_at_update(admission: Admission, envtest_namespace: str) -> None:
+    client = admission.client
+    with pytest.raises(APIStatusError) as created:
+        client.create(pod("bad", envtest_namespace, "Apply"))
+    assert created.value.status == 403
+    assert created.value.message == (
+        f'admission webhook "mpod.ballast.tightlinesoftware.com" denied the request: {invalid_mode("Apply")}'
+    )
+    measured = client.create(pod("measured", envtest_namespace, "measure"))
+    assert "annotations" not in measured["metadata"]
+    with pytest.raises(APIStatusError) as updated:
+        client.patch(measured, {"metadata": {"labels": {MODE_LABEL: "bogus"}}})
+    assert updated.value.status == 403
+    assert updated.value.message == (
+        f'admission webhook "vpod.ballast.tightlinesoftware.com" denied the request: {invalid_mode("bogus")}'
+    )
+    promoted = client.patch(measured, {"metadata": {"labels": {MODE_LABEL: "resize"}}})
+    assert promoted["metadata"]["labels"][MODE_LABEL] == "resize"
+
+
+def test_a_policy_with_a_bad_regex_is_refused_at_write_time(admission: Admission, envtest_namespace: str) -> None:
+    client = admission.client
+    name = f"bad-{uuid.uuid4().hex[:6]}"
+    with _deleted_afterwards(client) as created, pytest.raises(APIStatusError) as refused:
+        created.append(client.create(_cluster_policy(name, selector={"namespaces": {"include": ["/(/"]}})))
+    assert refused.value.status == 422
+    assert refused.value.message == (
+        'admission webhook "vpolicy.ballast.tightlinesoftware.com" denied the request: '
+        f'ClusterResourcePolicy.ballast.tightlinesoftware.com "{name}" is invalid: '
+        'spec.selector.namespaces.include[0]: invalid regex "/(/": missing closing ): `(`'
+    )
+    local = ResourcePolicy.model_validate(
+        {"metadata": {"name": "local", "namespace": envtest_namespace},
+         "spec": {"selector": {"labelSelector": {"matchExpressions": [{"key": "tier", "operator": "Bogus"}]}}}}
+    )  # fmt: skip
+    with pytest.raises(APIStatusError) as refused_local:
+        client.create(local)
+    assert "spec.selector.labelSelector.matchExpressions[0]: operator 'Bogus'" in refused_local.value.message
+
+
+def test_a_valid_policy_is_accepted_and_an_update_breaking_it_refused(admission: Admission) -> None:
+    client = admission.client
+    with _deleted_afterwards(client) as created:
+        stored = client.create(_cluster_policy(f"ok-{uuid.uuid4().hex[:6]}", priority=-1000))
+        created.append(stored)
+        with pytest.raises(APIStatusError) as refused:
+            client.patch(stored, {"spec": {"readiness": {"cvMeanFloor": {"memory": "lots"}}}})
+        assert 'spec.readiness.cvMeanFloor[memory]: invalid quantity "lots"' in refused.value.message
+        relabelled = client.patch(stored, {"metadata": {"labels": {"team": "sre"}}})
+        assert relabelled.metadata.labels == {"team": "sre"}
+
+
+def test_the_operator_namespace_is_excluded(admission: Admission) -> None:
+    made = admission.client.create(pod(f"own-{uuid.uuid4().hex[:6]}", admission.operator_namespace, "Apply"))
+    assert made["metadata"]["labels"][MODE_LABEL] == "Apply"
+
+
+def test_a_pod_without_the_mode_label_is_never_sent_to_the_webhook(
+    admission: Admission, envtest_namespace: str
+) -> None:
+    calls = metrics.WEBHOOK_REQUESTS.labels(pods.MUTATE_PATH, "200")
+    before = calls._value.get()
+    admission.client.create(pod("plain", envtest_namespace, None))
+    assert calls._value.get() == before
+    admission.client.create(pod("enrolled", envtest_namespace, "measure"))
+    assert calls._value.get() > before
+
+
+def test_the_kill_switch_admits_even_an_invalid_mode(admission: Admission, envtest_namespace: str) -> None:
+    admission.kill_switch.update(configmap=True, suspended=False)
+    try:
+        made = admission.client.create(pod("switched", envtest_namespace, "Apply"))
+    finally:
+        admission.kill_switch.update(configmap=False, suspended=False)
+    assert made["metadata"]["labels"][MODE_LABEL] == "Apply"

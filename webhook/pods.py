@@ -1,0 +1,360 @@
+"""Pod admission (ballast-anchor.md §6): `/mutate-v1-pod` applies a WorkloadProfile's recommendations to enrolled
+pods at CREATE; `/validate-v1-pod` refuses a pod UPDATE that sets an invalid mode label (architecture §5 item 18).
+
+    pods.register(server, reader=manager.client, owner_reader=manager.api_reader,
+                  kill_switch=kill_switch, options=options)
+
+The mutation follows the anchor's Handle step by step — kill switch first (every replica keeps the state,
+§5 item 2), decode, mode, measure-only, policy, profile, readiness, mutate, dry-run — with our differences:
+per-container readiness (§5 item 5) and request ≤ limit (§5 item 4), see `webhook.recommendations`; dry-run
+cascades (`--dry-run-measure` implies apply, §5 item 3); the owner chain for policy `kinds` (§5 item 9, see
+`webhook.reader`). Every outcome is counted in `ballast_webhook_mutations` and, once apply is requested, in
+`ballast_apply_*`. A bad object is answered (400 or a denial), never raised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from ballast.api.ballast.v1 import (
+    BallastConfig,
+    ClusterResourcePolicy,
+    ResourcePolicy,
+    WorkloadProfile,
+)
+from ballast.internal.enrollment import (
+    BALLAST_CONFIG_NAME,
+    MODE_LABEL,
+    MODES,
+    POLICY_REF,
+    invalid_mode_message,
+    wants_apply,
+)
+from ballast.internal.killswitch import KillSwitchState
+from ballast.internal.naming import profile_name, tuple_labels
+from ballast.internal.operator import OperatorOptions
+from ballast.internal.policy import PodFacts, Policy, PolicyCache, Resolution, discriminator_for, resolve_policy
+from ballast.internal.runtime.admission import AdmissionRequest, AdmissionResponse, allowed, denied, errored, patched
+from ballast.internal.runtime.log import Logger, get_logger
+from ballast.internal.runtime.webhook import WebhookServer
+from ballast.internal.telemetry import (
+    APPLY_APPLIED,
+    APPLY_LIMIT_SCALED,
+    APPLY_SKIPPED,
+    WEBHOOK_MUTATIONS,
+    profile_attributes,
+)
+
+from .reader import Reader, as_model, owner_lookup
+from .recommendations import Mutation, annotate, apply_recommendations, ready_recommendations
+
+MUTATE_PATH = "/mutate-v1-pod"
+VALIDATE_PATH = "/validate-v1-pod"
+
+KILL_SWITCH_ACTIVE = "kill switch active"
+APPLY_NOT_REQUESTED = "apply not requested"
+POLICY_NOT_AVAILABLE = "policy not available"
+PROFILE_NOT_AVAILABLE = "profile not available"
+PROFILE_NOT_FOUND = "profile not found"
+PROFILE_NOT_READY = "profile not ready"
+DRY_RUN_SUPPRESSED = "dry-run: apply suppressed"
+ONLY_CREATE = "only pod CREATE is mutated"
+MODE_UNCHANGED = "mode label unchanged"
+
+_log = get_logger("ballast.webhook")
+
+
+# ------------------------------------------------------------------------------------------------ decoding
+
+
+class _Resources(msgspec.Struct):
+    requests: dict[str, str] | None = None
+    limits: dict[str, str] | None = None
+
+
+class _Container(msgspec.Struct, rename="camel"):
+    name: str = ""
+    resources: _Resources | None = None
+    restart_policy: str | None = None
+
+
+class _Spec(msgspec.Struct, rename="camel"):
+    containers: list[_Container] | None = None
+    init_containers: list[_Container] | None = None
+
+
+class _Metadata(msgspec.Struct, rename="camel"):
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    owner_references: list[dict[str, Any]] | None = None
+
+
+class _Pod(msgspec.Struct):
+    """The parts of a pod the handlers read, type-checked (everything else is passed through untouched)."""
+
+    metadata: _Metadata | None = None
+    spec: _Spec | None = None
+
+
+class _Labelled(msgspec.Struct):
+    metadata: _Metadata | None = None
+
+
+class PodDecodeError(ValueError):
+    """The request's object is not a pod the handlers can read (answered with 400)."""
+
+
+def _decode(obj: dict[str, Any] | None, shape: type[msgspec.Struct], what: str) -> dict[str, Any]:
+    if obj is None:
+        raise PodDecodeError(f"the request has no {what}")
+    try:
+        msgspec.convert(obj, shape)
+    except msgspec.ValidationError as exc:
+        raise PodDecodeError(f"cannot decode the {what} as a pod: {exc}") from exc
+    return obj
+
+
+def decode_pod(request: AdmissionRequest) -> dict[str, Any]:
+    """The request's pod, after checking the fields the mutation reads have the right types. Raises
+    PodDecodeError for a missing object, another kind, or a mistyped field (named by its JSON path)."""
+    kind = request.kind.get("kind")
+    if kind and kind != "Pod":
+        raise PodDecodeError(f"expected a Pod, got a {kind}")
+    return _decode(request.object, _Pod, "object")
+
+
+def _mode(obj: dict[str, Any] | None, what: str) -> str | None:
+    if obj is None:
+        return None
+    labels = (_decode(obj, _Labelled, what).get("metadata") or {}).get("labels") or {}
+    return labels.get(MODE_LABEL)
+
+
+def _labels(pod: Mapping[str, Any]) -> Mapping[str, str]:
+    labels: Mapping[str, str] = (pod.get("metadata") or {}).get("labels") or {}
+    return labels
+
+
+def _pod_name(request: AdmissionRequest, pod: Mapping[str, Any]) -> str:
+    metadata = pod.get("metadata") or {}
+    return request.name or str(metadata.get("name") or metadata.get("generateName") or "")
+
+
+# --------------------------------------------------------------------------------------------- mutation
+
+
+class PodMutator:
+    """The `/mutate-v1-pod` handler (ballast-anchor.md §6.2, in order):
+
+    1. kill switch active → allowed "kill switch active" (`result=kill_switch`), before anything else;
+    2. the object does not decode as a pod → errored 400 (failurePolicy Fail rejects the pod);
+    3. an invalid mode label → denied with the anchor's exact message;
+    4. mode `measure` (or no label) → allowed "apply not requested" (`skipped`);
+    5. the policy cannot be resolved (a read failed) → allowed "policy not available" (`not_available`);
+    6. no BallastConfig `ballast`, or no profile name → allowed "profile not available" (`not_available`);
+       the profile `profile_name(tuple_labels(pod), identityLabels, discriminator)` cannot be read →
+       allowed "profile not found" (`apply.skipped{no_profile}`, `skipped`);
+    7. no ready container of the pod has recommendations and `meetsThreshold` is false → allowed "profile not
+       ready" (`apply.skipped{not_ready}`, `skipped`);
+    8. stamp `policy-ref` (when a policy resolved), write the ready containers' recommendations and the
+       `applied-*` annotations (`apply.applied`, or `apply.skipped{no_change}` when no container matched);
+       with dry-run → allowed "dry-run: apply suppressed" without a patch (`apply.skipped{dry_run}`,
+       `dry_run`); otherwise the JSON patch (`mutated`), and each raised limit counted in
+       `ballast_apply_limit_scaled`.
+
+    Other operations (a misconfigured webhook) are allowed untouched, right after the kill switch.
+    """
+
+    def __init__(
+        self,
+        reader: Reader,
+        *,
+        kill_switch: KillSwitchState,
+        options: OperatorOptions,
+        owner_reader: Reader | None = None,
+        policy_cache: PolicyCache | None = None,
+    ) -> None:
+        self.reader = reader
+        self.kill_switch = kill_switch
+        self.options = options
+        self._owners = owner_lookup(owner_reader if owner_reader is not None else reader)
+        self._policies = policy_cache if policy_cache is not None else PolicyCache()
+
+    @property
+    def dry_run(self) -> bool:
+        """Whether apply only logs (dry-run cascades: measure implies apply)."""
+        return self.options.dry_run.apply or self.options.dry_run.measure
+
+    def __call__(self, request: AdmissionRequest) -> AdmissionResponse:
+        if self.kill_switch.active:
+            _mutations("kill_switch", request.namespace)
+            return allowed(KILL_SWITCH_ACTIVE)
+        if request.operation != "CREATE":
+            return allowed(ONLY_CREATE)
+        try:
+            pod = decode_pod(request)
+        except PodDecodeError as exc:
+            return errored(400, str(exc))
+        namespace = request.namespace or str((pod.get("metadata") or {}).get("namespace") or "")
+        log = _log.with_values(pod=_pod_name(request, pod), namespace=namespace)
+        labels = _labels(pod)
+        mode = labels.get(MODE_LABEL)
+        if mode is not None and mode not in MODES:
+            log.info("denied: invalid mode label", extra={"mode": mode})
+            return denied(invalid_mode_message(mode))
+        if not wants_apply(labels):
+            _mutations("skipped", namespace)
+            return allowed(APPLY_NOT_REQUESTED)
+        return self._apply(request, pod, namespace, log)
+
+    def _apply(self, request: AdmissionRequest, pod: dict[str, Any], namespace: str, log: Logger) -> AdmissionResponse:
+        try:
+            resolution = self._resolve(pod, namespace)
+        except Exception:
+            log.warning("cannot resolve the policy; admitting unchanged", exc_info=True)
+            _mutations("not_available", namespace)
+            return allowed(POLICY_NOT_AVAILABLE)
+        try:
+            name, identity = self._profile_identity(_labels(pod), resolution)
+        except Exception:
+            log.warning("cannot name the profile; admitting unchanged", exc_info=True)
+            _mutations("not_available", namespace)
+            return allowed(PROFILE_NOT_AVAILABLE)
+        outcome = _Outcome(profile_attributes(name, identity), resolution.name if resolution else "", namespace)
+        log = log.with_values(profile=name, policy=outcome.policy)
+        try:
+            profile = as_model(WorkloadProfile, self.reader.get(WorkloadProfile, name))
+        except Exception:
+            log.debug("no profile; admitting unchanged")
+            return outcome.skipped("no_profile", PROFILE_NOT_FOUND)
+        mutated = request.object_copy()
+        if resolution is not None:
+            annotate(mutated, POLICY_REF, resolution.ref)
+        mutation = apply_recommendations(mutated, ready_recommendations(profile.status))
+        if not mutation.containers and not (profile.status and profile.status.meets_threshold):
+            log.debug("profile not ready; admitting unchanged")
+            return outcome.skipped("not_ready", PROFILE_NOT_READY)
+        if self.dry_run:
+            log.info("dry-run: would apply recommendations", extra=_log_fields(mutation, dry_run=True))
+            return outcome.dry_run(mutation)
+        log.info("applying recommendations", extra=_log_fields(mutation, dry_run=False))
+        return outcome.mutated(mutation, patched(request, mutated))
+
+    def _resolve(self, pod: Mapping[str, Any], namespace: str) -> Resolution | None:
+        policies: list[Policy] = [as_model(ClusterResourcePolicy, p) for p in self.reader.list(ClusterResourcePolicy)]
+        if namespace:
+            policies += [as_model(ResourcePolicy, p) for p in self.reader.list(ResourcePolicy, namespace)]
+        # The owner chain costs reads; only `kinds` selectors look past the direct controller.
+        lookup = self._owners if any(self._lists_kinds(policy) for policy in policies) else None
+        facts = PodFacts.from_pod(pod, namespace=namespace, lookup=lookup)
+        return resolve_policy(facts, policies, cache=self._policies)
+
+    def _lists_kinds(self, policy: Policy) -> bool:
+        matcher = self._policies.compile(policy).matcher
+        return matcher is not None and bool(matcher.kinds)
+
+    def _profile_identity(self, labels: Mapping[str, str], resolution: Resolution | None) -> tuple[str, dict[str, str]]:
+        config = as_model(BallastConfig, self.reader.get(BallastConfig, BALLAST_CONFIG_NAME))
+        identity_labels = config.spec.identity_labels
+        identity = tuple_labels(labels, identity_labels)
+        return profile_name(identity, identity_labels, discriminator_for(resolution)), identity
+
+
+class _Outcome:
+    """Counts one admission that requested apply, with the profile attributes, policy and namespace."""
+
+    def __init__(self, attributes: dict[str, str], policy: str, namespace: str) -> None:
+        self.attributes = attributes
+        self.policy = policy
+        self.namespace = namespace
+
+    def _apply_labels(self, **extra: str) -> dict[str, str]:
+        return {**self.attributes, **extra, "policy": self.policy, "namespace": self.namespace}
+
+    def skipped(self, reason: str, message: str) -> AdmissionResponse:
+        APPLY_SKIPPED.inc(self._apply_labels(reason=reason))
+        _mutations("skipped", self.namespace, self.attributes)
+        return allowed(message)
+
+    def dry_run(self, mutation: Mutation) -> AdmissionResponse:
+        APPLY_SKIPPED.inc(self._apply_labels(reason="dry_run" if mutation.containers else "no_change"))
+        _mutations("dry_run", self.namespace, self.attributes)
+        return allowed(DRY_RUN_SUPPRESSED)
+
+    def mutated(self, mutation: Mutation, response: AdmissionResponse) -> AdmissionResponse:
+        if mutation.containers:
+            APPLY_APPLIED.inc(self._apply_labels())
+        else:
+            APPLY_SKIPPED.inc(self._apply_labels(reason="no_change"))
+        for scaled in mutation.scaled_limits:
+            APPLY_LIMIT_SCALED.inc(self._apply_labels(resource=scaled.resource))
+        _mutations("mutated", self.namespace, self.attributes)
+        return response
+
+
+def _mutations(result: str, namespace: str, attributes: Mapping[str, str] | None = None) -> None:
+    WEBHOOK_MUTATIONS.inc({**(attributes or {}), "result": result, "namespace": namespace})
+
+
+def _log_fields(mutation: Mutation, *, dry_run: bool) -> dict[str, Any]:
+    return {
+        "dry_run": dry_run,
+        "containers": list(mutation.containers),
+        "resources": [f"{v.container}/{v.resource}/{v.field}={v.value}" for v in mutation.values],
+        "limits_scaled": [f"{s.container}/{s.resource}: {s.before} -> {s.limit}" for s in mutation.scaled_limits],
+    }
+
+
+# ------------------------------------------------------------------------------------------- validation
+
+
+class PodModeValidator:
+    """The `/validate-v1-pod` handler (pod UPDATE, architecture §5 item 18).
+
+    A mode label changed to a value outside `measure`, `apply`, `resize` is denied with the anchor's exact
+    message; a valid or absent mode is allowed, and so is an update that leaves an (already stored) invalid
+    value as it was — so metadata edits and finalizer removal on such a pod are never blocked. While the kill
+    switch is active everything is allowed, as in the mutating webhook.
+    """
+
+    def __init__(self, kill_switch: KillSwitchState) -> None:
+        self.kill_switch = kill_switch
+
+    def __call__(self, request: AdmissionRequest) -> AdmissionResponse:
+        if self.kill_switch.active:
+            return allowed(KILL_SWITCH_ACTIVE)
+        try:
+            if request.object is None:
+                raise PodDecodeError("the request has no object")
+            mode = _mode(request.object, "object")
+            old_mode = _mode(request.old_object, "oldObject")
+        except PodDecodeError as exc:
+            return errored(400, str(exc))
+        if mode is None or mode in MODES:
+            return allowed()
+        if mode == old_mode:
+            return allowed(MODE_UNCHANGED)
+        return denied(invalid_mode_message(mode))
+
+
+def register(
+    server: WebhookServer,
+    *,
+    reader: Reader,
+    kill_switch: KillSwitchState,
+    options: OperatorOptions,
+    owner_reader: Reader | None = None,
+) -> None:
+    """Serve `/mutate-v1-pod` (pod CREATE) and `/validate-v1-pod` (pod UPDATE) on `server`.
+
+    `reader` is the manager's cache-backed client (policies, the BallastConfig, WorkloadProfiles);
+    `owner_reader` reads pod owners for the policy `kinds` rule — pass `manager.api_reader` (live, see
+    `webhook.reader`); it defaults to `reader`. `kill_switch` is this replica's state; `options.dry_run`
+    decides whether patches are sent.
+    """
+    mutator = PodMutator(reader, kill_switch=kill_switch, options=options, owner_reader=owner_reader)
+    server.register(MUTATE_PATH, mutator)
+    server.register(VALIDATE_PATH, PodModeValidator(kill_switch))
