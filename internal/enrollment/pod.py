@@ -39,6 +39,8 @@ class PodCondition(msgspec.Struct, frozen=True, rename="camel", omit_defaults=Tr
     status: str = ""
     reason: str = ""
     message: str = ""
+    observed_generation: int = 0
+    """The pod generation the kubelet's verdict (e.g. PodResizePending) is about."""
 
 
 class PodStatus(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
