@@ -92,7 +92,8 @@ from ballast.internal.runtime import (
 )
 from ballast.internal.runtime.log import Logger
 from ballast.internal.runtime.predicate import Funcs
-from ballast.internal.stats import fit_limit, parse_duration, ready_containers
+from ballast.internal.stats import fit_limit, parse_duration
+from ballast.internal.stats.ready import ready_recommendations
 from ballast.internal.telemetry import (
     APPLY_LIMIT_SCALED,
     RESIZE_APPLIED,
@@ -515,26 +516,6 @@ class _Run:
         return {**self.attributes, "policy": self.policy, "namespace": namespace, **extra}
 
 
-def ready_recommendations(status: WorkloadProfileStatus) -> dict[str, dict[str, tuple[str | None, str | None]]]:
-    """The recommendations of the profile's ready containers (architecture.md §5 item 5), by container name.
-
-    With `meetsThreshold` every container is ready; otherwise a container is ready when it has at least one
-    `usageStats` entry and a recommendation for every resource of them (the collector writes a resource's
-    recommendation only once it is ready) — the rule admission applies too, so a sparse sidecar still accruing
-    does not hold back the main container.
-    """
-    containers = [c for c in status.containers or () if c.recommendations]
-    if not status.meets_threshold:
-        judged = {c.name: {u.resource: u.resource in (c.recommendations or {}) for u in c.usage_stats or ()}
-                  for c in containers}  # fmt: skip
-        ready = ready_containers(judged)
-        containers = [c for c in containers if c.name in ready]
-    return {
-        c.name: {resource: (rec.request, rec.limit) for resource, rec in (c.recommendations or {}).items()}
-        for c in containers
-    }
-
-
 def _condition_differs(current: Condition | None, wanted: Mapping[str, Any] | None) -> bool:
     if current is None or wanted is None:
         return (current is None) != (wanted is None)
@@ -604,7 +585,10 @@ class ResourceAdjuster:
         attributes = profile_attributes(request.name, status.tuple_labels)
         if self.kill_switch.active:
             return self._profile_skip(ctx, attributes, KILL_SWITCH, kill_switch_reason=self.kill_switch.reason)
-        recommendations = ready_recommendations(status)
+        recommendations = {
+            name: {resource: (rec.request, rec.limit) for resource, rec in by_resource.items()}
+            for name, by_resource in ready_recommendations(status).items()
+        }
         if not recommendations:
             return self._profile_skip(ctx, attributes, NOT_READY)
         ref = status.policy_ref

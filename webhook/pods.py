@@ -40,6 +40,7 @@ from ballast.internal.policy import PodFacts, Policy, PolicyCache, Resolution, d
 from ballast.internal.runtime.admission import AdmissionRequest, AdmissionResponse, allowed, denied, errored, patched
 from ballast.internal.runtime.log import Logger, get_logger
 from ballast.internal.runtime.webhook import WebhookServer
+from ballast.internal.stats.ready import ready_recommendations
 from ballast.internal.telemetry import (
     APPLY_APPLIED,
     APPLY_LIMIT_SCALED,
@@ -49,7 +50,7 @@ from ballast.internal.telemetry import (
 )
 
 from .reader import Reader, as_model, owner_lookup
-from .recommendations import Mutation, annotate, apply_recommendations, ready_recommendations
+from .recommendations import Mutation, annotate, apply_recommendations
 
 MUTATE_PATH = "/mutate-v1-pod"
 VALIDATE_PATH = "/validate-v1-pod"

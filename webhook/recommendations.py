@@ -28,10 +28,10 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ballast.api.ballast.v1 import Recommendation, WorkloadProfileStatus
+from ballast.api.ballast.v1 import Recommendation
 from ballast.internal.enrollment import applied_annotation, managed_containers
 from ballast.internal.quantity import QuantityError, parse_quantity
-from ballast.internal.stats import LimitFit, fit_limit, ready_containers
+from ballast.internal.stats import LimitFit, fit_limit
 
 Field = Literal["request", "limit"]
 Recommendations = Mapping[str, Mapping[str, Recommendation]]
@@ -75,24 +75,6 @@ class Mutation:
     containers: tuple[str, ...] = ()
     values: tuple[AppliedValue, ...] = ()
     scaled_limits: tuple[ScaledLimit, ...] = ()
-
-
-def ready_recommendations(status: WorkloadProfileStatus | None) -> dict[str, dict[str, Recommendation]]:
-    """The recommendations of the profile's ready containers (see the module docstring), by container name.
-
-    Containers without any recommendation are left out.
-    """
-    if status is None:
-        return {}
-    containers = [c for c in status.containers or () if c.recommendations]
-    if status.meets_threshold:
-        return {c.name: dict(c.recommendations or {}) for c in containers}
-    judged = {
-        c.name: {usage.resource: usage.resource in (c.recommendations or {}) for usage in c.usage_stats or ()}
-        for c in containers
-    }
-    ready = ready_containers(judged)
-    return {c.name: dict(c.recommendations or {}) for c in containers if c.name in ready}
 
 
 def apply_recommendations(pod: MutableMapping[str, Any], recommendations: Recommendations) -> Mutation:
