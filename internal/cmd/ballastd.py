@@ -1,12 +1,37 @@
-"""`ballastd`: the operator process (controllers on the leader, webhook and caches on every replica)."""
+"""`ballastd`: the operator process — controllers on the leader; webhook, caches and kill switch on every replica.
+
+ballastd [flags]          run the manager
+ballastd apply-crds       server-side apply the CRDs rendered from the API models (field manager
+                          ballast-crd-installer), as the chart's upgrade hook does
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
 from ballast import __version__
+
+CONTROLLERS = (
+    "workloadwatcher-pod",
+    "workloadwatcher-profile",
+    "metricscollector",
+    "resourceadjuster",
+    "policystatus-cluster",
+    "policystatus-namespaced",
+    "killswitch",
+)
+CRD_FIELD_MANAGER = "ballast-crd-installer"
+COMPONENT_LOGGERS = {
+    "webhook": ("ballast.webhook", "ballast.runtime.webhook"),
+    "watcher": ("ballast.runtime.controller.workloadwatcher-pod", "ballast.runtime.controller.workloadwatcher-profile"),
+    "collector": ("ballast.runtime.controller.metricscollector", "ballast.sources"),
+    "adjuster": ("ballast.runtime.controller.resourceadjuster",),
+}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -15,13 +40,283 @@ def _parser() -> argparse.ArgumentParser:
         description="Ballast operator: keeps pods' resource requests and limits matched to measured usage.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("command", nargs="?", choices=["run", "apply-crds"], default="run", help="default: run")
+    cluster = parser.add_argument_group("cluster")
+    cluster.add_argument(
+        "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)"
+    )
+    cluster.add_argument(
+        "--operator-namespace",
+        default=os.environ.get("POD_NAMESPACE", "ballast-system"),
+        help="namespace of the operator, its lease and its kill switch (default: $POD_NAMESPACE or %(default)s)",
+    )
+    serving = parser.add_argument_group("serving")
+    serving.add_argument("--metrics-bind-address", default="0", help="Prometheus /metrics, e.g. :8080 ('0' disables)")
+    serving.add_argument("--health-probe-bind-address", default=":8081", help="/healthz and /readyz")
+    serving.add_argument("--webhook-bind-address", default=":9443", help="admission webhook server")
+    serving.add_argument(
+        "--webhook-cert-path",
+        default="/tmp/k8s-webhook-server/serving-certs",
+        help="directory with the serving certificate (a mounted cert-manager Secret)",
+    )
+    serving.add_argument("--webhook-cert-name", default="tls.crt")
+    serving.add_argument("--webhook-cert-key", default="tls.key")
+    serving.add_argument(
+        "--webhook-self-signed",
+        action="store_true",
+        help="issue and rotate the webhook certificate ourselves (clusters without cert-manager)",
+    )
+    serving.add_argument("--webhook-service-name", default="ballast-webhook", help="Service in front of the webhook")
+    serving.add_argument("--webhook-secret-name", default="ballast-webhook-cert", help="Secret of the self-signed pair")
+    serving.add_argument(
+        "--webhook-configuration-name",
+        default="ballast",
+        help="Mutating/ValidatingWebhookConfiguration names whose caBundle the self-signed mode sets",
+    )
+    election = parser.add_argument_group("leader election")
+    election.add_argument("--leader-elect", action="store_true", help="run controllers only on the Lease holder")
+    election.add_argument(
+        "--leader-elect-release-on-cancel",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="clear the Lease on shutdown so a standby takes over at once (default: on)",
+    )
+    storage = parser.add_argument_group("history store")
+    storage.add_argument("--store", help="redis://…, rediss://… or sqlite:///path (wins over --redis-url)")
+    storage.add_argument("--redis-url", default=os.environ.get("REDIS_URL"), help="default: $REDIS_URL")
+    storage.add_argument("--data-dir", default="/var/lib/ballast", help="SQLite store directory when no URL is given")
+    behaviour = parser.add_argument_group("behaviour")
+    behaviour.add_argument("--dry-run-measure", action="store_true", help="collect nothing (implies apply and resize)")
+    behaviour.add_argument("--dry-run-apply", action="store_true", help="admit without patches (implies resize)")
+    behaviour.add_argument("--dry-run-resize", action="store_true", help="never resize in place")
+    behaviour.add_argument(
+        "--controllers",
+        default="*",
+        help="controllers to run: '*' (all), names, or -name to disable, comma-separated; "
+        f"known: {', '.join(CONTROLLERS)}",
+    )
+    behaviour.add_argument("--graceful-shutdown-timeout", type=float, default=30.0)
+    logging_ = parser.add_argument_group("logging")
+    logging_.add_argument("--log-level", default="info", choices=["debug", "info", "warn", "error"])
+    for component in COMPONENT_LOGGERS:
+        logging_.add_argument(f"--log-level-{component}", choices=["debug", "info", "warn", "error"])
+    logging_.add_argument("--log-format", default="json", choices=["json", "text"])
     return parser
 
 
+def enabled_controllers(spec: str) -> set[str]:
+    """kube-controller-manager's `--controllers`: `*` all, `name` adds, `-name` removes; unknown names refused."""
+    enabled: set[str] = set()
+    for item in (part.strip() for part in spec.split(",") if part.strip()):
+        if item == "*":
+            enabled |= set(CONTROLLERS)
+            continue
+        name = item.removeprefix("-")
+        if name not in CONTROLLERS:
+            raise ValueError(f"--controllers: unknown controller {name!r}; known: {', '.join(CONTROLLERS)}")
+        if item.startswith("-"):
+            enabled.discard(name)
+        else:
+            enabled.add(name)
+    return enabled
+
+
+def store_url(args: argparse.Namespace) -> str:
+    """`--store`, else `--redis-url`/`REDIS_URL`, else SQLite under `--data-dir` (one replica only)."""
+    url = args.store or args.redis_url or f"sqlite:///{Path(args.data_dir).resolve() / 'history.db'}"
+    if args.leader_elect and url.startswith("sqlite:"):
+        raise ValueError(
+            "--leader-elect needs a shared store (Redis/Valkey: --store or --redis-url): with SQLite each replica "
+            "would keep its own history"
+        )
+    return url
+
+
+def _bind(address: str, default_host: str = "") -> tuple[str, int]:
+    host, _, port = address.rpartition(":")
+    return host or default_host, int(port)
+
+
+def build(args: argparse.Namespace) -> Any:
+    """Wire the manager from parsed flags (everything but starting it)."""
+    from ballast.api.scheme import add_to_scheme  # noqa: PLC0415 - keep `--help` fast
+    from ballast.internal.enrollment import LEADER_ELECTION_ID  # noqa: PLC0415
+    from ballast.internal.killswitch import KillSwitchState  # noqa: PLC0415
+    from ballast.internal.operator import DryRun, OperatorOptions  # noqa: PLC0415
+    from ballast.internal.runtime import (  # noqa: PLC0415
+        Client,
+        LeaderElectionConfig,
+        LeaderElector,
+        RESTConfig,
+        Scheme,
+        WebhookServer,
+    )
+    from ballast.internal.runtime.selfsigned import MUTATING, VALIDATING, SelfSignedCertificates  # noqa: PLC0415
+    from ballast.internal.store import open_store  # noqa: PLC0415
+
+    controllers = enabled_controllers(args.controllers)
+    url = store_url(args)
+    if url.startswith("sqlite:"):
+        Path(args.data_dir).mkdir(parents=True, exist_ok=True)
+    config = RESTConfig.load(args.kubeconfig)
+    client = Client.from_config(config, scheme=add_to_scheme(Scheme()), field_owner="ballastd")
+    namespace = args.operator_namespace
+    elector = None
+    if args.leader_elect:
+        elector = LeaderElector(
+            client,
+            LeaderElectionConfig(
+                name=LEADER_ELECTION_ID, namespace=namespace, release_on_cancel=args.leader_elect_release_on_cancel
+            ),
+        )
+    manager = new_manager(
+        client,
+        namespace=namespace,
+        leader_elector=elector,
+        metrics_bind_address=args.metrics_bind_address,
+        health_probe_bind_address=args.health_probe_bind_address,
+        graceful_shutdown_timeout=args.graceful_shutdown_timeout,
+    )
+    options = OperatorOptions(
+        operator_namespace=namespace,
+        dry_run=DryRun.cascade(measure=args.dry_run_measure, apply=args.dry_run_apply, resize=args.dry_run_resize),
+    )
+    kill_switch = KillSwitchState()
+    store = open_store(url)
+    manager.add_healthz_check("store", store.ping)
+
+    add_core_lanes(manager, controllers, store=store, kill_switch=kill_switch, options=options)
+    _optional_lanes(manager, controllers, store=store, kill_switch=kill_switch, options=options)
+
+    host, port = _bind(args.webhook_bind_address)
+    server = WebhookServer(
+        host=host,
+        port=port,
+        cert_dir=args.webhook_cert_path,
+        cert_name=args.webhook_cert_name,
+        key_name=args.webhook_cert_key,
+    )
+    _register_webhooks(server, manager, kill_switch=kill_switch, options=options)
+    manager.add_webhook_server(server)
+    if args.webhook_self_signed:
+        manager.add(
+            SelfSignedCertificates(
+                manager.api_reader,
+                namespace=namespace,
+                secret_name=args.webhook_secret_name,
+                service_name=args.webhook_service_name,
+                cert_dir=args.webhook_cert_path,
+                webhook_configurations=[
+                    (MUTATING, args.webhook_configuration_name),
+                    (VALIDATING, args.webhook_configuration_name),
+                ],
+            )
+        )
+    return manager
+
+
+def new_manager(client: Any, *, namespace: str, **options: Any) -> Any:
+    """A Manager with the operator's cache: enrolled pods only (as projections, indexed by profile-ref) and the
+    kill-switch ConfigMap only. `options` go to `Manager` (addresses, leader elector, shutdown timeout)."""
+    from ballast.internal.enrollment import (  # noqa: PLC0415
+        KILL_SWITCH_CONFIGMAP,
+        MODE_LABEL,
+        PROFILE_REF_INDEX,
+        PodProjection,
+        profile_ref_index,
+    )
+    from ballast.internal.runtime import CacheScope, Manager  # noqa: PLC0415
+
+    manager = Manager(
+        client=client,
+        cache_by_kind={
+            "v1/Pod": CacheScope(label_selector=MODE_LABEL, projection=PodProjection),
+            "v1/ConfigMap": CacheScope(namespace=namespace, field_selector=f"metadata.name={KILL_SWITCH_CONFIGMAP}"),
+        },
+        **options,
+    )
+    manager.cache.index_field("v1/Pod", PROFILE_REF_INDEX, profile_ref_index)
+    return manager
+
+
+def add_core_lanes(manager: Any, controllers: set[str], **deps: Any) -> None:
+    """The kill switch (always: every replica's webhook needs it), enrollment, profiles, policy status."""
+    from ballast.controllers import enrollment, killswitch, migration, policystatus, profile  # noqa: PLC0415
+
+    options = deps["options"]
+    killswitch.setup(manager, state=deps["kill_switch"], options=options)
+    if "workloadwatcher-pod" in controllers:
+        enrollment.setup(manager, kill_switch=deps["kill_switch"], options=options)
+        migration.setup(manager)
+    if "workloadwatcher-profile" in controllers:
+        profile.setup(manager, store=deps["store"], options=options)
+    if {"policystatus-cluster", "policystatus-namespaced"} & controllers:
+        policystatus.setup(manager, options=options)
+
+
+def _optional_lanes(manager: Any, controllers: set[str], **deps: Any) -> None:
+    """The collection and resize lanes."""
+    from ballast.controllers import collector, resize  # noqa: PLC0415
+
+    if "metricscollector" in controllers:
+        collector.setup(manager, store=deps["store"], kill_switch=deps["kill_switch"], options=deps["options"])
+    if "resourceadjuster" in controllers:
+        resize.setup(manager, kill_switch=deps["kill_switch"], options=deps["options"])
+
+
+def _register_webhooks(server: Any, manager: Any, **deps: Any) -> None:
+    from ballast.webhook import pods, policies  # noqa: PLC0415
+
+    pods.register(
+        server,
+        reader=manager.client,
+        owner_reader=manager.api_reader,  # owners live: a new ReplicaSet may not be cached yet at its first pod
+        kill_switch=deps["kill_switch"],
+        options=deps["options"],
+    )
+    policies.register(server)
+
+
+def apply_crds(args: argparse.Namespace) -> int:
+    """Server-side apply every CRD (rendered in-process from the models), forcing ownership of the fields."""
+    from ballast.api.crds import all_crds  # noqa: PLC0415
+    from ballast.internal.runtime import Client, RESTConfig  # noqa: PLC0415
+
+    client = Client.from_config(RESTConfig.load(args.kubeconfig))
+    for crd in all_crds():
+        client.apply(crd, field_manager=CRD_FIELD_MANAGER, force=True)
+        print(f"customresourcedefinition.apiextensions.k8s.io/{crd['metadata']['name']} serverside-applied")
+    return 0
+
+
+def _setup_logging(args: argparse.Namespace) -> None:
+    from ballast.internal.runtime.log import setup_logging  # noqa: PLC0415
+
+    levels = {}
+    for component, loggers in COMPONENT_LOGGERS.items():
+        level = getattr(args, f"log_level_{component}")
+        if level:
+            levels.update(dict.fromkeys(loggers, level))
+    setup_logging(args.log_format, args.log_level, levels)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    _parser().parse_args(argv)
-    print("ballastd: the operator is not wired yet; see the README for what works today", file=sys.stderr)
-    return 2
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        _setup_logging(args)
+        if args.command == "apply-crds":
+            return apply_crds(args)
+        manager = build(args)
+    except ValueError as exc:
+        parser.error(str(exc))
+    run: Callable[..., None] = manager.start
+    try:
+        run(handle_signals=True)
+    except Exception as exc:
+        print(f"ballastd: {exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,27 @@
+"""Which plugin serves which MetricsSource `spec.type` (the anchor implements two; unknown types are skipped)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+
+from ballast.internal.runtime import Client
+
+from . import kubelet_summary, kubernetes_metrics
+from .base import Source
+
+SourceFactory = Callable[[Client], Source]
+"""Builds a source from the live client (the manager's `api_reader`)."""
+
+SOURCE_TYPES: Mapping[str, SourceFactory] = MappingProxyType(
+    {
+        kubernetes_metrics.TYPE: kubernetes_metrics.KubernetesMetricsSource,
+        kubelet_summary.TYPE: lambda client: kubelet_summary.KubeletSummarySource(client.transport),
+    }
+)
+
+
+def new_source(kind: str, client: Client) -> Source | None:
+    """A fresh source for `spec.type` `kind`, or None for a type no plugin serves."""
+    factory = SOURCE_TYPES.get(kind)
+    return factory(client) if factory is not None else None
