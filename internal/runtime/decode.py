@@ -179,6 +179,9 @@ class ProjectionDecoder(Generic[P]):
         self.projection = projection
         self._list = msgspec.json.Decoder(_List[projection])  # type: ignore[valid-type]
         self._object = msgspec.json.Decoder(projection)
+        # Bookmarks carry only metadata, and the API server fills the rest with nulls (`"containers": null`)
+        # that a projection's types need not accept: decode them as bare metadata.
+        self._bookmark = msgspec.json.Decoder(Projection)
         self._event = msgspec.json.Decoder(_Event)
 
     def decode_list(self, body: bytes) -> DecodedList:
@@ -191,6 +194,9 @@ class ProjectionDecoder(Generic[P]):
         event = self._event.decode(line)
         if event.type == "ERROR":
             return DecodedEvent(event.type, None, "", status=orjson.loads(bytes(event.object)))
+        if event.type == "BOOKMARK":
+            mark = self._bookmark.decode(event.object)
+            end = mark.metadata.annotations.get(INITIAL_EVENTS_END) == "true"
+            return DecodedEvent(event.type, mark, mark.metadata.resource_version, initial_events_end=end)
         obj = self._object.decode(event.object)
-        end = event.type == "BOOKMARK" and obj.metadata.annotations.get(INITIAL_EVENTS_END) == "true"
-        return DecodedEvent(event.type, obj, obj.metadata.resource_version, initial_events_end=end)
+        return DecodedEvent(event.type, obj, obj.metadata.resource_version)

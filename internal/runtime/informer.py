@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -30,7 +30,7 @@ from urllib3.exceptions import ProtocolError, ReadTimeoutError
 from .apierrors import APIStatusError, GoneError, error_from_response
 from .client import ListerWatcher, WatchStream
 from .clock import Clock, RealClock
-from .decode import Decoder
+from .decode import Decoder, gc_paused
 from .objects import object_key, resource_version
 from .store import NAMESPACE_INDEX, Indexer, IndexFunc, namespace_index
 
@@ -307,8 +307,13 @@ class SharedIndexInformer:
                     stream.close()
                     return
                 self._stream = stream
+            lines = iter(stream)  # one iterator: it holds the partial line between reads
             try:
-                self._consume(stream, state)
+                if state.initial_items is not None:
+                    # A streaming list decodes the whole initial state, like a LIST: keep the collector out of it.
+                    with gc_paused():
+                        self._consume(lines, state, until_synced=True)
+                self._consume(lines, state)
             except ReadTimeoutError:
                 log.info("watch silent for %.0fs, reopening", self._inactivity_timeout, extra={"informer": self.name})
             except ProtocolError as exc:
@@ -323,8 +328,9 @@ class SharedIndexInformer:
                 raise ValueError("streaming list ended before its initial-events-end bookmark")
             self.watch_restarts += 1
 
-    def _consume(self, stream: WatchStream, state: _WatchState) -> None:
-        for line in stream:
+    def _consume(self, lines: Iterator[bytes], state: _WatchState, *, until_synced: bool = False) -> None:
+        """Apply the stream's events; with `until_synced`, return as soon as a streaming list has synced."""
+        for line in lines:
             event = self._decoder.decode_event(line)
             if event.type == "ERROR":
                 status = event.status or {}
@@ -340,6 +346,8 @@ class SharedIndexInformer:
             state.version = event.resource_version or state.version
             if state.initial_items is None:
                 self.last_sync_resource_version = state.version
+                if until_synced:
+                    return
 
     def _apply(self, kind: str, obj: Any) -> None:
         with self._dispatch:

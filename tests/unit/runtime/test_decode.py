@@ -224,3 +224,26 @@ def test_a_collector_that_was_off_stays_off() -> None:
     with gc_paused():
         assert not gc.isenabled()
     assert not gc.isenabled()
+
+
+class _Container(msgspec.Struct, frozen=True):
+    name: str = ""
+
+
+class _Spec(msgspec.Struct, frozen=True):
+    containers: tuple[_Container, ...] = ()  # not Optional: a null here would not decode
+
+
+class _PodWithContainers(Projection, frozen=True):
+    spec: _Spec = _Spec()
+
+
+def test_pod_bookmarks_with_null_fields_decode_into_any_projection() -> None:
+    """The API server writes Pod bookmarks with `"containers": null`; only their metadata matters."""
+    decoder = ProjectionDecoder(_PodWithContainers)
+    line = (
+        b'{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"4242",'
+        b'"annotations":{"k8s.io/initial-events-end":"true"}},"spec":{"containers":null},"status":{}}}'
+    )
+    event = decoder.decode_event(line)
+    assert (event.type, event.resource_version, event.initial_events_end) == ("BOOKMARK", "4242", True)
