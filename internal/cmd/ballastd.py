@@ -81,6 +81,13 @@ def _parser() -> argparse.ArgumentParser:
         default=True,
         help="clear the Lease on shutdown so a standby takes over at once (default: on)",
     )
+    election.add_argument(
+        "--leader-elect-lease-duration", type=float, default=15.0, help="seconds (default %(default)s)"
+    )
+    election.add_argument(
+        "--leader-elect-renew-deadline", type=float, default=10.0, help="seconds (default %(default)s)"
+    )
+    election.add_argument("--leader-elect-retry-period", type=float, default=2.0, help="seconds (default %(default)s)")
     storage = parser.add_argument_group("history store")
     storage.add_argument("--store", help="redis://…, rediss://… or sqlite:///path (wins over --redis-url)")
     storage.add_argument("--redis-url", default=os.environ.get("REDIS_URL"), help="default: $REDIS_URL")
@@ -166,7 +173,12 @@ def build(args: argparse.Namespace) -> Any:
         elector = LeaderElector(
             client,
             LeaderElectionConfig(
-                name=LEADER_ELECTION_ID, namespace=namespace, release_on_cancel=args.leader_elect_release_on_cancel
+                name=LEADER_ELECTION_ID,
+                namespace=namespace,
+                lease_duration=args.leader_elect_lease_duration,
+                renew_deadline=args.leader_elect_renew_deadline,
+                retry_period=args.leader_elect_retry_period,
+                release_on_cancel=args.leader_elect_release_on_cancel,
             ),
         )
     manager = new_manager(

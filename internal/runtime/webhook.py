@@ -65,6 +65,7 @@ class _Request:
 
     def __init__(self, max_body: int) -> None:
         self.max_body = max_body
+        self.parser: httptools.HttpRequestParser | None = None
         self.reset()
 
     def reset(self) -> None:
@@ -74,6 +75,7 @@ class _Request:
         self.size = 0
         self.too_large = False
         self.complete = False
+        self.keep_alive = True
 
     def on_url(self, url: bytes) -> None:
         self.url += url
@@ -83,6 +85,11 @@ class _Request:
             self.content_type = value
         elif name.lower() == b"content-length" and value.isdigit() and int(value) > self.max_body:
             self.too_large = True
+
+    def on_headers_complete(self) -> None:
+        # Asked here: llhttp forgets the request's Connection header once the message is complete.
+        if self.parser is not None:
+            self.keep_alive = self.parser.should_keep_alive()
 
     def on_body(self, body: bytes) -> None:
         self.size += len(body)
@@ -223,6 +230,7 @@ class WebhookServer:
     def _requests(self, connection: ssl.SSLSocket) -> None:
         state = _Request(self.max_body_bytes)
         parser = httptools.HttpRequestParser(state)
+        state.parser = parser
         connection.settimeout(self.idle_timeout)
         while not self._stopping.is_set():
             self._set_idle(connection, not state.url)
@@ -245,7 +253,7 @@ class WebhookServer:
                 # Read to the end (discarding) first, so the client is listening when the answer comes.
                 self._answer_too_large(connection, state)
                 return
-            keep_alive = parser.should_keep_alive() and not self._stopping.is_set()
+            keep_alive = state.keep_alive and not self._stopping.is_set()
             status, body = self._dispatch(parser.get_method(), state)
             self._send(connection, status, body, keep_alive=keep_alive)
             if not keep_alive:

@@ -10,6 +10,7 @@ import pytest
 from kubernetes import client
 
 from ballast.internal.runtime.envtest import Environment
+from tests.integration.redis_server import RedisServer, redis_server_or_skip
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -25,3 +26,12 @@ def api_client(envtest: Environment) -> Iterator[Any]:
     api: Any = client.ApiClient(envtest.client_configuration())
     yield api
     api.close()
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A started redis-server with append-only persistence, stopped after the test."""
+    server = RedisServer(redis_server_or_skip(), tmp_path)
+    server.start()
+    yield server
+    server.stop()

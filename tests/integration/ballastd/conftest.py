@@ -65,13 +65,11 @@ class Ballastd:
     def metrics(self) -> str:
         return str(urllib3.request("GET", f"http://127.0.0.1:{self.metrics_port}/metrics").data.decode())
 
-    def metric(self, name: str, **labels: str) -> float:
-        selector = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
-        prefix = f"{name}{{{selector}}}" if labels else name
+    def metric(self, family: str, /, **labels: str) -> float:
+        """The value of the first sample of `family` that carries all of `labels` (0 when there is none)."""
+        wanted = [f'{key}="{value}"' for key, value in labels.items()]
         for line in self.metrics().splitlines():
-            if line.startswith(prefix + " ") or (
-                labels and line.startswith(name + "{") and all(f'{k}="{v}"' in line for k, v in labels.items())
-            ):
+            if line.startswith((family + "{", family + " ")) and all(label in line for label in wanted):
                 return float(line.rsplit(" ", 1)[1])
         return 0.0
 

@@ -30,6 +30,7 @@ from ballast.internal.runtime.envtest.wait import poll_until
 from ballast.internal.runtime.rest import RESTConfig
 from ballast.internal.runtime.scheme import Scheme
 from ballast.internal.store import HistoryStore, RedisHistoryStore, SQLiteHistoryStore
+from tests.integration.redis_server import RedisServer
 
 CRD_DIR = Path(__file__).resolve().parents[3] / "config" / "crd" / "bases"
 GROUP_PATH = "/apis/ballast.tightlinesoftware.com/v1"
@@ -202,17 +203,10 @@ def sqlite_store(tmp_path: Path) -> Iterator[HistoryStore]:
 
 
 @pytest.fixture
-def redis_store(tmp_path: Path) -> Iterator[tuple[HistoryStore, Any]]:
+def redis_store(redis_server: RedisServer) -> Iterator[tuple[HistoryStore, RedisServer]]:
     """A RedisHistoryStore on a real redis-server, and that server (for looking at the Go operator's keys)."""
-    from tests.integration.store.conftest import RedisServer, _binary_or_skip  # noqa: PLC0415 - one approach
-
-    server = RedisServer(_binary_or_skip(), tmp_path)
-    server.start()
-    try:
-        with RedisHistoryStore.from_url(server.url, timeout=5) as store:
-            yield store, server
-    finally:
-        server.stop()
+    with RedisHistoryStore.from_url(redis_server.url, timeout=5) as store:
+        yield store, redis_server
 
 
 RunOperator = Callable[[HistoryStore], Manager]

@@ -23,8 +23,7 @@ from ballast.internal.store import (
     StoreUnavailableError,
     open_store,
 )
-
-from .conftest import RedisServer, TLSFiles
+from tests.integration.redis_server import RedisServer, TLSFiles
 
 T0 = 1_732_900_000_000
 MINUTE = 60_000

@@ -164,3 +164,13 @@ def test_unknown_paths_and_methods_are_clean_http_errors(served: tuple[str, urll
     base, pool = served
     assert pool.request("POST", f"{base}/nowhere", body=b"{}").status == 404
     assert pool.request("GET", f"{base}/validate").status == 405
+
+
+def test_connection_close_is_honoured_and_keep_alive_is_the_default(served: tuple[str, urllib3.PoolManager]) -> None:
+    base, pool = served
+    body = orjson.dumps(VALID)
+    closing = pool.request("POST", f"{base}/validate", body=body, headers={"Connection": "close"})
+    assert closing.headers.get("Connection") == "close"  # and the server hangs up: a read-to-EOF client returns
+    kept = pool.request("POST", f"{base}/validate", body=body, headers={"Content-Type": "application/json"})
+    assert "Connection" not in kept.headers
+    assert orjson.loads(kept.data)["response"]["allowed"] is True
