@@ -46,6 +46,10 @@ bench: venv envtest ## benchmarks (not part of `make test`); figures go to bench
 	$(PY) benchmarks/envtest_start.py
 	$(PY) benchmarks/workqueue.py
 	$(PY) benchmarks/store_cycle.py
+	$(PY) benchmarks/informer.py
+	$(PY) benchmarks/leader_renew.py
+	$(PY) benchmarks/collection.py
+	$(PY) benchmarks/webhook.py
 
 clean: ## remove build outputs and caches (not the control-plane cache under ~/.cache/ballast)
 	rm -rf build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache .hypothesis
