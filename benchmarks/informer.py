@@ -3,8 +3,8 @@
 Recorded part — decoding is measured, not a server. The fixture (`fixtures/pods.json.gz`, generated on first
 use by the deterministic `fixtures/make_pods.py`) is a LIST body of 10,000 realistic Deployment pods; from it we
 build, in memory, the raw HTTP/1.1 responses a kube-apiserver would send: the LIST (Content-Length body), a
-watch of 10,000 MODIFIED events (one chunk per event, chunked transfer encoding) and a streaming list (`sendInitialEvents`:
-10,000 ADDED events, then the initial-events-end bookmark). Both clients get these bytes through a
+watch of 10,000 MODIFIED events (one chunk per event, chunked transfer encoding) and a streaming list
+(`sendInitialEvents`: 10,000 ADDED events, then the initial-events-end bookmark). Both clients get these bytes through a
 stand-in for urllib3's PoolManager and parse them with the real http.client + urllib3 code, so everything above
 the socket runs as in production:
 
