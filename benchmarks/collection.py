@@ -9,21 +9,28 @@ in a child process, wired as `ballastd` wires it (enrolled-pod cache as `PodProj
 index, our kinds in the scheme), and the benchmark calls the collector's reconcile for the MetricsSource:
 
 - "ours": the collector as shipped — one LIST of PodMetrics, one EVAL writing the 40,000 samples, reads for the
-  statistics (one EVAL per 32 series), 1,000 status applies;
+  statistics of the series that are due (one EVAL per 32 series), a status apply per profile whose status changed;
 - "anchor write pattern": the same collector and reads, but samples written as the Go operator's AddSample
   does: RPUSH, LTRIM, SETNX per sample, each its own round trip (ballast-anchor.md §4.4);
 
 alternating, each measured for: process CPU (every thread: the reconcile, status writers, and the informer
-decoding our own 1,000 status updates until the cache has them), CPU of the reconcile thread alone, wall time,
-store round trips (requests put on the wire, write and read counted apart) and resident memory. A last "ours"
-cycle runs with every series pre-filled to `--depth` samples (history as it looks after a while), to show how the
-statistics part grows with history.
+decoding our own status updates until the cache has them), CPU of the reconcile thread alone, wall time, store
+round trips (requests put on the wire, write and read counted apart), series read back, statuses written and
+resident memory. On fresh history every series is still accruing, so every cycle recomputes every series.
+
+Then every series is pre-filled to `--depth` samples (history as it looks after a while) and a fresh operator
+process runs `--steady` + 1 cycles on a virtual clock advancing by the poll interval (60 s) per cycle: its first
+cycle (a fresh leader: every series read back and computed) is reported apart from the steady state that
+follows, where a series is recomputed only when the refresh rules of `ballast.internal.collection.refresh` say
+so (2 % new samples, 15 minutes at the latest, by default) and a status is written only when it changed — median
+and max; `--new-fraction 0.01,0.02` runs the steady state once per refresh fraction.
 
 Scale part: a fresh control plane with 1,000 enrolled pods (100 profiles); the operator process starts (cache
 sync) and runs one cycle, its RSS is read; then 19,000 pods without the mode label are added and a fresh operator
 process does the same. Memory should follow enrolled pods, not cluster pods (architecture.md §8).
 
     .venv/bin/python benchmarks/collection.py [--pods 10000] [--pods-per-profile 10] [--runs 2] [--depth 10000]
+                                              [--steady 12] [--new-fraction 0.02,0.01]
                                               [--scale-enrolled 1000] [--scale-cluster 20000]
                                               [--skip-cycle] [--skip-scale]
 
@@ -62,12 +69,13 @@ from redis.retry import Retry
 
 from ballast.api.ballast.v1 import ClusterResourcePolicy, MetricsSource, WorkloadProfile
 from ballast.api.scheme import add_to_scheme
-from ballast.controllers.collector import NAME, MetricsCollector
+from ballast.controllers.collector import FIELD_MANAGER, NAME, MetricsCollector
+from ballast.internal.collection import RefreshPolicy
 from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF, PROFILE_REF_INDEX, PodProjection, profile_ref_index
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.naming import measurement_hash, policy_key
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import CacheScope, Client, Context, Manager, Request
+from ballast.internal.runtime import APPLY, CacheScope, Client, Context, FakeClock, Manager, Request, objects
 from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.backends import RecordingHandler
 from ballast.internal.runtime.rest import RESTConfig
@@ -86,6 +94,11 @@ NAMESPACES = 10
 RESERVOIR = 10_000
 OURS = "ours"
 ANCHOR = "anchor write pattern"
+FIRST = "first cycle of a fresh leader"
+STEADY = "steady state"
+POLL_SECONDS = 60.0
+MEASURED_FOR = 2 * 24 * 3600
+"""How long the pre-filled history has been measured (its first_seen): past readiness' default minTimeSpan."""
 
 
 # --------------------------------------------------------------------------------------------- machine
@@ -316,7 +329,8 @@ def hash_of(app: str) -> str:
 
 
 def prefill(url: str, apps: Sequence[str], depth: int) -> float:
-    """Every series of `apps` filled to `depth` samples (values, times, first_seen), as after a while: one template
+    """Every series of `apps` filled to `depth` samples (values, times, first_seen), as after two days of measuring
+    (first_seen two days ago, past the default 24 h minTimeSpan; the reservoir keeps the newest samples): one template
     list per resource, copied to every series with DUMP/RESTORE (the statistics do not care that they repeat)."""
     client = redis.Redis.from_url(url)
     rng = random.Random(11)
@@ -343,7 +357,7 @@ def prefill(url: str, apps: Sequence[str], depth: int) -> float:
         for key in keys[start : start + 100]:
             pipe.restore(values_key(key), 0, templates[key.resource], replace=True)
             pipe.restore(times_key(key), 0, templates["ts"], replace=True)
-            pipe.set(first_seen_key(key), first_s * 1000)
+            pipe.set(first_seen_key(key), (int(time.time()) - MEASURED_FOR) * 1000)
         pipe.execute()
     client.close()
     return time.perf_counter() - began
@@ -380,7 +394,9 @@ class MeasuredStore:
         self.figures: dict[str, float] = {}
 
     def reset(self) -> None:
-        self.figures = {"write_s": 0.0, "write_trips": 0, "read_s": 0.0, "read_trips": 0, "read_calls": 0}
+        self.figures = {
+            "write_s": 0.0, "write_trips": 0, "read_s": 0.0, "read_trips": 0, "read_calls": 0, "series_read": 0
+        }  # fmt: skip
         self.written_at = 0.0
         """`time.thread_time()` of the reconcile thread when the cycle's write returned."""
 
@@ -399,6 +415,7 @@ class MeasuredStore:
 
     def read_many(self, keys: Sequence[SeriesKey], *, with_times: bool = False) -> list[Series]:
         self.figures["read_calls"] += 1
+        self.figures["series_read"] += len(keys)
         result: list[Series] = self._measure("read", lambda: self.inner.read_many(keys, with_times=with_times))
         return result
 
@@ -433,28 +450,39 @@ def operator(kubeconfig: str) -> Manager:
     return manager
 
 
-def settled(manager: Manager, since: str, expected: int, timeout: float = 120.0) -> None:
-    """Wait until the cache holds every profile's status written since `since` (RFC 3339)."""
+class RecordingCollector(MetricsCollector):
+    """The collector as shipped, noting the resourceVersion of each status it writes, so that a cycle's CPU can
+    include the informer decoding them: the benchmark waits until the cache has every one."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.written: dict[str, int] = {}
+
+    def _apply(self, body: dict[str, Any]) -> None:
+        updated = self.client.status().patch(body, body, patch_type=APPLY, field_manager=FIELD_MANAGER, force=True)
+        self.written[body["metadata"]["name"]] = int(objects.resource_version(updated))
+
+
+def settled(manager: Manager, written: dict[str, int], timeout: float = 120.0) -> None:
+    """Wait until the cache holds every status written (at least the resourceVersion each write returned)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        fresh = 0
-        for profile in manager.client.list(f"{API_VERSION}/WorkloadProfile"):
-            containers = (profile.get("status") or {}).get("containers") or []
-            stats = containers[0]["usageStats"] if containers else []
-            if stats and stats[0].get("lastUpdated", "") >= since:
-                fresh += 1
-        if fresh >= expected:
+        cached = {
+            objects.name(profile): int(objects.resource_version(profile))
+            for profile in manager.client.list(f"{API_VERSION}/WorkloadProfile")
+        }
+        if all(cached.get(name, 0) >= version for name, version in written.items()):
             return
         time.sleep(0.25)  # each look costs CPU that is counted in the cycle's process CPU: look rarely
-    raise TimeoutError(f"the cache did not see {expected} fresh statuses within {timeout:g}s")
+    raise TimeoutError(f"the cache did not see {len(written)} written statuses within {timeout:g}s")
 
 
-def run_cycle(manager: Manager, collector: MetricsCollector, store: MeasuredStore, source: TimedSource,
-              profiles: int) -> dict[str, float]:  # fmt: skip
+def run_cycle(manager: Manager, collector: RecordingCollector, store: MeasuredStore,
+              source: TimedSource) -> dict[str, float]:  # fmt: skip
     request = Request("", SOURCE)
     ctx = Context(NAME, request, "bench", logging.LoggerAdapter(logging.getLogger("bench"), {}), manager.clock)
     store.reset()
-    since = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    collector.written = {}
     profile_to = os.environ.get("COLLECTION_PROFILE")
     profiler = cProfile.Profile() if profile_to else None
     wall, cpu, thread = time.perf_counter(), time.process_time(), time.thread_time()
@@ -464,7 +492,7 @@ def run_cycle(manager: Manager, collector: MetricsCollector, store: MeasuredStor
     else:
         collector.reconcile(ctx, request)
     reconcile_wall, reconcile_thread = time.perf_counter() - wall, time.thread_time() - thread
-    settled(manager, since, profiles)
+    settled(manager, collector.written)
     return {
         "cpu": time.process_time() - cpu,
         "thread_cpu": reconcile_thread,
@@ -473,13 +501,14 @@ def run_cycle(manager: Manager, collector: MetricsCollector, store: MeasuredStor
         "settled_wall": time.perf_counter() - wall,
         "fetch_s": source.seconds,
         "samples": source.samples,
+        "statuses_written": len(collector.written),
         **store.figures,
         "rss": proc_status("VmRSS"),
         "hwm": proc_status("VmHWM"),
     }
 
 
-def child_cycles(kubeconfig: str, url: str, plan: Sequence[str], profiles: int) -> dict[str, Any]:
+def child_cycles(kubeconfig: str, url: str, plan: Sequence[str]) -> dict[str, Any]:
     logging.basicConfig(level=logging.WARNING)
     began = time.perf_counter()
     manager = operator(kubeconfig)
@@ -491,19 +520,43 @@ def child_cycles(kubeconfig: str, url: str, plan: Sequence[str], profiles: int) 
     plugins: dict[str, SourceFactory] = {"kubernetesMetrics": lambda _: source}
     stores = {OURS: MeasuredStore(ours), ANCHOR: MeasuredStore(AnchorPatternStore(client, ours))}
     collectors = {
-        label: MetricsCollector(manager, store, KillSwitchState(), OperatorOptions(), plugins=plugins)  # type: ignore[arg-type]
+        label: RecordingCollector(manager, store, KillSwitchState(), OperatorOptions(), plugins=plugins)
         for label, store in stores.items()
     }
     runs = []
     for label in plan:
-        figures = run_cycle(manager, collectors[label], stores[label], source, profiles)
+        figures = run_cycle(manager, collectors[label], stores[label], source)
         runs.append({"label": label, **figures})
         time.sleep(1.0)  # the next cycle gets a later second, so its statuses are told apart
     manager.cache.stop()
     return {**synced, "runs": runs}
 
 
-def child_scale(kubeconfig: str, url: str, profiles: int) -> dict[str, Any]:
+def child_steady(kubeconfig: str, url: str, cycles: int, new_fraction: float | None) -> dict[str, Any]:
+    """A fresh operator over full series: its first cycle, then `cycles` more, one poll interval apart (virtual
+    time: the refresh rules see the minutes pass); `new_fraction` replaces the default refresh fraction."""
+    logging.basicConfig(level=logging.WARNING)
+    manager = operator(kubeconfig)
+    client = counting_client(url)
+    client.ping()
+    store = MeasuredStore(RedisHistoryStore(client))
+    source = TimedSource(SOURCE_TYPES["kubernetesMetrics"](manager.api_reader))
+    clock = FakeClock(datetime.datetime.now(datetime.UTC))
+    refresh = RefreshPolicy() if new_fraction is None else RefreshPolicy(min_new_fraction=new_fraction)
+    collector = RecordingCollector(manager, store, KillSwitchState(), OperatorOptions(clock=clock),
+                                   plugins={"kubernetesMetrics": lambda _: source}, refresh=refresh)  # fmt: skip
+    fraction = refresh.min_new_fraction
+    runs = []
+    for index in range(cycles + 1):
+        if index:
+            clock.advance(POLL_SECONDS)
+        figures = run_cycle(manager, collector, store, source)
+        runs.append({"label": STEADY if index else FIRST, "fraction": fraction, **figures})
+    manager.cache.stop()
+    return {"runs": runs}
+
+
+def child_scale(kubeconfig: str, url: str) -> dict[str, Any]:
     logging.basicConfig(level=logging.WARNING)
     baseline = proc_status("VmRSS")  # the interpreter with every module imported
     began, cpu = time.perf_counter(), time.process_time()
@@ -514,9 +567,9 @@ def child_scale(kubeconfig: str, url: str, profiles: int) -> dict[str, Any]:
     client.ping()
     store = MeasuredStore(RedisHistoryStore(client))
     source = TimedSource(SOURCE_TYPES["kubernetesMetrics"](manager.api_reader))
-    collector = MetricsCollector(manager, store, KillSwitchState(), OperatorOptions(),  # type: ignore[arg-type]
-                                 plugins={"kubernetesMetrics": lambda _: source})  # fmt: skip
-    figures = run_cycle(manager, collector, store, source, profiles)
+    collector = RecordingCollector(manager, store, KillSwitchState(), OperatorOptions(),
+                                   plugins={"kubernetesMetrics": lambda _: source})  # fmt: skip
+    figures = run_cycle(manager, collector, store, source)
     cached = len(manager.client.list("v1/Pod"))
     manager.cache.stop()
     return {"baseline": baseline, "rss_synced": rss_synced, "cached_pods": cached, **synced, **figures}
@@ -538,36 +591,49 @@ def mib(value: float) -> str:
     return f"{value / 2**20:,.0f} MiB"
 
 
-def cycle_table(result: dict[str, Any], pods: int, profiles: int) -> list[str]:
+def cycle_row(label: str, run: dict[str, float]) -> str:
+    return (
+        f"| {label} | {run['cpu']:.2f} s | {run['thread_cpu']:.2f} s ({run['collect_cpu']:.2f} s, "
+        f"{run['thread_cpu'] - run['collect_cpu']:.2f} s) | {run['wall']:.2f} s | {run['fetch_s']:.2f} s | "
+        f"{run['write_trips']:,.0f}, {run['write_s']:.2f} s | {run['read_trips']:,.0f}, {run['read_s']:.2f} s | "
+        f"{run['series_read']:,.0f}, {run['statuses_written']:,.0f} | {mib(run['rss'])} |"
+    )
+
+
+def cycle_table(result: dict[str, Any], pods: int, profiles: int, depth: int) -> list[str]:
     runs = result["runs"]
+    notes: list[str] = []
     lines = [
         f"Operator process: caches synced in {result['sync_wall']:.1f} s, RSS {mib(result['rss_synced'])} before the "
         "first cycle.",
         "",
         f"| one cycle, {pods:,} pods × 2 containers × cpu+memory, {profiles:,} profiles | process CPU | reconcile "
         "thread CPU: all (fetch → write, statistics → status) | wall (reconcile) | fetch: LIST + decode | "
-        "store write: round trips, time | store reads: round trips, time | RSS after |",
-        "|---|---|---|---|---|---|---|---|",
+        "store write: round trips, time | store reads: round trips, time | series read, statuses written | "
+        "RSS after |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for label in (OURS, ANCHOR):
-        mine = [r for r in runs if r["label"] == label and not r.get("depth")]
-        if not mine:
+        mine = [r for r in runs if r["label"] == label]
+        if mine:
+            median = {key: statistics.median(r[key] for r in mine) for key in mine[0] if key != "label"}
+            lines.append(cycle_row(f"{label}, fresh history (median of {len(mine)})", median))
+    for fraction in sorted({r["fraction"] for r in runs if "fraction" in r}, reverse=True):
+        refresh = f"refresh at {fraction:.0%} new samples or 15 min"
+        for run in runs:
+            if run["label"] == FIRST and run["fraction"] == fraction:
+                lines.append(cycle_row(f"ours, every series at {depth:,} samples: {FIRST} ({refresh})", run))
+        steady = [r for r in runs if r["label"] == STEADY and r["fraction"] == fraction]
+        if not steady:
             continue
-        med = {key: statistics.median(r[key] for r in mine) for key in mine[0] if key != "label"}
-        lines.append(
-            f"| {label} (median of {len(mine)}) | {med['cpu']:.2f} s | {med['thread_cpu']:.2f} s "
-            f"({med['collect_cpu']:.2f} s, {med['thread_cpu'] - med['collect_cpu']:.2f} s) | "
-            f"{med['wall']:.2f} s | {med['fetch_s']:.2f} s | {med['write_trips']:,.0f}, {med['write_s']:.2f} s | "
-            f"{med['read_trips']:,.0f}, {med['read_s']:.2f} s | {mib(med['rss'])} |"
-        )
-    for run in runs:
-        if run.get("depth"):
-            lines.append(
-                f"| ours, every series at {run['depth']:,} samples | {run['cpu']:.2f} s | {run['thread_cpu']:.2f} s "
-                f"({run['collect_cpu']:.2f} s, {run['thread_cpu'] - run['collect_cpu']:.2f} s) "
-                f"| {run['wall']:.2f} s | {run['fetch_s']:.2f} s | {run['write_trips']:,.0f}, {run['write_s']:.2f} s "
-                f"| {run['read_trips']:,.0f}, {run['read_s']:.2f} s | {mib(run['rss'])} |"
-            )
+        keys = [key for key in steady[0] if key not in ("label", "fraction")]
+        for name, pick in (("median", statistics.median), ("max per column", max)):
+            row = {key: pick(r[key] for r in steady) for key in keys}
+            lines.append(cycle_row(f"ours, full series: {STEADY} ({refresh}), {name} of {len(steady)}", row))
+        cpus = ", ".join(f"{r['cpu']:.2f}" for r in steady)
+        notes.append(f"- {refresh}: process CPU of the steady-state cycles in order: {cpus} s.")
+    if notes:
+        lines += ["", f"Steady-state cycles one poll interval ({POLL_SECONDS:g} s of virtual time) apart:", *notes]
     lines.append(f"\nPeak RSS of the operator process: {mib(max(r['hwm'] for r in runs))}.")
     return lines
 
@@ -606,19 +672,19 @@ def cycle_part(args: argparse.Namespace, url: str) -> list[str]:
         print(f"  seeded {args.pods:,} pods and {profiles:,} profiles in {time.perf_counter() - began:.0f} s")
         with env.serve_api_service("metrics.k8s.io", "v1beta1", backend.handler()):
             plan = [OURS, ANCHOR] * args.runs
-            result = run_child("cycles", str(env.kubeconfig_path), url, ",".join(plan), str(profiles))
+            result = run_child("cycles", str(env.kubeconfig_path), url, ",".join(plan), "")
             apps = sorted({app_of(i, args.pods_per_profile) for i in range(args.pods)})
             filled = prefill(url, apps, args.depth)
             print(f"  pre-filled {len(apps) * 4:,} series to {args.depth:,} samples in {filled:.0f} s")
-            deep = run_child("cycles", str(env.kubeconfig_path), url, OURS, str(profiles))
-            result["runs"] += [{**run, "depth": args.depth} for run in deep["runs"]]
+            for fraction in args.new_fraction.split(",") if args.new_fraction else [""]:
+                deep = run_child("steady", str(env.kubeconfig_path), url, str(args.steady), fraction)
+                result["runs"] += deep["runs"]
         client.close()
-    return cycle_table(result, args.pods, profiles)
+    return cycle_table(result, args.pods, profiles, args.depth)
 
 
 def scale_part(args: argparse.Namespace, url: str) -> list[str]:
     enrolled, cluster, per_profile = args.scale_enrolled, args.scale_cluster, 10
-    profiles = enrolled // per_profile
     backend = MetricsBackend()
     rng = random.Random(6)
     enrolled_metrics = [pod_metrics(i, per_profile, True, rng) for i in range(enrolled)]
@@ -629,12 +695,12 @@ def scale_part(args: argparse.Namespace, url: str) -> list[str]:
         seed_cluster(client, enrolled, per_profile)
         with env.serve_api_service("metrics.k8s.io", "v1beta1", backend.handler()):
             backend.load(enrolled_metrics, [])
-            small = run_child("scale", str(env.kubeconfig_path), url, "", str(profiles))
+            small = run_child("scale", str(env.kubeconfig_path), url, "", "")
             began = time.perf_counter()
             create_all(client, [pod_body(i, per_profile, enrolled=False) for i in range(enrolled, cluster)])
             print(f"  added {cluster - enrolled:,} pods without the mode label in {time.perf_counter() - began:.0f} s")
             backend.load(enrolled_metrics, others)
-            large = run_child("scale", str(env.kubeconfig_path), url, "", str(profiles))
+            large = run_child("scale", str(env.kubeconfig_path), url, "", "")
             listed = set(backend.lists)
         client.close()
     lines = scale_table(small, large, enrolled, cluster)
@@ -647,7 +713,9 @@ def main() -> None:
     parser.add_argument("--pods", type=int, default=10_000)
     parser.add_argument("--pods-per-profile", type=int, default=10)
     parser.add_argument("--runs", type=int, default=2, help="cycles of each pattern (median)")
-    parser.add_argument("--depth", type=int, default=RESERVOIR, help="samples per series, history-depth cycle")
+    parser.add_argument("--depth", type=int, default=RESERVOIR, help="samples per series, history-depth cycles")
+    parser.add_argument("--steady", type=int, default=12, help="steady-state cycles after a fresh leader's first")
+    parser.add_argument("--new-fraction", default="", help="refresh fractions to run the steady state with (a,b)")
     parser.add_argument("--scale-enrolled", type=int, default=1_000)
     parser.add_argument("--scale-cluster", type=int, default=20_000)
     parser.add_argument("--skip-cycle", action="store_true")
@@ -655,11 +723,13 @@ def main() -> None:
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        mode, kubeconfig, url, plan, profiles = args.child
+        mode, kubeconfig, url, plan, extra = args.child
         if mode == "cycles":
-            print(json.dumps(child_cycles(kubeconfig, url, plan.split(","), int(profiles))))
+            print(json.dumps(child_cycles(kubeconfig, url, plan.split(","))))
+        elif mode == "steady":
+            print(json.dumps(child_steady(kubeconfig, url, int(plan), float(extra) if extra else None)))
         else:
-            print(json.dumps(child_scale(kubeconfig, url, int(profiles))))
+            print(json.dumps(child_scale(kubeconfig, url)))
         return
 
     began = time.perf_counter()

@@ -6,19 +6,31 @@ interval is honoured, not capped at 60 s (architecture.md §5 item 1). A cycle (
 1. the profiles the source feeds: WorkloadProfiles (cache) whose policy (`status.policyRef`, defaults applied)
    has a `metrics[]` entry with `source` = this MetricsSource; profiles without a policy are never measured;
 2. one fetch (`internal/sources`, one backoff per source), for the nodes hosting those profiles' pods;
-3. attribution through the cached pod, failing closed (`sources.attribution`), and every sample of every fed
+3. attribution through the cached pod, failing closed (`collection.attribution`), and every sample of every fed
    profile written in ONE `store.write_cycle` (cycle id `<source>/<cycle time ms>`, so a retry is a no-op;
    §5 items 11 and 12 — reservoir from the source, retention from `BallastConfig ballast`);
-4. per fed profile: statistics → readiness → recommendations → status (`sources.usage`), applied with
+4. per fed profile: the series that are due are read back and their statistics → readiness → recommendations
+   recomputed, the others keep their last computation (`collection.refresh`); the status is applied with
    server-side apply on the status subresource as field manager `ballast-collector`, which owns only
-   `containers`, `meetsThreshold`, `state` and the `Ready` condition.
+   `containers`, `meetsThreshold`, `state` and the `Ready` condition — and only when it differs from the status
+   this process last applied.
+
+Statistics are cached within a documented tolerance (architecture.md §8: a cycle over 10k enrolled pods costs
+≤ 2 s CPU). A series is recomputed while it accrues (below `minDataPoints` or younger than `minTimeSpan`, so
+readiness flips at the exact cycle), when it first appears, when the policy, the profile's history identity or
+the MetricsSource changed, once the samples written since reach 2 % of the series, and at least every 15
+minutes (`RefreshPolicy`). Otherwise the `usageStats` entry, readiness and recommendation shown are those of the
+last computation, whose `lastUpdated` they carry: computed at most 15 minutes ago over a sample set that differs
+from the current one by fewer than 2 % of its samples — each percentile within about two percentile points of its
+current value (p95 shown: between the current p93 and p97), `samples` and `timeSpan` as of `lastUpdated`.
 
 Kill switch: no fetch, no writes, requeue at the poll interval. `--dry-run-measure`: fetch and attribute, but no
 sample and no status is written. A store outage skips the cycle and keeps the last status.
 
-In-process state (leader only, rebuilt by a fresh leader within one cycle of each source): each source's plugin
-and backoff, which resources each source's latest cycle delivered per profile (for `Ready`), and the last status
-applied per profile (so one source's cycle carries the other sources' entries without reading a lagging cache).
+In-process state (leader only, rebuilt by a fresh leader within one cycle of each source, `CollectionMemory`):
+each source's plugin and backoff, which resources each source's latest cycle delivered per profile (for
+`Ready`), and per profile the last status applied with the memo of each series' last computation (so one
+source's cycle carries the other sources' entries without reading a lagging cache, and reuses statistics).
 """
 
 from __future__ import annotations
@@ -26,13 +38,40 @@ from __future__ import annotations
 import contextvars
 import datetime
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 from ballast.api.ballast.v1 import BallastConfig, ClusterResourcePolicy, MetricsSource, ResourcePolicy, WorkloadProfile
 from ballast.api.ballast.v1.workloadprofile import READY, SUFFICIENT, PolicyRef
+from ballast.internal.collection import (
+    CollectionCycle,
+    CollectionMemory,
+    FedProfile,
+    MeasuredPod,
+    MeasuredProfile,
+    PodKey,
+    PolicyView,
+    ProfileMemory,
+    ProfileStatus,
+    RefreshPolicy,
+    StatusPlan,
+    attribute,
+    chunks,
+    collected_in_latest_cycles,
+    measured_pod,
+    node_name,
+    plan_status,
+    poll_interval_seconds,
+    profile_condition,
+    profile_status,
+    ready_condition,
+    recompute,
+    retention_window,
+    state_from_status,
+    status_body,
+)
 from ballast.internal.enrollment import BALLAST_CONFIG_NAME, PROFILE_REF_INDEX
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
@@ -51,31 +90,13 @@ from ballast.internal.runtime.apierrors import APIStatusError
 from ballast.internal.runtime.predicate import generation_changed
 from ballast.internal.sources import (
     SOURCE_TYPES,
-    Attribution,
     BackingOffError,
-    ContainerState,
     FetchError,
     FetchTarget,
-    MeasuredPod,
-    MeasuredProfile,
-    Pair,
-    PodKey,
-    PolicyView,
     PolledSource,
-    ProfileStatus,
     SourceFactory,
     UsageSample,
-    attribute,
-    is_stale,
-    measured_pod,
-    previously_missing,
-    profile_status,
-    ready_condition,
-    resource_status,
-    series_to_read,
-    state_from_status,
 )
-from ballast.internal.stats import parse_duration
 from ballast.internal.store import Cycle, HistoryStore, Series, SeriesKey, StoreError
 from ballast.internal.store.series import check_measurement_hash
 from ballast.internal.telemetry import (
@@ -89,95 +110,17 @@ from ballast.internal.telemetry import (
 NAME = "metricscollector"
 FIELD_MANAGER = "ballast-collector"
 POD = "v1/Pod"
-DEFAULT_POLL_INTERVAL = 60.0
-"""The MetricsSource CRD default; also used for a pollInterval that does not parse or is not positive."""
 MIN_REQUEUE = 1.0
-READ_CHUNK = 64
-"""Series read per store call while computing statistics: memory stays bounded by a few series of history."""
 STATUS_WRITERS = 4
 """Status patches in flight at once (I/O concurrency while the next chunk's statistics are computed)."""
-
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
-
-
-def poll_interval_seconds(text: str | None) -> float:
-    """A MetricsSource's `pollInterval` in seconds, as written (no 60 s cap); 60 s when unset, invalid or ≤ 0."""
-    try:
-        nanoseconds = parse_duration(text or "")
-    except ValueError:
-        return DEFAULT_POLL_INTERVAL
-    return nanoseconds / 1e9 if nanoseconds > 0 else DEFAULT_POLL_INTERVAL
-
-
-def _rfc3339(moment: datetime.datetime) -> str:
-    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-@dataclass(frozen=True, slots=True)
-class _Fed:
-    """A profile this cycle measures."""
-
-    profile: WorkloadProfile
-    policy: PolicyView
-    measured: MeasuredProfile
-
-    @property
-    def name(self) -> str:
-        return self.measured.name
-
-
-@dataclass(slots=True)
-class _Applied:
-    """The last status this process applied to a profile (same uid), and what it judged."""
-
-    uid: str
-    state: ContainerState
-    meets_threshold: bool
-
-
-@dataclass(frozen=True, slots=True)
-class _Plan:
-    """A fed profile's status work in a cycle: its starting state and the series to recompute."""
-
-    fed: _Fed
-    state: ContainerState
-    fresh: list[Pair]
-    quiet: list[Pair]
-
-    def key(self, pair: Pair) -> SeriesKey:
-        return SeriesKey(self.fed.measured.measurement_hash, *pair)
-
-
-@dataclass(slots=True)
-class _Cycle:
-    """One poll of one source: its time and what it found."""
-
-    source: str
-    now: datetime.datetime
-    fed: list[_Fed]
-    attribution: Attribution = field(default_factory=Attribution)
-    _sources: dict[str, bool] = field(default_factory=dict)
-
-    def source_exists(self, name: str, lookup: Callable[[str], bool]) -> bool:
-        """Whether MetricsSource `name` exists, looked up once per cycle."""
-        if name not in self._sources:
-            self._sources[name] = lookup(name)
-        return self._sources[name]
-
-    @property
-    def now_ms(self) -> int:
-        return (self.now - _EPOCH) // datetime.timedelta(milliseconds=1)
-
-    @property
-    def now_text(self) -> str:
-        return _rfc3339(self.now)
 
 
 class MetricsCollector:
     """Reconciles one MetricsSource: a collection cycle per poll.
 
     `plugins` maps a MetricsSource `spec.type` to the factory of its source (default: `SOURCE_TYPES`); a type
-    without one is skipped with a log line, as the anchor does.
+    without one is skipped with a log line, as the anchor does. `refresh` sets when statistics are recomputed
+    rather than reused (see the module docstring).
     """
 
     def __init__(
@@ -188,6 +131,7 @@ class MetricsCollector:
         options: OperatorOptions,
         *,
         plugins: Mapping[str, SourceFactory] = SOURCE_TYPES,
+        refresh: RefreshPolicy | None = None,
     ) -> None:
         self.client = manager.client
         self.live = manager.api_reader
@@ -195,12 +139,11 @@ class MetricsCollector:
         self.kill_switch = kill_switch
         self.options = options
         self.clock = options.clock
+        self.refresh = refresh or RefreshPolicy()
+        self.memory = CollectionMemory()
         self._factories = plugins
         self._lock = threading.Lock()
         self._plugins: dict[str, PolledSource] = {}
-        self._collected: dict[str, dict[str, frozenset[str]]] = {}
-        """source → profile → the resources its latest cycle delivered samples for."""
-        self._applied: dict[str, _Applied] = {}
 
     # ------------------------------------------------------------------------------------------- reconcile
 
@@ -243,18 +186,17 @@ class MetricsCollector:
     def _forget(self, source: str) -> None:
         with self._lock:
             self._plugins.pop(source, None)
-            self._collected.pop(source, None)
+        self.memory.forget_source(source)
 
     # ----------------------------------------------------------------------------------------------- cycle
 
     def _collect(self, ctx: Context, source: MetricsSource, plugin: PolledSource) -> None:
         name = source.metadata.name or ""
         profiles: list[WorkloadProfile] = self.client.list(WorkloadProfile)
-        cycle = _Cycle(name, self.clock.now(), self._fed_profiles(ctx, name, profiles))
+        cycle = CollectionCycle(name, self.clock.now(), self._fed_profiles(ctx, source, profiles))
         if not cycle.fed:
             ctx.logger.debug("no profile takes samples from this source", extra={"source": name})
-            with self._lock:
-                self._collected[name] = {}
+            self.memory.remember_delivered(name, {})
             self._update_profiles_gauge(profiles, {})
             return
         pods, nodes = self._measured_pods(cycle.fed)
@@ -268,7 +210,7 @@ class MetricsCollector:
             return
         if samples and not self._write(ctx, cycle, source):
             return  # the store is unavailable: skip the cycle, keep every profile's last status
-        self._remember_collected(cycle)
+        self.memory.remember_delivered(name, cycle.delivered())
         try:
             states = self._update_statuses(ctx, cycle)
         except StoreError as exc:
@@ -276,7 +218,9 @@ class MetricsCollector:
             return
         self._update_profiles_gauge(profiles, states)
 
-    def _fetch(self, ctx: Context, cycle: _Cycle, plugin: PolledSource, nodes: frozenset[str]) -> Sequence[UsageSample]:
+    def _fetch(
+        self, ctx: Context, cycle: CollectionCycle, plugin: PolledSource, nodes: frozenset[str]
+    ) -> Sequence[UsageSample]:
         try:
             fetched = plugin.fetch(FetchTarget(cycle.now_ms, nodes))
         except BackingOffError as exc:
@@ -291,10 +235,10 @@ class MetricsCollector:
             ctx.logger.info("partial fetch: %s", problem, extra={"source": cycle.source})
         return fetched.samples
 
-    def _write(self, ctx: Context, cycle: _Cycle, source: MetricsSource) -> bool:
+    def _write(self, ctx: Context, cycle: CollectionCycle, source: MetricsSource) -> bool:
         """One store call for the whole cycle; False when the store is unavailable."""
         write = Cycle(
-            f"{cycle.source}/{cycle.now_ms}",
+            cycle.cycle_id,
             cycle.now_ms,
             cycle.attribution.samples,
             reservoir_size=source.spec.config.reservoir_size,
@@ -306,6 +250,7 @@ class MetricsCollector:
             ctx.logger.error("history store unavailable; cycle skipped: %s", exc, extra={"source": cycle.source})
             return False
         if applied:
+            self.memory.samples_written(cycle.attribution.observed, cycle.now_ms)
             by_name = {fed.name: fed for fed in cycle.fed}
             for profile, counts in cycle.attribution.observed.items():
                 attributes = {**self._attributes(by_name[profile].profile), "source": cycle.source}
@@ -319,17 +264,19 @@ class MetricsCollector:
         except NotFoundError:
             return None
         try:
-            nanoseconds = parse_duration(config.spec.retention_window)
+            return retention_window(config.spec.retention_window)
         except ValueError as exc:
             ctx.logger.error("BallastConfig retentionWindow ignored: %s", exc)
             return None
-        return datetime.timedelta(microseconds=nanoseconds // 1000) if nanoseconds > 0 else None
 
     # ------------------------------------------------------------------------------------ fed profiles, pods
 
-    def _fed_profiles(self, ctx: Context, source: str, profiles: Iterable[WorkloadProfile]) -> list[_Fed]:
-        policies: dict[tuple[str, str, str], PolicyView | None] = {}
-        fed: list[_Fed] = []
+    def _fed_profiles(
+        self, ctx: Context, source: MetricsSource, profiles: Iterable[WorkloadProfile]
+    ) -> list[FedProfile]:
+        name = source.metadata.name or ""
+        policies: dict[tuple[str, str, str], tuple[PolicyView, tuple[object, ...]] | None] = {}
+        fed: list[FedProfile] = []
         for profile in profiles:
             status = profile.status
             if status is None or status.policy_ref is None or profile.metadata.deletion_timestamp:
@@ -338,30 +285,38 @@ class MetricsCollector:
             key = (ref.kind, ref.namespace or "", ref.name)
             if key not in policies:
                 policies[key] = self._policy(ref)
-            policy = policies[key]
-            resources = policy.fed_by(source) if policy is not None else frozenset()
-            if policy is None or not resources:
+            found = policies[key]
+            resources = found[0].fed_by(name) if found is not None else frozenset()
+            if found is None or not resources:
                 continue
-            name = profile.metadata.name or ""
+            policy, policy_stamp = found
+            profile_name = profile.metadata.name or ""
+            measurement_hash = status.measurement_hash or ""
             try:
-                check_measurement_hash(status.measurement_hash or "")
+                check_measurement_hash(measurement_hash)
             except ValueError:
-                ctx.logger.debug("profile has no identity yet, not measured", extra={"profile": name})
+                ctx.logger.debug("profile has no identity yet, not measured", extra={"profile": profile_name})
                 continue
             if status.selector_labels is None:
                 continue
-            fed.append(_Fed(profile, policy, MeasuredProfile(name, status.measurement_hash or "", resources)))
+            stamp = (measurement_hash, *policy_stamp, source.metadata.uid, source.metadata.generation)
+            fed.append(FedProfile(profile, policy, MeasuredProfile(profile_name, measurement_hash, resources), stamp))
         return fed
 
-    def _policy(self, ref: PolicyRef) -> PolicyView | None:
+    def _policy(self, ref: PolicyRef) -> tuple[PolicyView, tuple[object, ...]] | None:
+        """The policy's view and its stamp (kind, namespace, name, uid, generation) from the cache."""
+        policy: ClusterResourcePolicy | ResourcePolicy
         try:
             if ref.kind == "ClusterResourcePolicy":
-                return PolicyView.from_spec(self.client.get(ClusterResourcePolicy, ref.name).spec)
-            return PolicyView.from_spec(self.client.get(ResourcePolicy, ref.name, ref.namespace or None).spec)
+                policy = self.client.get(ClusterResourcePolicy, ref.name)
+            else:
+                policy = self.client.get(ResourcePolicy, ref.name, ref.namespace or None)
         except NotFoundError:
             return None
+        meta = policy.metadata
+        return PolicyView.from_spec(policy.spec), (ref.kind, ref.namespace or "", ref.name, meta.uid, meta.generation)
 
-    def _measured_pods(self, fed: Iterable[_Fed]) -> tuple[dict[PodKey, MeasuredPod], frozenset[str]]:
+    def _measured_pods(self, fed: Iterable[FedProfile]) -> tuple[dict[PodKey, MeasuredPod], frozenset[str]]:
         pods: dict[PodKey, MeasuredPod] = {}
         nodes: set[str] = set()
         for profile in fed:
@@ -371,126 +326,89 @@ class MetricsCollector:
                 if measured is None:
                     continue
                 pods[(objects.namespace(pod), objects.name(pod))] = measured
-                node = _node_name(pod)
+                node = node_name(pod)
                 if node:
                     nodes.add(node)
         return pods, frozenset(nodes)
 
     # ------------------------------------------------------------------------------------------- statuses
 
-    def _remember_collected(self, cycle: _Cycle) -> None:
-        delivered = {
-            fed.name: frozenset(resource for _, resource in cycle.attribution.observed.get(fed.name, {}))
-            for fed in cycle.fed
-        }
-        with self._lock:
-            self._collected[cycle.source] = delivered
-
-    def _update_statuses(self, ctx: Context, cycle: _Cycle) -> dict[str, str]:
-        """Recompute and apply every fed profile's status, reading history a chunk at a time; returns the states
-        applied. Raises StoreError when the history cannot be read (statuses not yet applied are skipped)."""
+    def _update_statuses(self, ctx: Context, cycle: CollectionCycle) -> dict[str, str]:
+        """Recompute the due series and apply every fed profile's status that changed, reading history a chunk at
+        a time; returns the states of the profiles applied or unchanged. Raises StoreError when the history cannot
+        be read (statuses not yet applied are skipped)."""
         states: dict[str, str] = {}
-        pending: list[tuple[_Plan, ProfileStatus, Future[None]]] = []
+        pending: list[tuple[StatusPlan, ProfileStatus, dict[str, Any], Future[None] | None]] = []
         plans = [self._plan(cycle, fed) for fed in cycle.fed]
+        delivered = cycle.delivered()
         context = contextvars.copy_context()
         with ThreadPoolExecutor(STATUS_WRITERS, thread_name_prefix="collector-status") as writers:
             try:
-                for chunk in _chunks(plans):
+                for chunk in chunks(plans):
                     series = self._read(chunk)
                     for plan in chunk:
-                        status, body = self._status(ctx, cycle, plan, series)
-                        pending.append((plan, status, writers.submit(context.copy().run, self._apply, body)))
+                        recompute(plan, series, self.refresh, cycle.now_ms, cycle.now_text)
+                        remembered = self.memory.profile(plan.fed.name, plan.fed.uid)
+                        here = delivered.get(plan.fed.name, frozenset())
+                        status, body = self._status(ctx, cycle, plan, remembered, here)
+                        if remembered is not None and remembered.body == body:
+                            pending.append((plan, status, body, None))  # nothing changed: nothing to write
+                        else:
+                            pending.append((plan, status, body, writers.submit(context.copy().run, self._apply, body)))
             finally:
-                for plan, status, future in pending:
-                    if self._applied_ok(ctx, plan.fed, future):
+                for plan, status, body, future in pending:
+                    if future is None or self._applied_ok(ctx, plan.fed, future):
                         states[plan.fed.name] = status.state
-                        self._after_apply(plan, status)
+                        self._after_apply(plan, status, body)
+        self._log_cycle(ctx, cycle.source, plans, pending)
         return states
 
-    def _plan(self, cycle: _Cycle, fed: _Fed) -> _Plan:
-        uid = fed.profile.metadata.uid or ""
-        with self._lock:
-            applied = self._applied.get(fed.name)
-        if applied is not None and applied.uid == uid:
-            state = {container: dict(resources) for container, resources in applied.state.items()}
+    def _plan(self, cycle: CollectionCycle, fed: FedProfile) -> StatusPlan:
+        remembered = self.memory.profile(fed.name, fed.uid)
+        if remembered is not None:
+            state, memos = remembered.working_copy()
         else:
             containers = fed.profile.status.containers if fed.profile.status else None
-            state = state_from_status([c.to_wire() for c in containers or ()], fed.policy)
+            state, memos = state_from_status([c.to_wire() for c in containers or ()], fed.policy), {}
         observed = cycle.attribution.observed.get(fed.name, {})
-        fresh, quiet = series_to_read(state, observed, fed.policy.owned_by(cycle.source))
-        return _Plan(fed, state, fresh, quiet)
+        return plan_status(fed, state, memos, observed, fed.policy.owned_by(cycle.source), cycle.now_ms)
 
-    def _read(self, chunk: Sequence[_Plan]) -> dict[SeriesKey, Series]:
-        fresh = [plan.key(pair) for plan in chunk for pair in plan.fresh]
-        quiet = [plan.key(pair) for plan in chunk for pair in plan.quiet]
+    def _read(self, chunk: Sequence[StatusPlan]) -> dict[SeriesKey, Series]:
+        fresh: list[SeriesKey] = []
+        quiet: list[SeriesKey] = []
+        for plan in chunk:
+            without_times, with_times = plan.keys()
+            fresh += without_times
+            quiet += with_times
         series = {s.key: s for s in self.store.read_many(fresh)} if fresh else {}
         if quiet:  # quiet series are read with their sample times, to tell whether they went stale
             series.update((s.key, s) for s in self.store.read_many(quiet, with_times=True))
         return series
 
     def _status(
-        self, ctx: Context, cycle: _Cycle, plan: _Plan, series: Mapping[SeriesKey, Series]
+        self,
+        ctx: Context,
+        cycle: CollectionCycle,
+        plan: StatusPlan,
+        remembered: ProfileMemory | None,
+        here: frozenset[str],
     ) -> tuple[ProfileStatus, dict[str, Any]]:
         fed = plan.fed
-        self._recompute(cycle, plan, series)
-        status = profile_status(plan.state, fed.policy)
-        previous = _condition(fed.profile, READY)
-        condition = ready_condition(fed.policy, self._collected_check(cycle, fed, previous), previous, cycle.now_text)
-        body = {
-            "apiVersion": WorkloadProfile.API_VERSION,
-            "kind": WorkloadProfile.KIND,
-            "metadata": {"name": fed.name},
-            "status": {
-                "containers": status.containers,
-                "meetsThreshold": status.meets_threshold,
-                "state": status.state,
-                "conditions": [condition],
-            },
-        }
+        status = remembered.status_if_unchanged(plan) if remembered is not None else None
+        if status is None:
+            status = profile_status(plan.state, fed.policy)
+        previous = profile_condition(fed.profile, READY)
+        collected = collected_in_latest_cycles(
+            fed.policy,
+            cycle.source,
+            here,
+            self.memory.delivered_to(fed.name),
+            lambda name: cycle.source_exists(name, self._source_exists),
+            previous,
+        )
+        body = status_body(fed.name, status, ready_condition(fed.policy, collected, previous, cycle.now_text))
         ctx.logger.debug("profile status computed", extra={"profile": fed.name, "state": status.state})
         return status, body
-
-    @staticmethod
-    def _recompute(cycle: _Cycle, plan: _Plan, series: Mapping[SeriesKey, Series]) -> None:
-        fed, state = plan.fed, plan.state
-        for container, resource in plan.quiet:
-            found = series[plan.key((container, resource))]
-            if is_stale(found, cycle.now_ms, fed.policy):
-                state[container].pop(resource, None)
-                continue
-            state[container][resource] = resource_status(
-                found, fed.policy, cycle.now_ms, cycle.now_text, profile=fed.name
-            )
-        for container, resource in plan.fresh:
-            found = series[plan.key((container, resource))]
-            if not found.values:
-                continue  # written this cycle, so only a concurrent purge empties it
-            state.setdefault(container, {})[resource] = resource_status(
-                found, fed.policy, cycle.now_ms, cycle.now_text, profile=fed.name
-            )
-        for container in [name for name, resources in state.items() if not resources]:
-            del state[container]
-
-    def _collected_check(self, cycle: _Cycle, fed: _Fed, condition: Mapping[str, Any] | None) -> Callable[[str], bool]:
-        """Whether a resource got samples in the latest cycle of its own source (architecture.md §5 item 19)."""
-        here = frozenset(resource for _, resource in cycle.attribution.observed.get(fed.name, {}))
-        previous = previously_missing(condition)
-        with self._lock:
-            memory = {source: by_profile.get(fed.name) for source, by_profile in self._collected.items()}
-
-        def collected(resource: str) -> bool:
-            owner = fed.policy.owners.get(resource, "")
-            if owner == cycle.source:
-                return resource in here
-            delivered = memory.get(owner)
-            if delivered is not None:
-                return resource in delivered
-            if not cycle.source_exists(owner, self._source_exists):
-                return False
-            # Not polled by this process yet (a fresh leader): keep what the status said.
-            return previous is not None and resource not in previous
-
-        return collected
 
     def _source_exists(self, name: str) -> bool:
         try:
@@ -503,7 +421,7 @@ class MetricsCollector:
         self.client.status().patch(body, body, patch_type=APPLY, field_manager=FIELD_MANAGER, force=True)
 
     @staticmethod
-    def _applied_ok(ctx: Context, fed: _Fed, future: Future[None]) -> bool:
+    def _applied_ok(ctx: Context, fed: FedProfile, future: Future[None]) -> bool:
         try:
             future.result()
         except NotFoundError:
@@ -513,20 +431,32 @@ class MetricsCollector:
             return False
         return True
 
-    def _after_apply(self, plan: _Plan, status: ProfileStatus) -> None:
+    def _after_apply(self, plan: StatusPlan, status: ProfileStatus, body: dict[str, Any]) -> None:
         fed = plan.fed
-        uid = fed.profile.metadata.uid or ""
-        with self._lock:
-            previous = self._applied.get(fed.name)
-            self._applied[fed.name] = _Applied(uid, plan.state, status.meets_threshold)
-        was = (
-            previous.meets_threshold
-            if previous is not None and previous.uid == uid
-            else bool(fed.profile.status and fed.profile.status.meets_threshold)
-        )
-        if status.meets_threshold and not was:
+        cached_meets = bool(fed.profile.status and fed.profile.status.meets_threshold)
+        applied = ProfileMemory(fed.uid, plan.state, plan.memos, status.meets_threshold, body, status, fed.stamp)
+        if self.memory.remember(fed.name, applied, cached_meets_threshold=cached_meets):
             ref = fed.profile.status.policy_ref if fed.profile.status else None
             PROFILES_THRESHOLD_MET.inc({**self._attributes(fed.profile), "policy": ref.name if ref else ""})
+
+    @staticmethod
+    def _log_cycle(
+        ctx: Context,
+        source: str,
+        plans: Sequence[StatusPlan],
+        pending: Sequence[tuple[StatusPlan, ProfileStatus, dict[str, Any], Future[None] | None]],
+    ) -> None:
+        reasons = Counter(reason for plan in plans for reason in plan.reasons.values())
+        ctx.logger.debug(
+            "collection cycle statuses",
+            extra={
+                "source": source,
+                "series_recomputed": dict(reasons),
+                "series_reused": sum(plan.reused for plan in plans),
+                "statuses_written": sum(1 for *_, future in pending if future is not None),
+                "statuses_unchanged": sum(1 for *_, future in pending if future is None),
+            },
+        )
 
     # ---------------------------------------------------------------------------------------------- gauge
 
@@ -545,50 +475,28 @@ class MetricsCollector:
             key = frozenset(attributes.items())
             counts[key] = counts.get(key, 0.0) + 1.0
         PROFILES.replace((dict(key), value) for key, value in counts.items())
-        with self._lock:
-            for gone in [name for name in self._applied if name not in names]:
-                del self._applied[gone]
+        self.memory.keep_only(names)
 
     @staticmethod
     def _attributes(profile: WorkloadProfile) -> dict[str, str]:
         return profile_attributes(profile.metadata.name, profile.status.tuple_labels if profile.status else None)
 
 
-def _chunks(plans: Sequence[_Plan]) -> Iterable[list[_Plan]]:
-    chunk: list[_Plan] = []
-    size = 0
-    for plan in plans:
-        chunk.append(plan)
-        size += len(plan.fresh) + len(plan.quiet)
-        if size >= READ_CHUNK:
-            yield chunk
-            chunk, size = [], 0
-    if chunk:
-        yield chunk
-
-
-def _condition(profile: WorkloadProfile, type_: str) -> dict[str, Any] | None:
-    for condition in (profile.status.conditions if profile.status else None) or ():
-        if condition.type == type_:
-            return condition.to_wire()
-    return None
-
-
-def _node_name(pod: Any) -> str:
-    if isinstance(pod, Mapping):
-        return str((pod.get("spec") or {}).get("nodeName") or "")
-    return str(getattr(getattr(pod, "spec", None), "node_name", "") or "")
-
-
 def setup(
-    manager: Manager, *, store: HistoryStore, kill_switch: KillSwitchState, options: OperatorOptions
+    manager: Manager,
+    *,
+    store: HistoryStore,
+    kill_switch: KillSwitchState,
+    options: OperatorOptions,
+    refresh: RefreshPolicy | None = None,
 ) -> Controller:
     """Register the `metricscollector` controller: one reconcile per MetricsSource, requeued at its pollInterval.
 
     Spec changes of a MetricsSource start a cycle at once; status writes and profile or pod events never do —
     a profile is picked up at its sources' next poll. One worker, as the anchor: cycles never overlap.
+    `refresh` tunes when statistics are recomputed (default: 2 % new samples, 15 minutes).
     """
-    collector = MetricsCollector(manager, store, kill_switch, options)
+    collector = MetricsCollector(manager, store, kill_switch, options, refresh=refresh)
     return (
         Builder(manager)
         .for_(MetricsSource, predicates=[generation_changed()])

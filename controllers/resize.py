@@ -25,55 +25,58 @@ Where we differ from the Go operator, deliberately:
 
 Skip reasons are the anchor's (`kill_switch`, `not_ready`, `no_policy` with policy and namespace ""; `blocked`,
 `cooldown`, `no_drift`, `not_resizable`, `qos_pinned`, `dry_run`) plus `in_progress` and `deferred`.
+
+Every decision is pure code in `ballast.internal.resize` (`ResizeSettings`, `decide`, `plan_resize`, the kubelet's
+outcome, the `InPlaceResize` condition); this module reads the cache and the live pod, calls it, and writes the
+patch, the annotations, the events, the condition and the metrics.
 """
 
 from __future__ import annotations
 
 import datetime
 import logging
-import re
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from decimal import Decimal
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from ballast.api.ballast.v1 import (
-    Behaviors,
     ClusterResourcePolicy,
     PolicyRef,
-    ResizeBehavior,
     ResourcePolicy,
     ResourcePolicySpec,
-    Thresholds,
     WorkloadProfile,
     WorkloadProfileStatus,
 )
-from ballast.api.meta import Condition, find_status_condition
-from ballast.internal.enrollment import (
-    LAST_RESIZE,
-    PROFILE_REF,
-    PROFILE_REF_INDEX,
-    RESIZE_BLOCKED,
-    RESIZE_BLOCKED_AT,
-    is_restartable_init,
-    wants_resize,
-)
+from ballast.api.meta import find_status_condition
+from ballast.internal.enrollment import PROFILE_REF_INDEX, wants_resize
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.quantity import QuantityError, to_units
 from ballast.internal.resize import (
-    BEST_EFFORT,
-    GUARANTEED,
-    cap_change,
-    coupled_move,
-    exceeds_drift,
-    pod_qos,
-    resizable_in_place,
-    resolve_max_change,
-    resolve_threshold,
+    DRY_RUN,
+    IN_PLACE_RESIZE,
+    KILL_SWITCH,
+    MARK_BLOCKED,
+    NO_POLICY,
+    NOT_READY,
+    RESIZE,
+    SKIP,
+    Decision,
+    Recommendations,
+    ResizeSettings,
+    blocked_patch,
+    condition_differs,
+    condition_patch,
+    decide,
+    format_time,
+    parse_server_version,
+    recommendations_from,
+    resized_patch,
+    still_ours,
+    supports_in_place,
+    wanted_condition,
 )
 from ballast.internal.runtime import (
     APPLY,
@@ -92,8 +95,6 @@ from ballast.internal.runtime import (
 )
 from ballast.internal.runtime.log import Logger
 from ballast.internal.runtime.predicate import Funcs
-from ballast.internal.stats import fit_limit, parse_duration
-from ballast.internal.stats.ready import ready_recommendations
 from ballast.internal.telemetry import (
     APPLY_LIMIT_SCALED,
     RESIZE_APPLIED,
@@ -110,34 +111,6 @@ POD_KIND = GroupVersionKind("", "v1", "Pod")
 
 PROFILE_REQUEUE = 15 * 60.0
 """Requeue of the profile-level skips (kill switch, not ready, no policy, unsupported server): constant 15 m."""
-DEFAULT_INTERVAL = 15 * 60.0
-BLOCKED_MESSAGE_BYTES = 256
-
-# Skip reasons of `ballast_resize_skipped_total`.
-KILL_SWITCH = "kill_switch"
-NOT_READY = "not_ready"
-NO_POLICY = "no_policy"
-BLOCKED = "blocked"
-COOLDOWN = "cooldown"
-NO_DRIFT = "no_drift"
-NOT_RESIZABLE = "not_resizable"
-QOS_PINNED = "qos_pinned"
-DRY_RUN = "dry_run"
-IN_PROGRESS = "in_progress"
-"""The kubelet reports `PodResizeInProgress`: a resize is being actuated; none is stacked on top."""
-DEFERRED = "deferred"
-"""The kubelet reports `PodResizePending`/`Deferred` within the interval since the last resize."""
-
-# The kubelet's verdict on a resize, as pod conditions (KEP-1287).
-POD_RESIZE_PENDING = "PodResizePending"
-POD_RESIZE_IN_PROGRESS = "PodResizeInProgress"
-REASON_INFEASIBLE = "Infeasible"
-REASON_DEFERRED = "Deferred"
-
-IN_PLACE_RESIZE = "InPlaceResize"
-"""Profile condition type written by this lane (False/Unsupported on API servers before 1.35)."""
-UNSUPPORTED = "Unsupported"
-IN_PLACE_RESIZE_GA = (1, 35)
 
 RESIZED = "Resized"
 RESIZE_BLOCKED_EVENT = "ResizeBlocked"
@@ -145,61 +118,6 @@ RESIZED_MESSAGE = "in-place resize applied by Ballast"
 
 VersionReader = Callable[[], str]
 """Returns the API server's version string (`/version` gitVersion, e.g. `v1.37.2`)."""
-
-
-# ------------------------------------------------------------------------------------------- small helpers
-
-
-def _format_time(value: datetime.datetime) -> str:
-    return value.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _parse_time(text: str | None) -> datetime.datetime | None:
-    """An RFC 3339 timestamp, or None when absent or unparseable (such an annotation is ignored)."""
-    if not text:
-        return None
-    try:
-        parsed = datetime.datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else None
-
-
-def _within(stamp: str | None, now: datetime.datetime, seconds: float) -> bool:
-    """Whether the annotation time `stamp` parses and lies less than `seconds` before `now`."""
-    parsed = _parse_time(stamp)
-    return parsed is not None and (now - parsed).total_seconds() < seconds
-
-
-def truncate_utf8(text: str, limit: int = BLOCKED_MESSAGE_BYTES) -> str:
-    """`text` cut to at most `limit` UTF-8 bytes, never inside a character."""
-    return text.encode()[:limit].decode("utf-8", "ignore")
-
-
-def _units(value: Any, resource: str) -> int | None:
-    """A quantity in int units, or None when absent or not a quantity."""
-    if value is None or value == "" or isinstance(value, bool):
-        return None
-    try:
-        return to_units(value if isinstance(value, str | int) else str(value), resource)
-    except (QuantityError, TypeError, ValueError):
-        return None
-
-
-def _pod_ref(pod: Any) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": objects.name(pod), "namespace": objects.namespace(pod)}}  # fmt: skip
-
-
-# ---------------------------------------------------------------------------------------------- versions
-
-
-def parse_server_version(text: str) -> tuple[int, int] | None:
-    """(major, minor) from a version string such as `v1.34.2-eks-1` or `1.28+`; None when it has none."""
-    match = re.match(r"^v?(\d+)\.(\d+)", text.strip())
-    if match is None or int(match[1]) == 0:  # v0.0.0-master+… is an unstamped build: unknown, not old
-        return None
-    return int(match[1]), int(match[2])
 
 
 def read_server_version(client: Client) -> str:
@@ -211,315 +129,9 @@ def read_server_version(client: Client) -> str:
     return f"v{info.get('major', '')}.{info.get('minor', '')}"
 
 
-# ------------------------------------------------------------------------------------------------ policy
-
-
-@dataclass(frozen=True)
-class ResizeSettings:
-    """The policy's resize behaviour, defaults applied: interval, step cap and drift thresholds."""
-
-    interval: float = DEFAULT_INTERVAL
-    max_change: Decimal = Decimal(50)
-    resource_thresholds: Mapping[str, Mapping[str, str | None]] = field(default_factory=dict)
-    resize_default: str | None = None
-    default: str | None = None
-
-    @classmethod
-    def from_spec(cls, spec: ResourcePolicySpec) -> ResizeSettings:
-        """Read a policy spec (its resolve-time defaults are applied here)."""
-        behaviors = spec.with_defaults().behaviors or Behaviors()
-        thresholds, resize = behaviors.thresholds or Thresholds(), behaviors.resize or ResizeBehavior()
-        per_resource = (thresholds.resize.resource_thresholds if thresholds.resize else None) or {}
-        return cls(
-            interval=parse_interval(resize.interval),
-            max_change=resolve_max_change(resize.max_change_per_cycle),
-            resource_thresholds={k: {"request": v.request, "limit": v.limit} for k, v in per_resource.items()},
-            resize_default=thresholds.resize.default if thresholds.resize else None,
-            default=thresholds.default,
-        )
-
-    def threshold(self, resource: str, field_name: str) -> Decimal:
-        return resolve_threshold(
-            resource, field_name, resource_thresholds=self.resource_thresholds,
-            resize_default=self.resize_default, default=self.default,
-        )  # fmt: skip
-
-
-def parse_interval(text: str | None) -> float:
-    """`resize.interval` in seconds; 15 m when empty, invalid or ≤ 0."""
-    try:
-        nanoseconds = parse_duration(text or "")
-    except (TypeError, ValueError):
-        return DEFAULT_INTERVAL
-    return nanoseconds / 1e9 if nanoseconds > 0 else DEFAULT_INTERVAL
-
-
-# ---------------------------------------------------------------------------------------------- planning
-
-Recommendations = Mapping[str, Mapping[str, tuple[str | None, str | None]]]
-"""container name → resource → (recommended request, recommended limit)."""
-
-
-@dataclass(frozen=True)
-class ContainerChange:
-    """The new values of one container: only the fields that change."""
-
-    group: str
-    """`containers` or `initContainers` (restartable-init sidecars)."""
-    name: str
-    requests: Mapping[str, str]
-    limits: Mapping[str, str]
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What one resize would do to a pod."""
-
-    changes: tuple[ContainerChange, ...] = ()
-    not_resizable: frozenset[str] = frozenset()
-    """Resources beyond their threshold that cannot be resized in place (left out of the patch)."""
-    limits_scaled: tuple[str, ...] = ()
-    """The resource of each limit raised to keep request ≤ limit (architecture.md §5 item 4)."""
-
-    def patch(self) -> dict[str, Any]:
-        """The strategic-merge patch of `pods/<name>/resize`: changed containers by name, changed fields only."""
-        spec: dict[str, list[dict[str, Any]]] = {}
-        for change in self.changes:
-            resources: dict[str, dict[str, str]] = {}
-            if change.requests:
-                resources["requests"] = dict(change.requests)
-            if change.limits:
-                resources["limits"] = dict(change.limits)
-            spec.setdefault(change.group, []).append({"name": change.name, "resources": resources})
-        return {"spec": spec}
-
-    def apply_to(self, pod: Mapping[str, Any]) -> dict[str, Any]:
-        """A copy of `pod` with the changes merged in (to compute the QoS class after the resize)."""
-        after: dict[str, Any] = objects.thaw(pod)
-        by_key = {(c.group, c.name): c for c in self.changes}
-        for group in ("containers", "initContainers"):
-            for container in (after.get("spec") or {}).get(group) or ():
-                change = by_key.get((group, container.get("name")))
-                if change is None:
-                    continue
-                resources = container.setdefault("resources", {})
-                resources.setdefault("requests", {}).update(change.requests)
-                resources.setdefault("limits", {}).update(change.limits)
-        return after
-
-
-@dataclass(frozen=True)
-class _Values:
-    request: str | None
-    limit: str | None
-
-
-def _resizable_containers(pod: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """Regular containers, then restartable-init sidecars, each with the list it belongs to."""
-    spec = pod.get("spec") or {}
-    for container in spec.get("containers") or ():
-        yield "containers", container
-    for container in spec.get("initContainers") or ():
-        if is_restartable_init(container):
-            yield "initContainers", container
-
-
-def _drifts(resource: str, field_name: str, current: str | None, recommended: str | None, s: ResizeSettings) -> bool:
-    target = _units(recommended, resource)
-    if target is None:
-        return False
-    return exceeds_drift(_units(current, resource) or 0, target, s.threshold(resource, field_name))
-
-
-def _step(
-    resource: str, field_name: str, current: str | None, recommended: str | None, s: ResizeSettings
-) -> str | None:
-    """This cycle's value of one field, or None when it stays (no drift, or a step that rounds to the current)."""
-    if not _drifts(resource, field_name, current, recommended, s):
-        return None
-    assert recommended is not None
-    current_units = _units(current, resource) or 0
-    target = cap_change(current_units, recommended, s.max_change, s.threshold(resource, field_name), resource=resource)
-    return None if to_units(target, resource) == current_units else target
-
-
-def _within_limit(resource: str, current: _Values, new: _Values) -> tuple[_Values, bool]:
-    """Keep request ≤ limit: a limit below the new request is fitted (ratio kept); returns (values, scaled)."""
-    request, limit = new.request or current.request, new.limit or current.limit
-    request_units, limit_units = _units(request, resource), _units(limit, resource)
-    if request is None or request_units is None or limit_units is None or request_units <= limit_units:
-        return new, False
-    fitted = fit_limit(request, current.request, current.limit, resource)
-    fitted_limit = fitted.limit if fitted.limit is not None else request
-    if _units(fitted_limit, resource) == _units(current.limit, resource):
-        return _Values(new.request, None), False  # the step below the request is dropped; the limit stays
-    return _Values(new.request, fitted_limit), True
-
-
-def _plan_values(
-    resource: str, current: _Values, recommended: _Values, s: ResizeSettings, coupled: bool
-) -> tuple[_Values, bool]:
-    """New (request, limit) of one cpu/memory resource (None = unchanged) and whether a limit was scaled."""
-    if coupled:
-        base = current.limit or current.request
-        if base is None:
-            return _Values(None, None), False
-        request_units = _units(recommended.request, resource)
-        limit_units = _units(recommended.limit, resource)
-        from_limit = limit_units is not None and (request_units is None or limit_units >= request_units)
-        threshold = s.threshold(resource, "limit" if from_limit else "request")
-        value = coupled_move(
-            base, recommended.request if request_units is not None else None,
-            recommended.limit if limit_units is not None else None, s.max_change, threshold, resource=resource,
-        )  # fmt: skip
-        if value is None or to_units(value, resource) == _units(base, resource):
-            return _Values(None, None), False
-        return _Values(value, value), False
-    stepped = _Values(
-        _step(resource, "request", current.request, recommended.request, s),
-        _step(resource, "limit", current.limit, recommended.limit, s),
-    )
-    return _within_limit(resource, current, stepped)
-
-
-def _changed(value: str | None, current: str | None, resource: str) -> bool:
-    return value is not None and _units(value, resource) != _units(current, resource)
-
-
-def plan_resize(pod: Mapping[str, Any], recommendations: Recommendations, settings: ResizeSettings) -> Plan:
-    """The next resize of `pod` (a dict as the API returns it) toward `recommendations` under `settings`.
-
-    Only cpu and memory are changed; other drifting resources are reported in `not_resizable`. Guaranteed pods
-    move request and limit together (both to the same value).
-    """
-    coupled = pod_qos(pod) == GUARANTEED
-    changes: list[ContainerChange] = []
-    not_resizable: set[str] = set()
-    scaled: list[str] = []
-    for group, container in _resizable_containers(pod):
-        wanted = recommendations.get(str(container.get("name")))
-        if not wanted:
-            continue
-        resources = container.get("resources") or {}
-        requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
-        new_requests: dict[str, str] = {}
-        new_limits: dict[str, str] = {}
-        for resource, (rec_request, rec_limit) in sorted(wanted.items()):
-            current = _Values(requests.get(resource), limits.get(resource))
-            if not resizable_in_place(resource):
-                if any(_drifts(resource, f, c, r, settings) for f, c, r in
-                       (("request", current.request, rec_request), ("limit", current.limit, rec_limit))):  # fmt: skip
-                    not_resizable.add(resource)
-                continue
-            new, limit_scaled = _plan_values(resource, current, _Values(rec_request, rec_limit), settings, coupled)
-            scaled.extend([resource] if limit_scaled else [])
-            if _changed(new.request, current.request, resource):
-                new_requests[resource] = str(new.request)
-            if _changed(new.limit, current.limit, resource):
-                new_limits[resource] = str(new.limit)
-        if new_requests or new_limits:
-            changes.append(ContainerChange(group, str(container.get("name")), new_requests, new_limits))
-    return Plan(tuple(changes), frozenset(not_resizable), tuple(scaled))
-
-
-# ------------------------------------------------------------------------------------------------ pod view
-
-
-def _condition(pod: Mapping[str, Any], condition_type: str) -> Mapping[str, Any] | None:
-    """The pod condition of `condition_type` with status True, or None."""
-    for condition in (pod.get("status") or {}).get("conditions") or ():
-        if condition.get("type") == condition_type and condition.get("status") == "True":
-            return dict(condition)
-    return None
-
-
-def _pending(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """`PodResizePending`, unless the kubelet judged an older spec (observedGeneration < generation)."""
-    condition = _condition(pod, POD_RESIZE_PENDING)
-    if condition is None:
-        return None
-    observed = int(condition.get("observedGeneration") or 0)
-    return None if observed and observed < objects.generation(pod) else condition
-
-
-@dataclass(frozen=True)
-class Decision:
-    """What to do with one pod: skip (with a reason), mark it blocked (Infeasible), or resize."""
-
-    action: str
-    reason: str = ""
-    message: str = ""
-    plan: Plan = Plan()
-    qos: str = ""
-
-    @property
-    def writes(self) -> bool:
-        return self.action in (MARK_BLOCKED, RESIZE)
-
-
-SKIP = "skip"
-MARK_BLOCKED = "mark_blocked"
-RESIZE = "resize"
-
-
-def _gate(pod: Mapping[str, Any], settings: ResizeSettings, now: datetime.datetime) -> Decision | None:
-    """Backoff, the kubelet's outcome, cooldown: a decision when one of them settles the pod, else None."""
-    annotations = objects.annotations(pod)
-    if _within(annotations.get(RESIZE_BLOCKED_AT), now, settings.interval):
-        return Decision(SKIP, BLOCKED, "resize recently failed, backing off")
-    if _condition(pod, POD_RESIZE_IN_PROGRESS) is not None:
-        return Decision(SKIP, IN_PROGRESS, "the kubelet is actuating a resize; not stacking another")
-    pending = _pending(pod)
-    reason = pending.get("reason") if pending is not None else None
-    if pending is not None and reason == REASON_INFEASIBLE and RESIZE_BLOCKED not in annotations:
-        return Decision(MARK_BLOCKED, message=str(pending.get("message") or REASON_INFEASIBLE))
-    if not _within(annotations.get(LAST_RESIZE), now, settings.interval):
-        return None
-    if reason == REASON_DEFERRED:
-        return Decision(SKIP, DEFERRED, "the kubelet deferred the last resize; retrying after the interval")
-    return Decision(SKIP, COOLDOWN, "resize cooldown active, skipping")
-
-
-def decide(
-    pod: Mapping[str, Any], recommendations: Recommendations, settings: ResizeSettings, now: datetime.datetime
-) -> Decision:
-    """The anchor's per-pod order (§7 6a–6e) with the kubelet's outcome (§5 item 20) read before the cooldown:
-    an Infeasible verdict on the last resize is reported at once, not an interval later."""
-    gated = _gate(pod, settings, now)
-    if gated is not None:
-        return gated
-    plan = plan_resize(pod, recommendations, settings)
-    if not plan.changes:
-        reason = NOT_RESIZABLE if plan.not_resizable else NO_DRIFT
-        return Decision(SKIP, reason, "nothing to resize in place", plan)
-    before, after = pod_qos(pod), pod_qos(plan.apply_to(pod))
-    if before == BEST_EFFORT or before != after:
-        return Decision(SKIP, QOS_PINNED, f"resize would change the QoS class {before} → {after}", plan, before)
-    return Decision(RESIZE, plan=plan, qos=before)
-
-
-# ------------------------------------------------------------------------------------------------ profile
-
-
-@dataclass(frozen=True)
-class _Run:
-    """One profile's reconcile: what every pod of it shares."""
-
-    profile: str
-    attributes: Mapping[str, str]
-    policy: str
-    settings: ResizeSettings
-    recommendations: Recommendations
-    now: datetime.datetime
-
-    def labels(self, namespace: str, **extra: str) -> dict[str, str]:
-        return {**self.attributes, "policy": self.policy, "namespace": namespace, **extra}
-
-
-def _condition_differs(current: Condition | None, wanted: Mapping[str, Any] | None) -> bool:
-    if current is None or wanted is None:
-        return (current is None) != (wanted is None)
-    return (current.status, current.reason, current.message) != (wanted["status"], wanted["reason"], wanted["message"])
+def _pod_ref(pod: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": objects.name(pod), "namespace": objects.namespace(pod)}}  # fmt: skip
 
 
 def _meets_threshold(obj: Any) -> bool:
@@ -537,13 +149,19 @@ def profile_predicate() -> Funcs:
     )
 
 
-def _still_ours(pod: Mapping[str, Any], profile: str) -> bool:
-    """The live pod is still in resize mode, of this profile, and not terminating."""
-    return (
-        wants_resize(objects.labels(pod))
-        and objects.annotations(pod).get(PROFILE_REF) == profile
-        and not objects.deletion_timestamp(pod)
-    )
+@dataclass(frozen=True)
+class _Run:
+    """One profile's reconcile: what every pod of it shares."""
+
+    profile: str
+    attributes: Mapping[str, str]
+    policy: str
+    settings: ResizeSettings
+    recommendations: Recommendations
+    now: datetime.datetime
+
+    def labels(self, namespace: str, **extra: str) -> dict[str, str]:
+        return {**self.attributes, "policy": self.policy, "namespace": namespace, **extra}
 
 
 def _pod_logger(ctx: Context, run: _Run, pod: Mapping[str, Any]) -> logging.LoggerAdapter[logging.Logger]:
@@ -585,10 +203,7 @@ class ResourceAdjuster:
         attributes = profile_attributes(request.name, status.tuple_labels)
         if self.kill_switch.active:
             return self._profile_skip(ctx, attributes, KILL_SWITCH, kill_switch_reason=self.kill_switch.reason)
-        recommendations = {
-            name: {resource: (rec.request, rec.limit) for resource, rec in by_resource.items()}
-            for name, by_resource in ready_recommendations(status).items()
-        }
+        recommendations = recommendations_from(status)
         if not recommendations:
             return self._profile_skip(ctx, attributes, NOT_READY)
         ref = status.policy_ref
@@ -642,8 +257,7 @@ class ResourceAdjuster:
         with self._version_lock:
             if self._version is None:
                 text = self._read_version()
-                parsed = parse_server_version(text)
-                self._version = (text, parsed is None or parsed >= IN_PLACE_RESIZE_GA)
+                self._version = (text, supports_in_place(text))
             return self._version
 
     def _in_place_available(self, ctx: Context, profile: WorkloadProfile, has_pods: bool) -> bool:
@@ -651,28 +265,17 @@ class ResourceAdjuster:
         (present only while the server is too old and the profile has pods in resize mode)."""
         version, supported = self.server_version()
         current = find_status_condition(profile.status.conditions if profile.status else None, IN_PLACE_RESIZE)
-        wanted = None if supported or not has_pods else self._unsupported(version, current)
-        if not _condition_differs(current, wanted):
+        wanted = wanted_condition(version, supported, has_pods, current, self.clock.now())
+        if not condition_differs(current, wanted):
             return supported
         if self.dry_run:
             ctx.logger.info("dry-run: would update the InPlaceResize condition", extra={"dry_run": True})
             return supported
         ctx.logger.info("updating the InPlaceResize condition",
                         extra={"server_version": version, "unsupported": wanted is not None})  # fmt: skip
-        body = {"apiVersion": WorkloadProfile.API_VERSION, "kind": "WorkloadProfile",
-                "metadata": {"name": profile.metadata.name},
-                "status": {"conditions": [wanted]} if wanted else {}}  # fmt: skip
+        body = condition_patch(profile.metadata.name or "", wanted)
         self.client.status().patch(body, body, patch_type=APPLY, field_manager=FIELD_MANAGER, force=True)
         return supported
-
-    def _unsupported(self, version: str, current: Condition | None) -> dict[str, Any]:
-        """`InPlaceResize=False` naming the server version; an unchanged status keeps its transition time."""
-        since = current.last_transition_time if current is not None and current.status == "False" else None
-        major, minor = IN_PLACE_RESIZE_GA
-        message = (f"in-place pod resize needs Kubernetes {major}.{minor} or later; the API server is {version}: "
-                   "pods in resize mode are not resized")  # fmt: skip
-        return {"type": IN_PLACE_RESIZE, "status": "False", "reason": UNSUPPORTED, "message": message,
-                "lastTransitionTime": _format_time(since or self.clock.now())}  # fmt: skip
 
     # ---------------------------------------------------------------------------------------------- pods
 
@@ -685,7 +288,7 @@ class ResourceAdjuster:
                 pod = self.api_reader.get(POD, objects.name(cached), objects.namespace(cached))
             except NotFoundError:
                 return
-            if not _still_ours(pod, run.profile):
+            if not still_ours(pod, run.profile):
                 return
             decision = decide(pod, run.recommendations, run.settings, run.now)
         logger = _pod_logger(ctx, run, pod)
@@ -719,12 +322,11 @@ class ResourceAdjuster:
         RESIZE_APPLIED.inc(run.labels(namespace))
         for resource in decision.plan.limits_scaled:
             APPLY_LIMIT_SCALED.inc(run.labels(namespace, resource=resource))
-        next_resize = _format_time(run.now + datetime.timedelta(seconds=run.settings.interval))
+        next_resize = format_time(run.now + datetime.timedelta(seconds=run.settings.interval))
         logger.info("in-place resize applied", extra={"resources": patch["spec"], "qos_current": decision.qos,
                                                        "next_resize": next_resize})  # fmt: skip
         self.recorder.event(pod, "Normal", RESIZED, RESIZED_MESSAGE, kind=POD_KIND)
-        annotations = {LAST_RESIZE: _format_time(run.now), RESIZE_BLOCKED: None, RESIZE_BLOCKED_AT: None}
-        self.client.patch(_pod_ref(pod), {"metadata": {"annotations": annotations}})
+        self.client.patch(_pod_ref(pod), resized_patch(run.now))
 
     def _blocked(
         self,
@@ -736,11 +338,10 @@ class ResourceAdjuster:
     ) -> None:
         """A rejected patch or an Infeasible verdict: count it, warn on the pod, back off for the interval."""
         RESIZE_FAILED.inc(run.labels(objects.namespace(pod)))
-        next_attempt = _format_time(run.now + datetime.timedelta(seconds=run.settings.interval))
+        next_attempt = format_time(run.now + datetime.timedelta(seconds=run.settings.interval))
         logger.info("in-place resize blocked", extra={"blocked_reason": reason, "next_attempt": next_attempt})
         self.recorder.event(pod, "Warning", RESIZE_BLOCKED_EVENT, event_message, kind=POD_KIND)
-        annotations = {RESIZE_BLOCKED: truncate_utf8(reason), RESIZE_BLOCKED_AT: _format_time(run.now)}
-        self.client.patch(_pod_ref(pod), {"metadata": {"annotations": annotations}})
+        self.client.patch(_pod_ref(pod), blocked_patch(reason, run.now))
 
 
 def setup(

@@ -18,11 +18,20 @@ def format_fixed(value: int | Fraction | Decimal, places: int) -> str:
     """
     if places < 0:
         raise ValueError(f"places must be ≥ 0, got {places}")
-    if isinstance(value, Decimal) and not value.is_finite():
+    if isinstance(value, int | Fraction):  # ints and Fractions carry their ratio: no conversion
+        return _fixed_ratio(value.numerator, value.denominator, places)
+    if not value.is_finite():
         raise ValueError(f"cannot format non-finite {value}")
-    exact = Fraction(value)
-    scaled = round(abs(exact) * 10**places)
-    sign = "-" if exact < 0 else ""
+    exact = value.as_integer_ratio()
+    return _fixed_ratio(exact[0], exact[1], places)
+
+
+def _fixed_ratio(numerator: int, denominator: int, places: int) -> str:
+    """numerator / denominator (denominator > 0) with `places` decimals, the exact value rounded half to even."""
+    scaled, remainder = divmod(abs(numerator) * 10**places, denominator)
+    if 2 * remainder > denominator or (2 * remainder == denominator and scaled % 2):
+        scaled += 1
+    sign = "-" if numerator < 0 else ""
     whole, fraction = divmod(scaled, 10**places)
     return f"{sign}{whole}.{fraction:0{places}d}" if places else f"{sign}{whole}"
 
@@ -34,11 +43,12 @@ def display_cpu(millis: int | Fraction | Decimal) -> str:
 
 def display_bytes(count: int | Fraction | Decimal) -> str:
     """Return a byte figure with two decimals in Gi, Mi or Ki, whichever is the largest ≤ it: `176.00Mi`."""
-    if count >= _GI:
-        return f"{format_fixed(Fraction(count) / _GI, 2)}Gi"
-    if count >= _MI:
-        return f"{format_fixed(Fraction(count) / _MI, 2)}Mi"
-    return f"{format_fixed(Fraction(count) / _KI, 2)}Ki"
+    exact = Fraction(count) if isinstance(count, Decimal) else count
+    numerator, denominator = exact.numerator, exact.denominator
+    for unit, suffix in ((_GI, "Gi"), (_MI, "Mi")):
+        if count >= unit:
+            return f"{_fixed_ratio(numerator, denominator * unit, 2)}{suffix}"
+    return f"{_fixed_ratio(numerator, denominator * _KI, 2)}Ki"
 
 
 def display_units(units: int | Fraction | Decimal, resource: str) -> str:

@@ -12,10 +12,11 @@ import pytest
 
 from ballast.api.ballast.v1 import WorkloadProfile
 from ballast.api.meta import Condition
-from ballast.controllers.resize import IN_PLACE_RESIZE, PROFILE_REQUEUE, RESIZED_MESSAGE, setup
+from ballast.controllers.resize import PROFILE_REQUEUE, RESIZED_MESSAGE, setup
 from ballast.internal.enrollment import LAST_RESIZE, RESIZE_BLOCKED, RESIZE_BLOCKED_AT
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import DryRun, OperatorOptions
+from ballast.internal.resize import IN_PLACE_RESIZE
 from ballast.internal.runtime import APPLY, Manager
 from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.wait import poll_until

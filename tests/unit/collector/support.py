@@ -14,6 +14,7 @@ from ballast.api.ballast.v1 import WorkloadProfile
 from ballast.api.crds import KINDS
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers.collector import NAME, MetricsCollector
+from ballast.internal.collection import RefreshPolicy
 from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF, PROFILE_REF_INDEX, PodProjection, profile_ref_index
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.naming import measurement_hash, policy_key, selector_labels, tuple_labels
@@ -68,6 +69,8 @@ class RecordingStore:
         self.inner = inner
         self.cycles: list[Cycle] = []
         self.reads = 0
+        self.read_keys: list[tuple[SeriesKey, bool]] = []
+        """Every series read, with whether its sample times were asked for."""
         self.down = False
 
     def write_cycle(self, cycle: Cycle) -> bool:
@@ -80,6 +83,7 @@ class RecordingStore:
         if self.down:
             raise StoreUnavailableError("store down (test)")
         self.reads += 1
+        self.read_keys += [(key, with_times) for key in keys]
         return self.inner.read_many(keys, with_times=with_times)
 
     def read(self, key: SeriesKey, *, with_times: bool = False) -> Series:
@@ -119,7 +123,7 @@ class StubSource:
 class World:
     """The API objects, store and collector of one test."""
 
-    def __init__(self, tmp_path: Path, *, dry_run: DryRun | None = None) -> None:
+    def __init__(self, tmp_path: Path, *, dry_run: DryRun | None = None, refresh: RefreshPolicy | None = None) -> None:
         self.api = FakeAPI()
         self.manager = manager_for(self.api)
         self.client = self.manager.api_reader
@@ -129,7 +133,9 @@ class World:
         self.options = OperatorOptions(dry_run=dry_run or DryRun(), clock=self.clock)
         self.kubelet = StubSource()
         plugins: dict[str, SourceFactory] = {**SOURCE_TYPES, "kubeletSummary": self._kubelet}
-        self.collector = MetricsCollector(self.manager, self.store, self.kill_switch, self.options, plugins=plugins)
+        self.collector = MetricsCollector(
+            self.manager, self.store, self.kill_switch, self.options, plugins=plugins, refresh=refresh
+        )
         self.manager.cache.start()
 
     def _kubelet(self, _: Any) -> Source:

@@ -6,9 +6,6 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-import pytest
-
-from ballast.controllers.collector import DEFAULT_POLL_INTERVAL, poll_interval_seconds
 from ballast.internal.telemetry import SAMPLES_COLLECTED
 from tests.unit.collector.support import World
 
@@ -149,15 +146,6 @@ def test_samples_collected_counts_each_written_sample_with_profile_attributes(wo
     world.cycle()
 
     assert SAMPLES_COLLECTED.value(**labels) - before == 2
-
-
-@pytest.mark.parametrize(
-    ("written", "seconds"),
-    [("300s", 300.0), ("90s", 90.0), ("5m", 300.0), ("15s", 15.0), ("", DEFAULT_POLL_INTERVAL),
-     ("soon", DEFAULT_POLL_INTERVAL), ("0s", DEFAULT_POLL_INTERVAL), ("-1m", DEFAULT_POLL_INTERVAL)],
-)  # fmt: skip
-def test_poll_interval_is_honoured_as_written(written: str, seconds: float) -> None:
-    assert poll_interval_seconds(written) == seconds
 
 
 def test_the_requeue_keeps_the_cadence_when_a_cycle_takes_time(world: World) -> None:

@@ -4,6 +4,8 @@ from decimal import Decimal
 from fractions import Fraction
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ballast.internal.quantity import display_bytes, display_cpu, display_units, format_fixed
 
@@ -62,3 +64,29 @@ def test_format_fixed_matches_go_percent_f(value: int | Fraction | Decimal, plac
 def test_format_fixed_refuses_what_it_cannot_print(value: Decimal | int, places: int) -> None:
     with pytest.raises(ValueError, match=r"non-finite|places"):
         format_fixed(value, places)
+
+
+def _reference_fixed(value: Fraction, places: int) -> str:
+    scaled = round(abs(value) * 10**places)  # Python rounds a Fraction half to even, on the exact value
+    whole, fraction = divmod(scaled, 10**places)
+    sign = "-" if value < 0 else ""
+    return f"{sign}{whole}.{fraction:0{places}d}" if places else f"{sign}{whole}"
+
+
+@given(
+    st.one_of(
+        st.integers(-(10**15), 10**15),
+        st.fractions(max_denominator=10**6),
+        st.decimals(allow_nan=False, allow_infinity=False, places=6),
+        st.integers(0, 10**6).map(lambda n: Fraction(2 * n + 1, 2000)),  # ties at three places
+    ),
+    st.integers(0, 4),
+)
+def test_format_fixed_rounds_the_exact_value_half_to_even(value: int | Fraction | Decimal, places: int) -> None:
+    assert format_fixed(value, places) == _reference_fixed(Fraction(value), places)
+
+
+@given(st.integers(0, 2**45) | st.fractions(min_value=0, max_value=2**40, max_denominator=1000))
+def test_display_bytes_is_the_exact_quotient_in_its_unit(count: int | Fraction) -> None:
+    unit, suffix = next((u, s) for u, s in ((GI, "Gi"), (MI, "Mi"), (KI, "Ki")) if count >= u or u == KI)
+    assert display_bytes(count) == _reference_fixed(Fraction(count) / unit, 2) + suffix

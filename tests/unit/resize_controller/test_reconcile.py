@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from ballast.controllers.resize import IN_PLACE_RESIZE, PROFILE_REQUEUE, RESIZED_MESSAGE
+from ballast.controllers.resize import PROFILE_REQUEUE, RESIZED_MESSAGE
 from ballast.internal.enrollment import LAST_RESIZE, PROFILE_REF, RESIZE_BLOCKED, RESIZE_BLOCKED_AT
 from ballast.internal.operator import DryRun
+from ballast.internal.resize import IN_PLACE_RESIZE
 from ballast.internal.runtime.apierrors import UnprocessableEntityError
 from ballast.internal.runtime.envtest.wait import poll_until
 from ballast.internal.runtime.fake import AdmissionHook

@@ -104,3 +104,23 @@ def test_a_percentile_covers_at_least_p_percent_of_the_samples(values: list[int]
     value = getattr(compute_stats(values), f"p{p}")
     assert sum(v <= value for v in values) * 100 >= p * len(values)
     assert sum(v < value for v in values) * 100 < p * len(values)
+
+
+class _Sample(int):
+    """An int subclass: takes the generic path of compute_stats, the reference for the fast ones."""
+
+
+_FAST_PATH_SERIES = st.one_of(
+    st.lists(st.integers(0, 20), min_size=1, max_size=1_200),  # repeating: counted
+    st.lists(st.integers(0, 10**6), min_size=1, max_size=1_200),  # distinct, one digit: sorted as ints
+    st.lists(st.integers(2**30, 2**40), min_size=1, max_size=1_200),  # large: sorted as floats
+    st.lists(st.integers(2**53 - 3, 2**53 + 3), min_size=1, max_size=600),  # beyond exact floats
+    st.lists(st.integers(-(2**62), 2**62), min_size=1, max_size=600),
+)
+
+
+@given(_FAST_PATH_SERIES)
+def test_the_fast_paths_give_exactly_what_the_generic_path_gives(values: list[int]) -> None:
+    fast, generic = compute_stats(values), compute_stats([_Sample(v) for v in values])
+    assert fast == generic
+    assert all(type(getattr(fast, name)) is int for name in ("p50", "p75", "p90", "p95", "p99", "max"))

@@ -7,9 +7,10 @@ from typing import Any
 import msgspec
 import pytest
 
+from ballast.internal.collection import MeasuredProfile, attribute, measured_pod
 from ballast.internal.enrollment import MODE_LABEL, PodProjection
 from ballast.internal.naming import LABEL_MISSING
-from ballast.internal.sources import MeasuredProfile, UsageSample, attribute, measured_pod
+from ballast.internal.sources import UsageSample
 
 HASH = "0123456789abcdef"
 PROFILE = MeasuredProfile("api--default", HASH, frozenset({"cpu", "memory"}))

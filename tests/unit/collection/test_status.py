@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ballast.api.ballast.v1.policyspec import ResourcePolicySpec
-from ballast.internal.sources import (
+from ballast.internal.collection import (
     PolicyView,
     ResourceStatus,
     is_stale,

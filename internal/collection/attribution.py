@@ -16,9 +16,8 @@ from typing import Any
 from ballast.internal.enrollment import is_enrolled, managed_containers
 from ballast.internal.naming import selector_labels
 from ballast.internal.runtime import objects
+from ballast.internal.sources import UsageSample
 from ballast.internal.store import Sample, SeriesKey
-
-from .base import UsageSample
 
 PodKey = tuple[str, str]
 """(namespace, name) of a pod."""
@@ -48,6 +47,13 @@ def measured_pod(pod: Any, profile: MeasuredProfile, profile_selector: Mapping[s
     if not is_enrolled(labels) or selector_labels(labels, list(profile_selector)) != dict(profile_selector):
         return None
     return MeasuredPod(profile, frozenset(name for c in managed_containers(pod) if (name := _name(c))))
+
+
+def node_name(pod: Any) -> str:
+    """The node a pod (a dict or a projection) is scheduled to; empty while pending."""
+    if isinstance(pod, Mapping):
+        return str((pod.get("spec") or {}).get("nodeName") or "")
+    return str(getattr(getattr(pod, "spec", None), "node_name", "") or "")
 
 
 def _name(container: Any) -> str:

@@ -1,0 +1,115 @@
+"""Collection as pure code: from one MetricsSource cycle's samples to each fed profile's status.
+
+    fed = FedProfile(profile, PolicyView.from_spec(policy.spec), MeasuredProfile(name, hash, resources), stamp)
+    attributed = attribute(samples, pods)              # fail closed: unknown pods/containers/resources skipped
+    plan = plan_status(fed, state, memos, attributed.observed[name], fed.policy.owned_by(source), now_ms)
+    recompute(plan, series_read, RefreshPolicy(), now_ms, now_text)        # only the series that are due
+    body = status_body(name, profile_status(plan.state, fed.policy), ready_condition(...))
+
+- `attribution`: (namespace, pod, container, resource) → the profile's history series, through the cached pod;
+- `policy`: what collection needs of a policy; `status`: `usageStats` entries, containers, `meetsThreshold`;
+- `ready`: the `Ready` condition, each resource judged by the latest cycle of its own source;
+- `refresh`: when a series' statistics are recomputed and when its last computation is reused (the tolerance);
+- `plan`: a profile's work in one cycle; `cycle`: the cycle's values; `memory`: the leader-local memory.
+"""
+
+from __future__ import annotations
+
+from .attribution import Attribution, MeasuredPod, MeasuredProfile, PodKey, attribute, measured_pod, node_name
+from .cycle import (
+    DEFAULT_POLL_INTERVAL,
+    CollectionCycle,
+    FedProfile,
+    poll_interval_seconds,
+    retention_window,
+    rfc3339,
+)
+from .memory import CollectionMemory, ProfileMemory
+from .plan import READ_CHUNK, StatusPlan, chunks, is_stale, plan_status, recompute, series_to_read
+from .policy import PolicyView
+from .ready import (
+    ALL_COLLECTED_MESSAGE,
+    MISSING_PREFIX,
+    MISSING_SAMPLES_REASON,
+    SAMPLES_COLLECTED_REASON,
+    collected_in_latest_cycles,
+    previously_missing,
+    ready_condition,
+)
+from .refresh import (
+    ACCRUING,
+    AGE,
+    NEW,
+    POLICY,
+    REASONS,
+    SAMPLES,
+    PolicyStamp,
+    RefreshPolicy,
+    SeriesMemo,
+    phase,
+    refresh_reason,
+)
+from .status import (
+    ContainerState,
+    Pair,
+    ProfileStatus,
+    ResourceStatus,
+    profile_condition,
+    profile_status,
+    resource_status,
+    state_from_status,
+    status_body,
+)
+
+__all__ = [
+    "ACCRUING",
+    "AGE",
+    "ALL_COLLECTED_MESSAGE",
+    "DEFAULT_POLL_INTERVAL",
+    "MISSING_PREFIX",
+    "MISSING_SAMPLES_REASON",
+    "NEW",
+    "POLICY",
+    "READ_CHUNK",
+    "REASONS",
+    "SAMPLES",
+    "SAMPLES_COLLECTED_REASON",
+    "Attribution",
+    "CollectionCycle",
+    "CollectionMemory",
+    "ContainerState",
+    "FedProfile",
+    "MeasuredPod",
+    "MeasuredProfile",
+    "Pair",
+    "PodKey",
+    "PolicyStamp",
+    "PolicyView",
+    "ProfileMemory",
+    "ProfileStatus",
+    "RefreshPolicy",
+    "ResourceStatus",
+    "SeriesMemo",
+    "StatusPlan",
+    "attribute",
+    "chunks",
+    "collected_in_latest_cycles",
+    "is_stale",
+    "measured_pod",
+    "node_name",
+    "phase",
+    "plan_status",
+    "poll_interval_seconds",
+    "previously_missing",
+    "profile_condition",
+    "profile_status",
+    "ready_condition",
+    "recompute",
+    "refresh_reason",
+    "resource_status",
+    "retention_window",
+    "rfc3339",
+    "series_to_read",
+    "state_from_status",
+    "status_body",
+]

@@ -1,0 +1,83 @@
+"""The `Ready` condition of a profile: did every policy resource get samples in the latest cycle of its own source
+(architecture.md §5 item 19)? A resource is judged by the source that owns it, whichever source's cycle writes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ballast.api.ballast.v1.workloadprofile import READY
+
+from .policy import PolicyView
+
+SAMPLES_COLLECTED_REASON = "SamplesCollected"
+MISSING_SAMPLES_REASON = "MissingSamples"
+ALL_COLLECTED_MESSAGE = "All policy resources produced samples in the latest collection cycle"
+MISSING_PREFIX = "No samples in the latest collection cycle for: "
+
+
+def previously_missing(condition: Mapping[str, Any] | None) -> frozenset[str] | None:
+    """The resources a `Ready` condition reported as missing (empty when it is True); None without a condition."""
+    if condition is None:
+        return None
+    if condition.get("status") == "True":
+        return frozenset()
+    message = str(condition.get("message") or "")
+    if not message.startswith(MISSING_PREFIX):
+        return None
+    return frozenset(part.strip() for part in message[len(MISSING_PREFIX) :].split(",") if part.strip())
+
+
+def ready_condition(
+    policy: PolicyView,
+    collected: Callable[[str], bool],
+    previous: Mapping[str, Any] | None,
+    now_text: str,
+) -> dict[str, Any]:
+    """The `Ready` condition: True when every policy resource got samples in the latest cycle of its own source
+    (`collected(resource)`), else False listing the missing ones. `lastTransitionTime` moves only on a flip."""
+    missing = sorted(resource for resource in policy.resources if not collected(resource))
+    status = "False" if missing else "True"
+    condition = {
+        "type": READY,
+        "status": status,
+        "reason": MISSING_SAMPLES_REASON if missing else SAMPLES_COLLECTED_REASON,
+        "message": MISSING_PREFIX + ", ".join(missing) if missing else ALL_COLLECTED_MESSAGE,
+        "lastTransitionTime": now_text,
+    }
+    if previous is not None and previous.get("status") == status and previous.get("lastTransitionTime"):
+        condition["lastTransitionTime"] = previous["lastTransitionTime"]
+    return condition
+
+
+def collected_in_latest_cycles(
+    policy: PolicyView,
+    source: str,
+    here: frozenset[str],
+    delivered: Mapping[str, frozenset[str] | None],
+    source_exists: Callable[[str], bool],
+    previous: Mapping[str, Any] | None,
+) -> Callable[[str], bool]:
+    """Whether a policy resource got samples in the latest cycle of the source that owns it.
+
+    - `source`, `here`: the running cycle's source and the resources it delivered for the profile;
+    - `delivered`: for every source this process has polled, the resources its latest cycle delivered for the
+      profile (None: the profile was not fed by that cycle);
+    - `source_exists`: whether a MetricsSource of that name exists (a missing one never delivers);
+    - `previous`: the profile's current `Ready` condition — a fresh leader that has not polled a source yet keeps
+      what the condition said about that source's resources.
+    """
+    missing_before = previously_missing(previous)
+
+    def collected(resource: str) -> bool:
+        owner = policy.owners.get(resource, "")
+        if owner == source:
+            return resource in here
+        latest = delivered.get(owner)
+        if latest is not None:
+            return resource in latest
+        if not source_exists(owner):
+            return False
+        return missing_before is not None and resource not in missing_before
+
+    return collected

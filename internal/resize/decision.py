@@ -1,0 +1,102 @@
+"""What the resize lane does with one pod: skip it (with the reason it is counted under), mark it blocked, or
+resize it — the anchor's per-pod order (ballast-anchor.md §7 6a–6e) with the kubelet's outcome read first.
+
+Skip reasons are the anchor's (`kill_switch`, `not_ready`, `no_policy` for a whole profile; `blocked`, `cooldown`,
+`no_drift`, `not_resizable`, `qos_pinned`, `dry_run` per pod) plus `in_progress` and `deferred`.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ballast.internal.enrollment import LAST_RESIZE, PROFILE_REF, RESIZE_BLOCKED, RESIZE_BLOCKED_AT, wants_resize
+from ballast.internal.runtime import objects
+
+from .annotations import within
+from .outcome import REASON_INFEASIBLE, resize_outcome
+from .plan import Plan, Recommendations, plan_resize
+from .qos import BEST_EFFORT, pod_qos
+from .settings import ResizeSettings
+
+# Skip reasons of `ballast_resize_skipped_total`.
+KILL_SWITCH = "kill_switch"
+NOT_READY = "not_ready"
+NO_POLICY = "no_policy"
+BLOCKED = "blocked"
+COOLDOWN = "cooldown"
+NO_DRIFT = "no_drift"
+NOT_RESIZABLE = "not_resizable"
+QOS_PINNED = "qos_pinned"
+DRY_RUN = "dry_run"
+IN_PROGRESS = "in_progress"
+"""The kubelet reports `PodResizeInProgress`: a resize is being actuated; none is stacked on top."""
+DEFERRED = "deferred"
+"""The kubelet reports `PodResizePending`/`Deferred` within the interval since the last resize."""
+
+# Actions.
+SKIP = "skip"
+MARK_BLOCKED = "mark_blocked"
+RESIZE = "resize"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What to do with one pod: skip (with a reason), mark it blocked (Infeasible), or resize."""
+
+    action: str
+    reason: str = ""
+    message: str = ""
+    plan: Plan = field(default_factory=Plan)
+    qos: str = ""
+
+    @property
+    def writes(self) -> bool:
+        """Whether acting on it writes to the pod (so it is decided again on a live read first)."""
+        return self.action in (MARK_BLOCKED, RESIZE)
+
+
+def _gate(pod: Mapping[str, Any], settings: ResizeSettings, now: datetime.datetime) -> Decision | None:
+    """Backoff, the kubelet's outcome, cooldown: a decision when one of them settles the pod, else None."""
+    annotations = objects.annotations(pod)
+    if within(annotations.get(RESIZE_BLOCKED_AT), now, settings.interval):
+        return Decision(SKIP, BLOCKED, "resize recently failed, backing off")
+    outcome = resize_outcome(pod)
+    if outcome.in_progress:
+        return Decision(SKIP, IN_PROGRESS, "the kubelet is actuating a resize; not stacking another")
+    if outcome.infeasible and RESIZE_BLOCKED not in annotations:
+        return Decision(MARK_BLOCKED, message=outcome.pending_message or REASON_INFEASIBLE)
+    if not within(annotations.get(LAST_RESIZE), now, settings.interval):
+        return None
+    if outcome.deferred:
+        return Decision(SKIP, DEFERRED, "the kubelet deferred the last resize; retrying after the interval")
+    return Decision(SKIP, COOLDOWN, "resize cooldown active, skipping")
+
+
+def decide(
+    pod: Mapping[str, Any], recommendations: Recommendations, settings: ResizeSettings, now: datetime.datetime
+) -> Decision:
+    """The anchor's per-pod order (§7 6a–6e) with the kubelet's outcome (§5 item 20) read before the cooldown:
+    an Infeasible verdict on the last resize is reported at once, not an interval later."""
+    gated = _gate(pod, settings, now)
+    if gated is not None:
+        return gated
+    plan = plan_resize(pod, recommendations, settings)
+    if not plan.changes:
+        reason = NOT_RESIZABLE if plan.not_resizable else NO_DRIFT
+        return Decision(SKIP, reason, "nothing to resize in place", plan)
+    before, after = pod_qos(pod), pod_qos(plan.apply_to(pod))
+    if before == BEST_EFFORT or before != after:
+        return Decision(SKIP, QOS_PINNED, f"resize would change the QoS class {before} → {after}", plan, before)
+    return Decision(RESIZE, plan=plan, qos=before)
+
+
+def still_ours(pod: Mapping[str, Any], profile: str) -> bool:
+    """Whether a live pod is still in resize mode, of `profile`, and not terminating (else it is left alone)."""
+    return (
+        wants_resize(objects.labels(pod))
+        and objects.annotations(pod).get(PROFILE_REF) == profile
+        and not objects.deletion_timestamp(pod)
+    )

@@ -1,0 +1,65 @@
+"""The kubelet's verdict on a pod's last resize, read from its conditions (KEP-1287; architecture.md §5 item 20).
+
+`PodResizeInProgress` — being actuated; `PodResizePending` with reason `Infeasible` — the node can never fit it;
+with reason `Deferred` — not now, maybe later. A pending verdict about an older spec (its observedGeneration below
+the pod's generation) no longer counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ballast.internal.runtime import objects
+
+POD_RESIZE_PENDING = "PodResizePending"
+POD_RESIZE_IN_PROGRESS = "PodResizeInProgress"
+REASON_INFEASIBLE = "Infeasible"
+REASON_DEFERRED = "Deferred"
+
+
+@dataclass(frozen=True, slots=True)
+class ResizeOutcome:
+    """What the pod's conditions say about its last resize."""
+
+    in_progress: bool = False
+    """`PodResizeInProgress` is True."""
+    pending_reason: str | None = None
+    """The reason of a current `PodResizePending` (`Infeasible`, `Deferred`, …), None when there is none."""
+    pending_message: str = ""
+
+    @property
+    def infeasible(self) -> bool:
+        return self.pending_reason == REASON_INFEASIBLE
+
+    @property
+    def deferred(self) -> bool:
+        return self.pending_reason == REASON_DEFERRED
+
+
+def _true_condition(pod: Mapping[str, Any], condition_type: str) -> Mapping[str, Any] | None:
+    """The pod condition of `condition_type` with status True, or None."""
+    for condition in (pod.get("status") or {}).get("conditions") or ():
+        if condition.get("type") == condition_type and condition.get("status") == "True":
+            return dict(condition)
+    return None
+
+
+def _pending(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """`PodResizePending`, unless the kubelet judged an older spec (observedGeneration < generation)."""
+    condition = _true_condition(pod, POD_RESIZE_PENDING)
+    if condition is None:
+        return None
+    observed = int(condition.get("observedGeneration") or 0)
+    return None if observed and observed < objects.generation(pod) else condition
+
+
+def resize_outcome(pod: Mapping[str, Any]) -> ResizeOutcome:
+    """The kubelet's verdict on `pod` (a dict as the API returns it)."""
+    pending = _pending(pod)
+    return ResizeOutcome(
+        in_progress=_true_condition(pod, POD_RESIZE_IN_PROGRESS) is not None,
+        pending_reason=pending.get("reason") if pending is not None else None,
+        pending_message=str(pending.get("message") or "") if pending is not None else "",
+    )

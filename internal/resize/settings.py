@@ -1,0 +1,56 @@
+"""A policy's resize behaviour as the resize lane uses it: the interval, the step cap and the drift thresholds."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from ballast.api.ballast.v1 import Behaviors, ResizeBehavior, ResourcePolicySpec, Thresholds
+from ballast.internal.stats import parse_duration
+
+from .thresholds import resolve_max_change, resolve_threshold
+
+DEFAULT_INTERVAL = 15 * 60.0
+"""`resize.interval` when unset or invalid: 15 minutes, in seconds."""
+
+
+def parse_interval(text: str | None) -> float:
+    """`resize.interval` in seconds; 15 m when empty, invalid or ≤ 0."""
+    try:
+        nanoseconds = parse_duration(text or "")
+    except (TypeError, ValueError):
+        return DEFAULT_INTERVAL
+    return nanoseconds / 1e9 if nanoseconds > 0 else DEFAULT_INTERVAL
+
+
+@dataclass(frozen=True)
+class ResizeSettings:
+    """The policy's resize behaviour, defaults applied: interval, step cap and drift thresholds."""
+
+    interval: float = DEFAULT_INTERVAL
+    max_change: Decimal = Decimal(50)
+    resource_thresholds: Mapping[str, Mapping[str, str | None]] = field(default_factory=dict)
+    resize_default: str | None = None
+    default: str | None = None
+
+    @classmethod
+    def from_spec(cls, spec: ResourcePolicySpec) -> ResizeSettings:
+        """Read a policy spec (its resolve-time defaults are applied here)."""
+        behaviors = spec.with_defaults().behaviors or Behaviors()
+        thresholds, resize = behaviors.thresholds or Thresholds(), behaviors.resize or ResizeBehavior()
+        per_resource = (thresholds.resize.resource_thresholds if thresholds.resize else None) or {}
+        return cls(
+            interval=parse_interval(resize.interval),
+            max_change=resolve_max_change(resize.max_change_per_cycle),
+            resource_thresholds={k: {"request": v.request, "limit": v.limit} for k, v in per_resource.items()},
+            resize_default=thresholds.resize.default if thresholds.resize else None,
+            default=thresholds.default,
+        )
+
+    def threshold(self, resource: str, field_name: str) -> Decimal:
+        """The drift threshold (percent) of one field of `resource`, most specific level first."""
+        return resolve_threshold(
+            resource, field_name, resource_thresholds=self.resource_thresholds,
+            resize_default=self.resize_default, default=self.default,
+        )  # fmt: skip
