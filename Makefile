@@ -5,7 +5,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: help venv envtest lint typecheck unit packaging integration test dev-cluster bench clean
+.PHONY: help venv envtest helm generate lint typecheck unit packaging integration test dev-cluster bench kind-deploy clean
+
+HACK_SCRIPTS := hack/gen-crds hack/gen-rbac hack/gen-config
+KIND_CLUSTER ?= ballast-dev
+KIND_IMAGE ?= ballast:dev
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -21,12 +25,21 @@ venv: $(VENV)/.installed ## create .venv with the project and its dev tools
 envtest: venv ## build (or find) the control-plane binaries; prints their directory
 	hack/setup-envtest
 
+helm: venv ## build (or find) helm v3.22.0 for the chart tests; prints its path
+	hack/setup-helm
+
+generate: venv ## regenerate config/ from the code: CRDs, RBAC, webhook configurations, the chart's CRDs
+	hack/gen-crds
+	hack/gen-rbac
+	hack/gen-config
+
 lint: venv ## ruff: lint and formatting
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+	$(BIN)/ruff check . $(HACK_SCRIPTS)
+	$(BIN)/ruff format --check . $(HACK_SCRIPTS)
 
 typecheck: venv ## mypy --strict over the package and the tests
 	$(BIN)/mypy
+	for script in $(HACK_SCRIPTS); do $(BIN)/mypy $$script || exit 1; done  # each is its own __main__
 
 unit: venv ## unit tests (no binaries, no namespace)
 	$(PY) -m pytest tests/unit
@@ -34,7 +47,7 @@ unit: venv ## unit tests (no binaries, no namespace)
 packaging: venv envtest ## the built wheel in a clean venv: console scripts and the pytest plugin
 	$(PY) -m pytest tests/packaging
 
-integration: venv envtest ## integration tests on the real kube-apiserver, inside the private test network
+integration: venv envtest helm ## integration tests on the real kube-apiserver, inside the private test network
 	$(BIN)/ballast-envtest netns -- $(PY) -m pytest tests/integration
 
 test: lint typecheck unit packaging integration ## everything CI runs
@@ -50,6 +63,16 @@ bench: venv envtest ## benchmarks (not part of `make test`); figures go to bench
 	$(PY) benchmarks/leader_renew.py
 	$(PY) benchmarks/collection.py
 	$(PY) benchmarks/webhook.py
+
+kind-deploy: helm ## build the image, `kind load` it into $(KIND_CLUSTER), install the chart (local-testing preset)
+	docker build -t $(KIND_IMAGE) .
+	kind load docker-image $(KIND_IMAGE) --name $(KIND_CLUSTER)
+	"$$(hack/setup-helm | tail -n 1)" upgrade --install ballast config/helm/ballast \
+	  --namespace ballast-system --create-namespace \
+	  -f config/helm/ballast/presets/local-testing.yaml \
+	  --set image.repository=$(firstword $(subst :, ,$(KIND_IMAGE))) \
+	  --set image.tag=$(lastword $(subst :, ,$(KIND_IMAGE))) \
+	  --set image.pullPolicy=Never --wait --timeout 5m
 
 clean: ## remove build outputs and caches (not the control-plane cache under ~/.cache/ballast)
 	rm -rf build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache .hypothesis

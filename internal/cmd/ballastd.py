@@ -3,6 +3,8 @@
 ballastd [flags]          run the manager
 ballastd apply-crds       server-side apply the CRDs rendered from the API models (field manager
                           ballast-crd-installer), as the chart's upgrade hook does
+ballastd uninstall        stop the operator (--deployment) and remove its finalizers from WorkloadProfiles,
+                          so the CRDs can be deleted, as the chart's pre-delete hook does
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +29,7 @@ CONTROLLERS = (
     "killswitch",
 )
 CRD_FIELD_MANAGER = "ballast-crd-installer"
+WORKLOAD_PROFILE_KIND = "ballast.tightlinesoftware.com/v1/WorkloadProfile"
 COMPONENT_LOGGERS = {
     "webhook": ("ballast.webhook", "ballast.runtime.webhook"),
     "watcher": ("ballast.runtime.controller.workloadwatcher-pod", "ballast.runtime.controller.workloadwatcher-profile"),
@@ -40,7 +44,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Ballast operator: keeps pods' resource requests and limits matched to measured usage.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("command", nargs="?", choices=["run", "apply-crds"], default="run", help="default: run")
+    parser.add_argument(
+        "command", nargs="?", choices=["run", "apply-crds", "uninstall"], default="run", help="default: run"
+    )
     cluster = parser.add_argument_group("cluster")
     cluster.add_argument(
         "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)"
@@ -108,6 +114,15 @@ def _parser() -> argparse.ArgumentParser:
     for component in COMPONENT_LOGGERS:
         logging_.add_argument(f"--log-level-{component}", choices=["debug", "info", "warn", "error"])
     logging_.add_argument("--log-format", default="json", choices=["json", "text"])
+    removal = parser.add_argument_group("uninstall")
+    removal.add_argument(
+        "--deployment",
+        help="the operator's Deployment in --operator-namespace, scaled to 0 (and its pods awaited) before the "
+        "finalizers go, so no replica adds them back",
+    )
+    removal.add_argument(
+        "--uninstall-timeout", type=float, default=120.0, help="seconds to wait for the operator's pods to go"
+    )
     return parser
 
 
@@ -301,6 +316,81 @@ def apply_crds(args: argparse.Namespace) -> int:
     return 0
 
 
+def uninstall(args: argparse.Namespace, client: Any = None) -> int:
+    """Make the CRDs deletable: stop the operator (`--deployment`), then remove the profile-cleanup finalizer
+    from every WorkloadProfile. Nothing is deleted; the usage history stays in the store for a reinstall.
+
+    `client` defaults to one built from `--kubeconfig`. Returns the exit code (1 on an API error or a timeout,
+    with the reason on stderr)."""
+    from ballast.internal.enrollment import PROFILE_CLEANUP_FINALIZER  # noqa: PLC0415
+    from ballast.internal.runtime import APIStatusError, Client, RESTConfig  # noqa: PLC0415
+    from ballast.internal.runtime.restmapper import NoKindMatchError  # noqa: PLC0415
+
+    client = client if client is not None else Client.from_config(RESTConfig.load(args.kubeconfig))
+    try:
+        if args.deployment:
+            _stop_operator(client, args.operator_namespace, args.deployment, args.uninstall_timeout)
+        else:
+            print("ballastd uninstall: no --deployment: a running operator adds its finalizers back", file=sys.stderr)
+        removed = 0
+        for profile in client.list_all(WORKLOAD_PROFILE_KIND):
+            removed += _remove_finalizer(client, profile, PROFILE_CLEANUP_FINALIZER)
+    except NoKindMatchError:
+        print("no WorkloadProfile CRD is served: no finalizer to remove")
+        return 0
+    except (APIStatusError, TimeoutError) as exc:
+        print(f"ballastd uninstall: {exc}", file=sys.stderr)
+        return 1
+    print(f"removed finalizer {PROFILE_CLEANUP_FINALIZER} from {removed} WorkloadProfiles; the CRDs can be deleted")
+    return 0
+
+
+def _stop_operator(client: Any, namespace: str, name: str, timeout: float) -> None:
+    """Scale the operator's Deployment to 0 and wait until none of its pods is left (terminating ones count)."""
+    from ballast.internal.runtime import NotFoundError  # noqa: PLC0415
+    from ballast.internal.runtime.labels import from_label_selector  # noqa: PLC0415
+
+    reference = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": namespace}}
+    try:
+        deployment = client.patch(reference, {"spec": {"replicas": 0}})
+    except NotFoundError:
+        print(f"deployment.apps/{name} not found in {namespace}: no operator to stop")
+        return
+    selector = str(from_label_selector(deployment["spec"]["selector"]))
+    deadline = time.monotonic() + timeout
+    while pods := client.list("v1/Pod", namespace, label_selector=selector).items:
+        if time.monotonic() > deadline:
+            names = ", ".join(pod["metadata"]["name"] for pod in pods)
+            raise TimeoutError(f"operator pods still present after {timeout:g}s: {names}")
+        time.sleep(1.0)
+    print(f"deployment.apps/{name} scaled to 0; no operator pod left")
+
+
+def _remove_finalizer(client: Any, profile: dict[str, Any], finalizer: str) -> int:
+    """Remove `finalizer` from one profile (1 if removed, 0 if absent or gone), re-reading on a conflict."""
+    from ballast.internal.runtime import ConflictError, NotFoundError  # noqa: PLC0415
+
+    name = profile["metadata"]["name"]
+    for _ in range(10):
+        finalizers = profile["metadata"].get("finalizers") or []
+        if finalizer not in finalizers:
+            return 0
+        kept = [f for f in finalizers if f != finalizer]
+        patch = {"metadata": {"finalizers": kept, "resourceVersion": profile["metadata"]["resourceVersion"]}}
+        try:
+            client.patch(profile, patch)
+        except NotFoundError:
+            return 0
+        except ConflictError:
+            try:
+                profile = client.get(WORKLOAD_PROFILE_KIND, name)
+            except NotFoundError:
+                return 0
+            continue
+        return 1
+    raise TimeoutError(f"workloadprofile {name}: its finalizers kept changing under us")
+
+
 def _setup_logging(args: argparse.Namespace) -> None:
     from ballast.internal.runtime.log import setup_logging  # noqa: PLC0415
 
@@ -319,6 +409,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _setup_logging(args)
         if args.command == "apply-crds":
             return apply_crds(args)
+        if args.command == "uninstall":
+            return uninstall(args)
         manager = build(args)
     except ValueError as exc:
         parser.error(str(exc))

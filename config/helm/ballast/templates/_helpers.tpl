@@ -1,0 +1,97 @@
+{{/* Labels on every object of the release. */}}
+{{- define "ballast.labels" -}}
+app.kubernetes.io/name: ballast
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | quote }}
+{{- end -}}
+
+{{/* The operator's pods (the Deployment selector and the webhook Service's). */}}
+{{- define "ballast.selectorLabels" -}}
+app.kubernetes.io/name: ballast
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
+app.kubernetes.io/component: operator
+{{- end -}}
+
+{{/* The Valkey pod. */}}
+{{- define "ballast.valkeySelectorLabels" -}}
+app.kubernetes.io/name: ballast
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
+app.kubernetes.io/component: valkey
+{{- end -}}
+
+{{- define "ballast.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+
+{{/* Which history store: valkey, external or sqlite (ballast.validate refuses anything else). */}}
+{{- define "ballast.storeMode" -}}
+{{- if .Values.valkey.enabled -}}valkey
+{{- else if or .Values.store.url .Values.store.existingSecret -}}external
+{{- else if .Values.store.sqlite.enabled -}}sqlite
+{{- end -}}
+{{- end -}}
+
+{{/* Pod-level security context shared by the operator and the hook Jobs: the image's unprivileged user. */}}
+{{- define "ballast.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+fsGroup: 65532
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{- define "ballast.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+capabilities:
+  drop:
+    - ALL
+{{- end -}}
+
+{{/*
+Rendering fails with a message naming the values to change, before anything reaches the cluster.
+*/}}
+{{- define "ballast.validate" -}}
+{{- $replicas := int .Values.replicaCount -}}
+{{- $stores := 0 -}}
+{{- if .Values.valkey.enabled }}{{ $stores = add1 $stores }}{{ end -}}
+{{- if or .Values.store.url .Values.store.existingSecret }}{{ $stores = add1 $stores }}{{ end -}}
+{{- if .Values.store.sqlite.enabled }}{{ $stores = add1 $stores }}{{ end -}}
+{{- if eq $stores 0 -}}
+{{- fail "no history store: keep valkey.enabled=true (the default), set store.url or store.existingSecret (an external Redis/Valkey), or store.sqlite.enabled=true (one replica)" -}}
+{{- end -}}
+{{- if gt $stores 1 -}}
+{{- fail "choose one history store: valkey.enabled, store.url/store.existingSecret and store.sqlite.enabled exclude each other (set valkey.enabled=false to use an external store or SQLite)" -}}
+{{- end -}}
+{{- if and .Values.store.url .Values.store.existingSecret -}}
+{{- fail "set store.url or store.existingSecret, not both" -}}
+{{- end -}}
+{{- if and .Values.store.url (not (regexMatch "^rediss?://" .Values.store.url)) -}}
+{{- fail (printf "store.url %q: expected redis://… or rediss://…" .Values.store.url) -}}
+{{- end -}}
+{{- if lt $replicas 1 -}}
+{{- fail "replicaCount must be at least 1 (to stop the operator, create the ConfigMap ballast-kill-switch instead: admission needs a replica)" -}}
+{{- end -}}
+{{- if and (gt $replicas 1) (not .Values.leaderElect) -}}
+{{- fail (printf "replicaCount=%d needs leaderElect=true: every replica serves admission, but only the Lease holder may reconcile (without it every replica would resize the same pods)" $replicas) -}}
+{{- end -}}
+{{- if and (gt $replicas 1) .Values.store.sqlite.enabled -}}
+{{- fail (printf "replicaCount=%d needs a shared Redis/Valkey store: with store.sqlite.enabled each replica would keep its own history; use valkey.enabled=true or store.url" $replicas) -}}
+{{- end -}}
+{{- if and .Values.leaderElect .Values.store.sqlite.enabled -}}
+{{- fail "store.sqlite.enabled needs leaderElect=false: ballastd refuses --leader-elect with SQLite (history would fork between replicas)" -}}
+{{- end -}}
+{{- if le (int .Values.terminationGracePeriodSeconds) (int .Values.gracefulShutdownTimeout) -}}
+{{- fail (printf "terminationGracePeriodSeconds=%d must be longer than gracefulShutdownTimeout=%d, or the kubelet kills the manager before it has released the Lease" (int .Values.terminationGracePeriodSeconds) (int .Values.gracefulShutdownTimeout)) -}}
+{{- end -}}
+{{- $timeout := int .Values.webhook.timeoutSeconds -}}
+{{- if or (lt $timeout 1) (gt $timeout 30) -}}
+{{- fail (printf "webhook.timeoutSeconds=%d: the API server accepts 1 to 30" $timeout) -}}
+{{- end -}}
+{{- if and .Values.defaultMetricsSources.kubeletSummary.enabled (not .Values.rbac.kubeletSummary) -}}
+{{- fail "defaultMetricsSources.kubeletSummary.enabled needs rbac.kubeletSummary=true (nodes/proxy get); disable the source or grant it" -}}
+{{- end -}}
+{{- end -}}
