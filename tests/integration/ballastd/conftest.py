@@ -21,6 +21,7 @@ from ballast.internal.enrollment import MODE_LABEL, managed_containers
 from ballast.internal.runtime.envtest import Backend, Environment, json_handler
 from ballast.internal.runtime.envtest.ports import suggest_port
 from ballast.internal.runtime.envtest.wait import poll_until
+from tests.integration.rbac.config_rbac import service_account_kubeconfig
 
 OPERATOR_NAMESPACE = "ballast-system"
 GROUP_VERSION = "ballast.tightlinesoftware.com/v1"
@@ -28,10 +29,23 @@ DEFAULT_USAGE = {"cpu": "230m", "memory": "100Mi"}
 
 
 class Ballastd:
-    """One `ballastd` process; its output goes to a log file shown when something fails."""
+    """One `ballastd` process; its output goes to a log file shown when something fails.
 
-    def __init__(self, env: Environment, work: Path, args: Sequence[str], name: str = "ballastd") -> None:
+    It runs as ServiceAccount ballast-system/ballast with exactly the RBAC of `config/rbac/` (applied once per
+    environment), as in a cluster — a missing grant fails the test. `kubeconfig` runs it as someone else.
+    """
+
+    def __init__(
+        self,
+        env: Environment,
+        work: Path,
+        args: Sequence[str],
+        name: str = "ballastd",
+        *,
+        kubeconfig: Path | None = None,
+    ) -> None:
         self.env = env
+        self.kubeconfig = kubeconfig or service_account_kubeconfig(env, "ballast")
         self.log_path = work / f"{name}.log"
         self.health_port = suggest_port()
         self.metrics_port = suggest_port()
@@ -39,7 +53,7 @@ class Ballastd:
             sys.executable,
             "-m",
             "ballast.internal.cmd.ballastd",
-            f"--kubeconfig={env.kubeconfig_path}",
+            f"--kubeconfig={self.kubeconfig}",
             f"--operator-namespace={OPERATOR_NAMESPACE}",
             f"--health-probe-bind-address=127.0.0.1:{self.health_port}",
             f"--metrics-bind-address=127.0.0.1:{self.metrics_port}",
