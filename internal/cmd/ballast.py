@@ -1,27 +1,192 @@
-"""`ballast`: the user CLI (enrollment, profiles, explanations)."""
+"""`ballast`: the user CLI — bulk enrollment, profiles, and why a pod got its resources.
+
+    ballast enroll --mode measure [--apply] [-n NS] [--ignore RE] [--no-restart] [--remode] [--timeout S]
+    ballast profiles [NAME ...] [-o wide|json|yaml]
+    ballast explain pod/<namespace>/<name>
+
+Global flags `--kubeconfig` and `--context` go before or after the subcommand. Everything is read from the API
+server (profiles, policies, the pod's annotations), so it works from a laptop that cannot reach the operator's
+history store. This module only parses flags; each subcommand's module is imported when it runs, which keeps
+`--help` fast.
+
+Exit codes: 0 success; 1 bad usage, an unreachable API server, or an object that does not exist; 2 when
+`enroll` failed on at least one workload (the enroll script's code).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from ballast import __version__
 
+EXIT_USAGE = 1
+FIELD_MANAGER = "ballast-cli"
+"""The field manager of the CLI's writes (shown in managedFields)."""
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors exiting 1, as the enroll script's do (2 means "a workload failed")."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _connection_flags(parser: argparse.ArgumentParser, *, default: Any) -> None:
+    parser.add_argument(
+        "--kubeconfig",
+        default=default,
+        help="kubeconfig file (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)",
+    )
+    parser.add_argument("--context", default=default, help="kubeconfig context (default: the current one)")
+
+
+def _add_enroll(subparsers: Any, common: argparse.ArgumentParser) -> None:
+    enroll = subparsers.add_parser(
+        "enroll",
+        parents=[common],
+        help="label Deployments/StatefulSets/DaemonSets that carry the identity tuple with the mode",
+        description=(
+            "Bulk-enroll Deployments, StatefulSets and DaemonSets (and their pods) by adding the "
+            "ballast.tightlinesoftware.com/mode label to every workload whose pod template carries every "
+            "identity-tuple label. The tuple is read from the BallastConfig 'ballast', or --identity-labels, or the "
+            "chart default. Multi-replica workloads are rolling-restarted; single-replica and OnDelete ones are "
+            "enrolled in place (no pod recreated). Dry-run unless --apply."
+        ),
+        epilog=(
+            "examples:\n"
+            "  ballast enroll --mode measure                               # dry-run, all namespaces\n"
+            "  ballast enroll --mode apply -n web --apply                  # enroll namespace 'web' at apply\n"
+            "  ballast enroll --mode resize --ignore 'consul|vault' --apply\n"
+            "  ballast enroll --mode measure --no-restart --apply          # fast first enroll, no restarts\n"
+            "  ballast enroll --mode resize --remode --no-restart --apply  # fast mode upgrade in place\n\n"
+            "Summary line: 'Summary: N enrolled, N failed, N warning(s), N skipped.'; exit 2 when any workload failed."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    enroll.add_argument("--mode", help="enrollment rung: measure, apply or resize (required)")
+    enroll.add_argument("--apply", action="store_true", help="make the changes (default: print the plan only)")
+    enroll.add_argument("-n", "--namespace", help="only this namespace (default: all namespaces)")
+    enroll.add_argument(
+        "--identity-labels",
+        metavar="A,B,C",
+        help="comma-separated pod-label keys a workload must carry (overrides the BallastConfig's identityLabels)",
+    )
+    enroll.add_argument("--ignore", metavar="REGEX", help="skip workloads whose name matches (default: none)")
+    enroll.add_argument(
+        "--no-restart",
+        action="store_true",
+        help="enroll every workload in place, multi-replica ones too (at --mode apply, in-place pods keep their "
+        "resources until they next restart)",
+    )
+    enroll.add_argument(
+        "--remode",
+        action="store_true",
+        help="also change workloads enrolled at a different mode (default: warn and leave them alone)",
+    )
+    enroll.add_argument(
+        "--timeout",
+        type=int,
+        default=300,
+        metavar="SECS",
+        help="rollout wait per workload (default: %(default)s); a timeout is a warning, not a failure",
+    )
+    enroll.add_argument(
+        "--settle",
+        type=float,
+        default=8.0,
+        metavar="SECS",
+        help="wait before checking that an in-place enrollment restarted no pod (default: %(default)g)",
+    )
+
+
+def _add_profiles(subparsers: Any, common: argparse.ArgumentParser) -> None:
+    profiles = subparsers.add_parser(
+        "profiles",
+        parents=[common],
+        help="list WorkloadProfiles (like kubectl get workloadprofiles)",
+        description=(
+            "List WorkloadProfiles with the columns of `kubectl get workloadprofiles`: NAME, ACTIVEWORKLOADS, "
+            "POLICY, STATE, ORPHANED, AGE. -o wide adds READY (the Ready condition), CONTAINERS, SAMPLES (the "
+            "fewest samples of any container and resource: what readiness waits for) and TUPLE."
+        ),
+    )
+    profiles.add_argument("names", nargs="*", metavar="NAME", help="only these profiles")
+    profiles.add_argument("-o", "--output", choices=["wide", "json", "yaml"], help="output format")
+
+
+def _add_explain(subparsers: Any, common: argparse.ArgumentParser) -> None:
+    explain = subparsers.add_parser(
+        "explain",
+        parents=[common],
+        help="why a pod has its requests and limits: profile, policy, samples, statistics, formulas",
+        description=(
+            "Explain an enrolled pod: its identity tuple and profile, the policy that governs it and why it won, "
+            "the samples and statistics in the profile, how each recommended value is computed, and what admission "
+            "wrote into the pod. Reads only the API server (profile status, policies, the pod's annotations)."
+        ),
+    )
+    explain.add_argument("pod", metavar="pod/NAMESPACE/NAME", help="the pod (also NAMESPACE/NAME, or NAME with -n)")
+    explain.add_argument("-n", "--namespace", help="the pod's namespace when only its name is given")
+
+
+def connect(args: argparse.Namespace) -> Any:
+    """A `Client` for `--kubeconfig`/`--context` (`RESTConfig.load` order otherwise), with our kinds as models.
+
+    Raises what loading the kubeconfig raises (e.g. `ConfigException` for an unknown context).
+    """
+    from ballast.api.scheme import add_to_scheme  # noqa: PLC0415
+    from ballast.internal.runtime import Client, RESTConfig, Scheme  # noqa: PLC0415
+
+    config = RESTConfig.load(getattr(args, "kubeconfig", None), getattr(args, "context", None))
+    return Client.from_config(config, scheme=add_to_scheme(Scheme()), field_owner=FIELD_MANAGER)
+
+
+def fail(message: object) -> int:
+    """Print `ballast: <message>` on stderr; returns the usage exit code (1)."""
+    print(f"ballast: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def parser() -> argparse.ArgumentParser:
+    """The `ballast` argument parser (subcommands enroll, profiles, explain)."""
+    top = _Parser(
         prog="ballast",
         description="Ballast user CLI: enroll workloads and explain the resources Ballast gives them.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    return parser
+    top.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    _connection_flags(top, default=None)
+    # Subcommands accept the global flags too; SUPPRESS keeps a value given before the subcommand.
+    common = argparse.ArgumentParser(add_help=False)
+    _connection_flags(common, default=argparse.SUPPRESS)
+    subparsers = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    _add_enroll(subparsers, common)
+    _add_profiles(subparsers, common)
+    _add_explain(subparsers, common)
+    return top
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    _parser().parse_args(argv)
-    print("ballast: no subcommands yet; see the README for what works today", file=sys.stderr)
-    return 2
+    """Run `ballast` with `argv` (default: the process arguments); returns the exit code."""
+    top = parser()
+    args = top.parse_args(argv)
+    if args.command is None:
+        top.print_help(sys.stderr)
+        return EXIT_USAGE
+    if args.command == "enroll":
+        from ballast.internal.cmd import enroll  # noqa: PLC0415 - subcommands load on use: `--help` stays fast
+
+        return enroll.run(args)
+    if args.command == "profiles":
+        from ballast.internal.cmd import profiles  # noqa: PLC0415
+
+        return profiles.run(args)
+    from ballast.internal.cmd import explain  # noqa: PLC0415
+
+    return explain.run(args)
 
 
 if __name__ == "__main__":
