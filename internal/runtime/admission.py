@@ -89,8 +89,61 @@ def patched(
     request: AdmissionRequest, mutated: Mapping[str, Any], *, warnings: Sequence[str] = ()
 ) -> AdmissionResponse:
     """Allow with the JSON patch that turns the request's object into `mutated` (no patch if equal)."""
-    operations = jsonpatch.make_patch(request.object or {}, mutated).patch
+    operations = json_patch(request.object or {}, mutated)
     return AdmissionResponse(True, 200, patch=operations or None, warnings=list(warnings))
+
+
+def json_patch(old: Any, new: Any) -> list[dict[str, Any]]:
+    """RFC 6902 operations that turn `old` into `new`, descending only where they differ.
+
+    A mutating webhook changes a few fields of a large object; `jsonpatch.make_patch` serializes every list
+    item to diff lists and costs ~0.5 ms on a 4.6 KB pod, two thirds of a request (benchmarks/webhook.py).
+    Here equal subtrees are skipped at C speed (`==`, confirmed by `orjson` so `1`, `1.0` and `True` stay
+    apart), equal-length lists are compared item by item, and only a list whose length changed is handed to
+    jsonpatch, which keeps that patch minimal (an added sidecar is one `add`).
+    """
+    operations: list[dict[str, Any]] = []
+    _diff(old, new, "", operations)
+    return operations
+
+
+def _same(old: Any, new: Any) -> bool:
+    if type(old) is not type(new) or old != new:
+        return False
+    if isinstance(old, dict | list | float):  # `==` equates 1, 1.0 and True inside containers, and 0.0 with -0.0
+        try:
+            return orjson.dumps(old) == orjson.dumps(new)
+        except orjson.JSONEncodeError:
+            return False  # not plain JSON: compare piece by piece
+    return True
+
+
+def _diff(old: Any, new: Any, path: str, operations: list[dict[str, Any]]) -> None:
+    if _same(old, new):
+        return
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in old.keys() - new.keys():
+            operations.append({"op": "remove", "path": f"{path}/{_escape(key)}"})
+        for key, value in new.items():
+            if key in old:
+                _diff(old[key], value, f"{path}/{_escape(key)}", operations)
+            else:
+                operations.append({"op": "add", "path": f"{path}/{_escape(key)}", "value": value})
+    elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for index, (before, after) in enumerate(zip(old, new, strict=True)):
+            _diff(before, after, f"{path}/{index}", operations)
+    elif isinstance(old, list) and isinstance(new, list):
+        for operation in jsonpatch.make_patch(old, new).patch:
+            operation["path"] = path + operation["path"]
+            if "from" in operation:
+                operation["from"] = path + operation["from"]
+            operations.append(operation)
+    else:
+        operations.append({"op": "replace", "path": path, "value": new})
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
 
 
 def decode_review(body: bytes) -> tuple[str, AdmissionRequest]:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonpatch
 import orjson
 import pytest
 import urllib3
@@ -20,6 +22,7 @@ from ballast.internal.runtime.admission import (
     allowed,
     decode_review,
     encode_review,
+    json_patch,
     patched,
 )
 from ballast.internal.runtime.certs import CertificateAuthority
@@ -174,3 +177,46 @@ def test_connection_close_is_honoured_and_keep_alive_is_the_default(served: tupl
     kept = pool.request("POST", f"{base}/validate", body=body, headers={"Content-Type": "application/json"})
     assert "Connection" not in kept.headers
     assert orjson.loads(kept.data)["response"]["allowed"] is True
+
+
+# ------------------------------------------------------------------------------------- JSON patches
+
+
+def _canonical(value: Any) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+@settings(max_examples=300)
+@given(old=json_values, new=json_values)
+def test_json_patch_turns_any_document_into_any_other(old: Any, new: Any) -> None:
+    operations = json_patch({"root": old}, {"root": new})
+    assert _canonical(jsonpatch.apply_patch({"root": old}, operations)) == _canonical({"root": new})
+
+
+@given(document=json_values)
+def test_json_patch_of_equal_documents_is_empty(document: Any) -> None:
+    assert json_patch({"root": document}, copy.deepcopy({"root": document})) == []
+
+
+def test_json_patch_is_minimal_where_a_webhook_changes_little() -> None:
+    pod = {
+        "metadata": {"name": "web", "labels": {"a/b": "1"}},
+        "spec": {"containers": [{"name": "app", "image": "x"}, {"name": "log", "image": "y"}]},
+    }
+    mutated = orjson.loads(orjson.dumps(pod))
+    mutated["metadata"]["labels"]["team"] = "platform"
+    mutated["spec"]["containers"][1]["resources"] = {"requests": {"cpu": "287m"}}
+    mutated["spec"]["containers"].append({"name": "sidecar", "image": "z"})
+    assert json_patch(pod, mutated) == [
+        {"op": "add", "path": "/metadata/labels/team", "value": "platform"},
+        {"op": "add", "path": "/spec/containers/1/resources", "value": {"requests": {"cpu": "287m"}}},
+        {"op": "add", "path": "/spec/containers/2", "value": {"name": "sidecar", "image": "z"}},
+    ]
+
+
+def test_json_patch_tells_true_from_one_and_escapes_keys() -> None:
+    assert json_patch({"x": [1, 0.0]}, {"x": [True, -0.0]}) == [
+        {"op": "replace", "path": "/x/0", "value": True},
+        {"op": "replace", "path": "/x/1", "value": -0.0},
+    ]
+    assert json_patch({"a~b/c": 1}, {"a~b/c": 2}) == [{"op": "replace", "path": "/a~0b~1c", "value": 2}]
