@@ -32,8 +32,6 @@ from tests.integration.deploy.conftest import (
 
 WORKLOAD_PROFILE = "ballast.tightlinesoftware.com/v1/WorkloadProfile"
 RBAC_KINDS = ("ClusterRole", "Role")
-HOOK_ONLY = {("ClusterRole", "uninstall"), ("Role", "uninstall")}
-"""The pre-delete hook's rights exist only in the chart: with config/, `ballastd uninstall` runs as the admin."""
 
 
 @pytest.fixture
@@ -137,8 +135,9 @@ def test_config_and_chart_grant_the_same_rules(helm: Path) -> None:
     chart += render(helm, settings={"certManager.enabled": "false"})  # the self-signed rights
     chart_rules = _rbac_rules(chart, "ballast-")
     config_rules = _rbac_rules(_config_rbac(), "ballast-")
-    assert set(chart_rules) - set(config_rules) == HOOK_ONLY
-    assert set(config_rules) <= set(chart_rules)
+    # Both hooks' rights included: the chart's hook objects are config/'s crd-installer and uninstall Components.
+    assert set(chart_rules) == set(config_rules)
+    assert {("ClusterRole", "uninstall"), ("Role", "uninstall-stop-operator")} <= set(config_rules)
     for key, rules in config_rules.items():
         assert chart_rules[key] == rules, key
 

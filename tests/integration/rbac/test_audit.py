@@ -5,7 +5,9 @@ grants rights for, with `ballastd` running as its ServiceAccount and the CRD ins
 by `ballastd apply-crds` (created, then updated), the Go finalizer migrated, pods owned by every workload kind
 enrolled and admitted, samples from metrics.k8s.io and from a fake kubelet through `nodes/<n>/proxy`, an in-place
 resize with its events, policy statuses, the kill switch, an orphaned profile deleted, leader election on Redis,
-and the self-signed webhook certificate created and then renewed. Then, per identity: every granted
+and the self-signed webhook certificate created and then renewed; last, `ballastd uninstall --deployment=ballast`
+as the uninstall hook's ServiceAccount (the operator's Deployment scaled to 0 and its last pod awaited, then the
+profiles' cleanup finalizer removed, one of them after a conflict). Then, per identity: every granted
 (group, resource, subresource, verb) was used at least once, nothing was refused, and nothing was allowed by a
 grant outside `config/rbac/`.
 """
@@ -16,15 +18,25 @@ import base64
 import contextlib
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ballast.internal.enrollment import LEADER_ELECTION_ID, LEGACY_POD_FINALIZER, MODE_LABEL, POLICY_REF, PROFILE_REF
-from ballast.internal.operator.rbac import Grant, crd_names, webhook_secret_name
+from ballast.internal.cmd import ballastd
+from ballast.internal.enrollment import (
+    LEADER_ELECTION_ID,
+    LEGACY_POD_FINALIZER,
+    MODE_LABEL,
+    POLICY_REF,
+    PROFILE_CLEANUP_FINALIZER,
+    PROFILE_REF,
+)
+from ballast.internal.operator.rbac import Grant, crd_names, operator_deployment_name, webhook_secret_name
 from ballast.internal.quantity import format_bytes
+from ballast.internal.runtime import Client, RESTConfig
 from ballast.internal.runtime.envtest import APIError, Environment, json_handler, network
 from ballast.internal.runtime.envtest.wait import poll_until
 from ballast.webhook.configurations import webhook_configurations
@@ -42,6 +54,7 @@ from .config_rbac import documents, forbidden, grants, read_audit_log, service_a
 
 OPERATOR = user_of(OPERATOR_NAMESPACE, "ballast")
 INSTALLER = user_of(OPERATOR_NAMESPACE, "ballast-crd-installer")
+UNINSTALLER = user_of(OPERATOR_NAMESPACE, "ballast-uninstall")
 UNEXERCISED: dict[Grant, str] = {}
 """Grants no test can exercise, each with the reason. Empty: every grant of config/rbac/ is used below."""
 
@@ -56,6 +69,9 @@ BALLAST = f"/apis/{GROUP_VERSION}"
 WEBHOOK_CONFIGURATIONS = "/apis/admissionregistration.k8s.io/v1"
 ELECTION = ["--leader-elect-lease-duration=4", "--leader-elect-renew-deadline=3", "--leader-elect-retry-period=1"]
 IMAGE = "registry.k8s.io/pause:3.10"
+DEPLOYMENT = operator_deployment_name()
+OPERATOR_LABELS = {"app.kubernetes.io/name": "ballast", "app.kubernetes.io/component": "operator"}
+CHANGED_MEANWHILE = {"audit.ballast.tightlinesoftware.com/changed": "meanwhile"}
 
 
 @pytest.fixture
@@ -222,6 +238,54 @@ class World:
         found = self.rest.get(f"/api/v1/namespaces/{NAMESPACE}/events", params={"fieldSelector": selector})
         return list(found["items"])
 
+    def operator_deployment(self) -> str:
+        """The operator's Deployment as the chart and config/ name it, and one pod of it left to go (no
+        kube-controller-manager here: nothing else creates or removes its pods). Returns the pod's path."""
+        base = f"/api/v1/namespaces/{OPERATOR_NAMESPACE}"
+        self.make(f"/apis/apps/v1/namespaces/{OPERATOR_NAMESPACE}/deployments", {
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": DEPLOYMENT},
+            "spec": {"replicas": 2, "selector": {"matchLabels": OPERATOR_LABELS},
+                     "template": {"metadata": {"labels": OPERATOR_LABELS},
+                                  "spec": {"containers": [{"name": "manager", "image": IMAGE}]}}},
+        })  # fmt: skip
+        self.make(f"{base}/pods", {
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{DEPLOYMENT}-0", "labels": OPERATOR_LABELS},
+            "spec": {"containers": [{"name": "manager", "image": IMAGE}]},
+        })  # fmt: skip
+        return f"{base}/pods/{DEPLOYMENT}-0"
+
+    def replicas(self) -> int:
+        return int(self.rest.get(f"/apis/apps/v1/namespaces/{OPERATOR_NAMESPACE}/deployments/{DEPLOYMENT}")["spec"]
+                   ["replicas"])  # fmt: skip
+
+    def profiles(self) -> list[dict[str, Any]]:
+        return list(self.rest.get(f"{BALLAST}/workloadprofiles")["items"])
+
+    def change(self, profile: str) -> None:
+        """Label a profile, as a concurrent writer would: its resourceVersion moves on."""
+        patch = {"metadata": {"labels": CHANGED_MEANWHILE}}
+        path = f"{BALLAST}/workloadprofiles/{profile}"
+        self.rest.request("PATCH", path, patch, content_type="application/merge-patch+json")
+
+
+class ChangedMeanwhile:
+    """`ballastd uninstall`'s client, with a concurrent writer: just before the first profile patch, that profile
+    is changed (as admin), so the patch conflicts and the command re-reads the profile (its `get`)."""
+
+    def __init__(self, client: Client, world: World) -> None:
+        self.client = client
+        self.world = world
+        self.changed: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    def patch(self, obj: dict[str, Any], patch: Any, **options: Any) -> Any:
+        if obj.get("kind") == "WorkloadProfile" and not self.changed:
+            self.changed.append(obj["metadata"]["name"])
+            self.world.change(obj["metadata"]["name"])
+        return self.client.patch(obj, patch, **options)
+
 
 def run_apply_crds(kubeconfig: Path) -> str:
     done = subprocess.run(
@@ -270,10 +334,47 @@ def is_leader(process: Ballastd) -> bool:
 # ----------------------------------------------------------------------------------------------- the test
 
 
+def uninstall(env: Environment, world: World, capsys: pytest.CaptureFixture[str]) -> None:
+    """The chart's pre-delete hook command, in-process (`ballastd.uninstall`, what `ballastd uninstall` runs) so a
+    concurrent writer can be placed between its list and its patch, as ServiceAccount ballast-uninstall."""
+    pod_path = world.operator_deployment()
+    removed = threading.Event()
+
+    def remove_last_pod() -> None:  # an unscheduled pod goes at once
+        env.rest.request("DELETE", pod_path, params={"gracePeriodSeconds": "0"})
+        removed.set()
+
+    remover = threading.Timer(2.0, remove_last_pod)  # a while after the scale-down: the command must wait
+    kubeconfig = service_account_kubeconfig(env, "ballast-uninstall")
+    client = ChangedMeanwhile(Client.from_config(RESTConfig.load(str(kubeconfig))), world)
+    args = ballastd._parser().parse_args([
+        "uninstall", f"--deployment={DEPLOYMENT}", f"--operator-namespace={OPERATOR_NAMESPACE}",
+        "--uninstall-timeout=30",
+    ])  # fmt: skip
+    finalized = [p["metadata"]["name"] for p in world.profiles() if PROFILE_CLEANUP_FINALIZER in
+                 (p["metadata"].get("finalizers") or [])]  # fmt: skip
+    assert PROFILE in finalized
+    capsys.readouterr()
+    remover.start()
+    try:
+        assert ballastd.uninstall(args, client) == 0, capsys.readouterr().err
+    finally:
+        remover.cancel()
+    out = capsys.readouterr().out
+    assert removed.is_set()  # the command returned only after the last pod had gone
+    assert f"deployment.apps/{DEPLOYMENT} scaled to 0; no operator pod left" in out
+    assert f"removed finalizer {PROFILE_CLEANUP_FINALIZER} from {len(finalized)} WorkloadProfiles" in out
+    assert world.replicas() == 0
+    profiles = {p["metadata"]["name"]: p["metadata"] for p in world.profiles()}
+    assert not [name for name, meta in profiles.items() if PROFILE_CLEANUP_FINALIZER in (meta.get("finalizers") or [])]
+    (changed,) = client.changed
+    assert profiles[changed]["labels"].items() >= CHANGED_MEANWHILE.items()  # re-read, not overwritten
+
+
 @pytest.mark.private_network
 @pytest.mark.timeout(600)
 def test_the_operator_uses_every_grant_and_is_refused_nothing(
-    audited: Environment, redis_server: RedisServer, tmp_path: Path
+    audited: Environment, redis_server: RedisServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     env, world = audited, World(audited)
 
@@ -366,14 +467,20 @@ def test_the_operator_uses_every_grant_and_is_refused_nothing(
         kubelet.stop()
         metrics.stop()
 
+    # The operator stopped, its profiles keep their cleanup finalizer: the uninstall hook frees them.
+    uninstall(env, world, capsys)
+
     records = list(read_audit_log(env.audit_log_path))
     granted = grants(documents())
-    assert set(granted) == {OPERATOR, INSTALLER}
+    assert set(granted) == {OPERATOR, INSTALLER, UNINSTALLER}
     problems: list[str] = []
-    for user in (OPERATOR, INSTALLER):
+    for user in (OPERATOR, INSTALLER, UNINSTALLER):
         problems += [f"{user} was refused: {r.verb} {r.uri}" for r in forbidden(records, user)]
         did = used(records, user)
         problems += [f"{user} never used its grant {g}" for g in sorted(granted[user] - did - set(UNEXERCISED))]
         problems += [f"{user} used {g}, granted outside config/rbac/" for g in sorted(did - granted[user])]
     assert not problems, "\n".join(problems)
     assert used(records, OPERATOR) >= {Grant("", "nodes", "proxy", "get"), Grant("", "pods", "resize", "patch")}
+    stopping = [r for r in records if r.user == UNINSTALLER and r.resource in ("deployments", "pods")]
+    assert {(r.verb, r.namespace) for r in stopping} == {("patch", OPERATOR_NAMESPACE), ("list", OPERATOR_NAMESPACE)}
+    assert len([r for r in stopping if r.resource == "pods"]) >= 2  # listed until its last pod was gone

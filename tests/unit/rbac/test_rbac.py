@@ -26,7 +26,7 @@ GEN_RBAC = REPO / "hack" / "gen-rbac"
 CONFIG_RBAC = REPO / rbac.CONFIG_OUTPUT
 HELM_RBAC = REPO / rbac.HELM_OUTPUT
 LANES = {*CONTROLLERS, rbac.CACHE, rbac.WEBHOOK, rbac.MIGRATION, rbac.LEADER_ELECTION,
-         rbac.SELF_SIGNED_CERTIFICATES, rbac.APPLY_CRDS}  # fmt: skip
+         rbac.SELF_SIGNED_CERTIFICATES, rbac.APPLY_CRDS, rbac.UNINSTALL}  # fmt: skip
 VERBS = {"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
 
 
@@ -68,7 +68,7 @@ def render_helm(values: Mapping[str, bool], name: str = "ballast", namespace: st
 
 
 ALL_ON = {"leaderElect": True, "rbac.kubeletSummary": True, "certManager.enabled": False,
-          "crds.upgradeHook.enabled": True}  # fmt: skip
+          "crds.upgradeHook.enabled": True, "uninstallHook.enabled": True}  # fmt: skip
 
 
 def _without_hooks(doc: dict[str, Any]) -> dict[str, Any]:
@@ -117,7 +117,7 @@ def test_every_file_is_in_its_kustomization() -> None:
         here = sorted(p.name for p in kustomization.parent.glob("*.yaml") if p.name != "kustomization.yaml")
         assert sorted(listed) == here, kustomization
     components = [p.parent.name for p in CONFIG_RBAC.glob("*/kustomization.yaml")]
-    assert sorted(components) == ["crd-installer", "webhook-self-signed"]
+    assert sorted(components) == ["crd-installer", "uninstall", "webhook-self-signed"]
     for component in components:
         assert yaml.safe_load((CONFIG_RBAC / component / "kustomization.yaml").read_text())["kind"] == "Component"
 
@@ -136,6 +136,8 @@ def test_the_chart_grants_what_config_grants() -> None:
         ("certManager.enabled", True, "ballast-webhook-certificate"),
         ("certManager.enabled", True, "ballast-webhook-configurations"),
         ("crds.upgradeHook.enabled", False, "ballast-crd-installer"),
+        ("uninstallHook.enabled", False, "ballast-uninstall"),
+        ("uninstallHook.enabled", False, "ballast-uninstall-stop-operator"),
     ],
 )
 def test_each_optional_role_follows_its_value(value: str, setting: bool, gone: str) -> None:
@@ -145,14 +147,29 @@ def test_each_optional_role_follows_its_value(value: str, setting: bool, gone: s
     assert gone in {doc["metadata"]["name"] for doc in _documents(render_helm(ALL_ON))}
 
 
-def test_the_crd_installer_exists_only_during_the_hook() -> None:
-    installer = [d for d in _documents(render_helm(ALL_ON)) if "crd-installer" in d["metadata"]["name"]]
-    assert {d["kind"] for d in installer} == {"ServiceAccount", "ClusterRole", "ClusterRoleBinding"}
-    for doc in installer:
+@pytest.mark.parametrize(
+    ("account", "events", "kinds"),
+    [
+        ("ballast-crd-installer", "pre-install,pre-upgrade", {"ServiceAccount", "ClusterRole", "ClusterRoleBinding"}),
+        ("ballast-uninstall", "pre-delete",
+         {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}),
+    ],
+)  # fmt: skip
+def test_a_hook_jobs_rights_exist_only_during_its_hook(account: str, events: str, kinds: set[str]) -> None:
+    documents = _documents(render_helm(ALL_ON))
+    bindings = [d for d in documents if d["kind"].endswith("Binding") and d["subjects"][0]["name"] == account]
+    refs = {(b["roleRef"]["kind"], b["metadata"].get("namespace", ""), b["roleRef"]["name"]) for b in bindings}
+    account_key = ("ServiceAccount", "ballast-system", account)
+    hooked = [d for d in documents if _key(d) in refs | {account_key} or d in bindings]
+    assert {d["kind"] for d in hooked} == kinds
+    for doc in hooked:
         annotations = doc["metadata"]["annotations"]
-        assert annotations["helm.sh/hook"] == "pre-install,pre-upgrade"
+        assert annotations["helm.sh/hook"] == events  # the events of the Job that uses them
         assert int(annotations["helm.sh/hook-weight"]) < 0  # before the Job, which runs at weight 0
         assert "hook-succeeded" in annotations["helm.sh/hook-delete-policy"]
+    operators = [d for d in documents if "ballast" in (d["metadata"]["name"], d.get("subjects", [{}])[0].get("name"))]
+    assert operators
+    assert not [d for d in operators if "annotations" in d["metadata"]]  # the operator's own rights are no hooks
 
 
 def test_no_template_action_hides_in_a_comment() -> None:
@@ -203,10 +220,16 @@ def test_named_objects_are_granted_by_name_and_create_alone() -> None:
 
 
 def test_namespaced_rights_are_roles_in_the_operator_namespace() -> None:
-    namespaced = {"configmaps", "leases", "secrets"}
+    # The kill switch, the Lease, the webhook Secret, and what the uninstall stops: the operator's own Deployment
+    # and its pods. Everything else is cluster-wide by nature (CRDs, webhook configurations, nodes, profiles) or
+    # needed in every namespace (the manager's pods, owners, events).
+    operator_namespace_only = {"configmaps", "leases", "secrets"}
     for role in roles():
         touched = {resource for rule in role.rules for resource in rule.resources}
-        assert role.namespaced == bool(touched & namespaced), role.name
+        assert role.namespaced or not touched & operator_namespace_only, role.name
+    assert {role.name for role in roles() if role.namespaced} == {
+        "kill-switch", "leader-election", "webhook-certificate", "uninstall-stop-operator",
+    }  # fmt: skip
 
 
 def test_nodes_proxy_is_alone_in_its_role_with_its_warning() -> None:
@@ -226,3 +249,35 @@ def test_reads_of_our_kinds_are_list_and_watch_only() -> None:
         "ballastconfigs", "clusterresourcepolicies", "resourcepolicies", "metricssources", "workloadprofiles",
     }  # fmt: skip
     assert not any(g.group == "events.k8s.io" for g in manager)  # the recorder writes core v1 Events
+
+
+def test_the_uninstall_grants_exactly_what_ballastd_uninstall_calls() -> None:
+    # _stop_operator: PATCH the one Deployment, LIST pods by its selector; then LIST profiles, PATCH each one's
+    # finalizers and, after a conflict, GET it again. Nothing else, and the Deployment only by name.
+    uninstall = {role.name: role for role in roles() if role.feature is rbac.UNINSTALL_FEATURE}
+    assert set(uninstall) == {"uninstall", "uninstall-stop-operator"}
+    assert {rbac.service_account_name(role) for role in uninstall.values()} == {"ballast-uninstall"}
+    profiles, stop = uninstall["uninstall"], uninstall["uninstall-stop-operator"]
+    assert not profiles.namespaced  # WorkloadProfiles are cluster-scoped
+    assert set(profiles.grants()) == {Grant(rbac.BALLAST_GROUP, "workloadprofiles", "", verb)
+                                      for verb in ("get", "list", "patch")}  # fmt: skip
+    assert stop.namespaced  # the operator namespace only
+    assert set(stop.grants()) == {Grant("apps", "deployments", "", "patch"), Grant("", "pods", "", "list")}
+    (deployment,) = [rule for rule in stop.rules if rule.resources == ("deployments",)]
+    assert deployment.resource_names == (rbac.operator_deployment_name(),)
+    assert granted()["ballast-uninstall"] == set(profiles.grants()) | set(stop.grants())
+
+
+def test_the_uninstall_names_the_deployment_config_and_the_chart_deploy() -> None:
+    manager = _documents((REPO / "config" / "manager" / "manager.yaml").read_text())
+    (deployment,) = [doc for doc in manager if doc["kind"] == "Deployment"]
+    assert deployment["metadata"]["name"] == rbac.operator_deployment_name() == rbac.PREFIX
+    templates = HELM_RBAC.parent
+    assert "kind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n" in (templates / "deployment.yaml").read_text()
+    stop = next(role for role in roles(rbac.HELM_RELEASE_NAME) if role.name == "uninstall-stop-operator")
+    assert stop.rules[0].resource_names == (rbac.HELM_RELEASE_NAME,)
+    hook = (templates / "uninstall-hook.yaml").read_text()
+    assert "- --deployment={{ .Release.Name }}\n" in hook
+    assert "serviceAccountName: {{ .Release.Name }}-uninstall\n" in hook
+    kinds = set(re.findall(r"^kind: (\w+)$", hook, re.MULTILINE))
+    assert kinds == {"Job"}  # its ServiceAccount and rights come from rbac.yaml only
