@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: help venv envtest helm generate lint typecheck unit packaging integration test dev-cluster bench kind-deploy clean
+.PHONY: help venv envtest helm generate lint typecheck unit packaging integration test dev dev-cluster bench kind-deploy clean
 
 HACK_SCRIPTS := hack/gen-crds hack/gen-rbac hack/gen-config
 KIND_CLUSTER ?= ballast-dev
@@ -52,6 +52,9 @@ integration: venv envtest helm ## integration tests on the real kube-apiserver, 
 
 test: lint typecheck unit packaging integration ## everything CI runs
 
+dev: venv envtest ## the operator for real on a local control plane: profiles, a cold start, a resize (Ctrl-C stops)
+	$(PY) -m ballast.internal.cmd.dev
+
 dev-cluster: venv envtest ## start a local etcd + kube-apiserver and print its KUBECONFIG (Ctrl-C stops it)
 	$(BIN)/ballast-envtest run
 
@@ -63,6 +66,7 @@ bench: venv envtest ## benchmarks (not part of `make test`); figures go to bench
 	$(PY) benchmarks/leader_renew.py
 	$(PY) benchmarks/collection.py
 	$(PY) benchmarks/webhook.py
+	$(PY) benchmarks/dev_start.py
 
 kind-deploy: helm ## build the image, `kind load` it into $(KIND_CLUSTER), install the chart (local-testing preset)
 	docker build -t $(KIND_IMAGE) .
