@@ -168,7 +168,7 @@ def build(args: argparse.Namespace) -> Any:
     from ballast.internal.runtime import (  # noqa: PLC0415
         Client,
         LeaderElectionConfig,
-        LeaderElector,
+        ProcessLeaderElector,
         RESTConfig,
         Scheme,
         WebhookServer,
@@ -185,8 +185,9 @@ def build(args: argparse.Namespace) -> Any:
     namespace = args.operator_namespace
     elector = None
     if args.leader_elect:
-        elector = LeaderElector(
-            client,
+        # In a child interpreter: renewals must not wait behind informer decoding on our GIL.
+        elector = ProcessLeaderElector(
+            config,
             LeaderElectionConfig(
                 name=LEADER_ELECTION_ID,
                 namespace=namespace,

@@ -30,6 +30,7 @@ from .fake import FakeAPI
 from .gvk import GroupVersionKind
 from .handler import EnqueueRequestForObject, EnqueueRequestForOwner, EnqueueRequestsFromMapFunc
 from .leaderelection import LeaderElectionConfig, LeaderElector
+from .leaderelection_process import ProcessLeaderElector
 from .manager import Manager
 from .reconcile import Context, Reconciler, Request, Result, TerminalError
 from .rest import RESTConfig
@@ -63,6 +64,7 @@ __all__ = [
     "LeaderElector",
     "Manager",
     "NotFoundError",
+    "ProcessLeaderElector",
     "Projection",
     "RESTConfig",
     "RealClock",

@@ -188,6 +188,8 @@ class Controller:
             self._active.dec()
 
     def _on_error(self, request: Request, error: Exception, ctx: Context, logger: Any) -> None:
+        # Requeue before counting: whoever sees the metric can rely on the retry being scheduled.
+        self.queue.add_rate_limited(request)
         if isinstance(error, DeadlineExceededError) and ctx.expired():
             self._timeouts.inc()
         if isinstance(error, _PROGRAMMING_ERRORS):
@@ -195,7 +197,6 @@ class Controller:
         logger.error("reconciler error: %s", error, exc_info=error)
         self._errors.inc()
         self._total["error"].inc()
-        self.queue.add_rate_limited(request)
 
     def _on_result(self, request: Request, result: Result) -> None:
         priority = result.priority or 0

@@ -38,6 +38,11 @@ IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 RETRYABLE_5XX = frozenset({500, 502, 503, 504})
 USER_AGENT = f"ballast-runtime (python/{platform.python_version()})"
 
+# The `kubernetes.client.Configuration` attributes our transport reads (see `RESTConfig.portable`).
+_PORTABLE_SETTINGS = ("host", "verify_ssl", "ssl_ca_cert", "cert_file", "key_file", "assert_hostname",
+                      "tls_server_name", "proxy", "no_proxy", "proxy_headers", "api_key", "api_key_prefix",
+                      "username", "password")  # fmt: skip
+
 _deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("ballast_runtime_deadline", default=None)
 
 
@@ -80,10 +85,46 @@ class RESTConfig:
     timeout: float = 60.0
     user_agent: str = USER_AGENT
     max_retries: int = 5
+    # How the configuration was loaded, so another process can load it the same way (and refresh tokens).
+    loader: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def host(self) -> str:
         return str(self.configuration.host).rstrip("/")
+
+    def portable(self) -> dict[str, Any]:
+        """A JSON-able form for a child process (`from_portable`): the loader when known, else the settings.
+
+        It carries credentials: hand it over a pipe, never argv or the environment.
+        """
+        options = {"qps": self.qps, "burst": self.burst, "timeout": self.timeout, "user_agent": self.user_agent,
+                   "max_retries": self.max_retries}  # fmt: skip
+        if self.loader is not None:
+            return {"loader": self.loader, "options": options}
+        settings = {name: getattr(self.configuration, name, None) for name in _PORTABLE_SETTINGS}
+        return {"configuration": settings, "options": options}
+
+    @classmethod
+    def from_portable(cls, portable: Mapping[str, Any]) -> RESTConfig:
+        """The inverse of `portable()`; raises ValueError naming what is missing or unknown."""
+        options = dict(portable.get("options") or {})
+        loader = portable.get("loader")
+        if loader is not None:
+            if loader.get("in_cluster"):
+                return cls.in_cluster(**options)
+            return cls.from_kubeconfig(loader.get("kubeconfig"), loader.get("context"), **options)
+        settings = portable.get("configuration")
+        if not isinstance(settings, Mapping) or not settings.get("host"):
+            raise ValueError("a portable REST config needs either 'loader' or 'configuration' with a 'host'")
+        unknown = sorted(set(settings) - set(_PORTABLE_SETTINGS))
+        if unknown:
+            raise ValueError(f"unknown REST configuration settings: {', '.join(unknown)}")
+        from kubernetes import client  # noqa: PLC0415
+
+        configuration = client.Configuration()
+        for name, value in settings.items():
+            setattr(configuration, name, value)
+        return cls(configuration, **options)
 
     @classmethod
     def from_kubeconfig(cls, path: str | None = None, context: str | None = None, **options: Any) -> RESTConfig:
@@ -94,7 +135,7 @@ class RESTConfig:
         config.load_kube_config(  # type: ignore[no-untyped-call]
             config_file=path, context=context, client_configuration=configuration
         )
-        return cls(configuration, **options)
+        return cls(configuration, loader={"kubeconfig": path, "context": context}, **options)
 
     @classmethod
     def in_cluster(cls, **options: Any) -> RESTConfig:
@@ -103,7 +144,7 @@ class RESTConfig:
 
         configuration = client.Configuration()
         config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-        return cls(configuration, **options)
+        return cls(configuration, loader={"in_cluster": True}, **options)
 
     @classmethod
     def load(cls, kubeconfig: str | None = None, context: str | None = None, **options: Any) -> RESTConfig:

@@ -1,15 +1,13 @@
-"""Lease leader election against the real API server: one leader at a time, handovers, release, CPU load."""
+"""Lease leader election against the real API server: one leader at a time, handovers, release."""
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
 import pytest
 
 from ballast.internal.runtime.client import Client
@@ -207,40 +205,6 @@ def _run(manager: Manager, failure: list[BaseException]) -> None:
         manager.start()
     except BaseException as exc:
         failure.append(exc)
-
-
-def test_renewal_does_not_starve_behind_cpu_heavy_decoding(rest_config: RESTConfig, envtest_namespace: str) -> None:
-    """Four threads decode large JSON bodies flat out while the leader renews: the lease is never lost."""
-    body = orjson.dumps(
-        [{"metadata": {"name": f"pod-{i}", "labels": {"app": "x" * 20}}, "spec": {"n": i}} for i in range(40_000)]
-    )
-    stop = threading.Event()
-    decoded = itertools.count()
-
-    def burn() -> None:
-        while not stop.is_set():
-            orjson.loads(body)
-            next(decoded)
-
-    replica = Replica(rest_config, "load", envtest_namespace, lease_duration=3.0, renew_deadline=2.0, retry_period=0.5)
-    replica.start()
-    poll_until(replica.elector.is_leader, timeout=10, what="leadership")
-    burners = [threading.Thread(target=burn, daemon=True) for _ in range(4)]
-    for burner in burners:
-        burner.start()
-    renewals_before = replica.elector.renewals
-    time.sleep(8)
-    stop.set()
-    for burner in burners:
-        burner.join()
-    try:
-        assert replica.elector.is_leader()
-        assert replica.stopped_leading == []
-        # It kept renewing throughout (each renewal within the 2 s deadline; latency is a benchmark figure).
-        assert replica.elector.renewals - renewals_before >= 4
-        assert next(decoded) > 40  # and the load was real
-    finally:
-        replica.kill()
 
 
 def test_invalid_timings_are_refused() -> None:

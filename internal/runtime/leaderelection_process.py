@@ -1,0 +1,232 @@
+"""Leader election in a child interpreter, so lease renewals never queue behind this process's GIL.
+
+    elector = ProcessLeaderElector(rest_config, LeaderElectionConfig(name=..., namespace=...))
+    manager = Manager(config, leader_elector=elector)   # same contract as `LeaderElector`
+
+CPU-bound C code (a large informer LIST decoded by orjson, a pydantic validation) holds the GIL for tens of
+milliseconds at a time, and an HTTPS round trip needs the GIL a dozen times: under four such threads an
+in-process renewal takes seconds (benchmarks/RESULTS.md). The child runs the unchanged `LeaderElector` with
+its own GIL and reports over a pipe, one JSON object per line:
+
+    parent → child   stdin    the settings (REST config, election config), then "stop" or EOF
+    child → parent   stdout   {"event": "started_leading" | "stopped_leading" | "renewed" | "slowpath" | "log"}
+
+The child stops, and releases the lease when `release_on_cancel` is set, on "stop" or when the parent's end of
+the pipe closes — including when the parent is killed. If the child dies, the parent stops leading at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import IO, Any
+
+import orjson
+
+from . import metrics
+from .leaderelection import LeaderElectionConfig, LeaderElector
+from .log import _fields, get_logger
+from .rest import RESTConfig
+
+_log = get_logger("ballast.runtime.leaderelection")
+STOP = b"stop\n"
+
+
+class ProcessLeaderElector:
+    """`LeaderElector`'s contract (`run`, `is_leader`, `observed_leader`, `renewals`) with the loop in a child."""
+
+    def __init__(
+        self,
+        rest_config: RESTConfig,
+        config: LeaderElectionConfig,
+        *,
+        python: str = sys.executable,
+        stop_timeout: float | None = None,
+    ) -> None:
+        self.rest_config = rest_config
+        self.config = config
+        self.python = python
+        # Long enough for a release_on_cancel write bounded by the request timeout.
+        self.stop_timeout = stop_timeout if stop_timeout is not None else config.request_timeout + 5.0
+        self.renewals = 0
+        self.renew_latencies: list[float] = []  # seconds per successful renewal, as timed in the child
+        self.pid: int | None = None
+        self._leading = threading.Event()
+        self._observed_leader = ""
+        self._status = metrics.LEADER_ELECTION_MASTER_STATUS.labels(config.name)
+        self._slowpath = metrics.LEADER_ELECTION_SLOWPATH.labels(config.name)
+        self._status.set(0)
+        self.log = _log.with_values(lease=f"{config.namespace}/{config.name}", identity=config.identity)
+
+    def is_leader(self) -> bool:
+        return self._leading.is_set()
+
+    @property
+    def observed_leader(self) -> str:
+        return self._observed_leader
+
+    def run(
+        self, stop: threading.Event, on_started_leading: Callable[[], None], on_stopped_leading: Callable[[], None]
+    ) -> None:
+        """Start the child and follow it until `stop`, loss, or its exit; the contract of `LeaderElector.run`."""
+        child = subprocess.Popen(
+            [self.python, "-m", __name__],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        self.pid = child.pid
+        assert child.stdin is not None
+        assert child.stdout is not None
+        settings = {"rest": self.rest_config.portable(), "election": asdict(self.config)}
+        try:
+            child.stdin.write(orjson.dumps(settings) + b"\n")
+            child.stdin.flush()
+            forwarder = threading.Thread(
+                target=_forward_stop, args=(stop, child, child.stdin), name="leader-election-stop", daemon=True
+            )
+            forwarder.start()
+            for line in child.stdout:
+                self._handle(orjson.loads(line), on_started_leading)
+        except (BrokenPipeError, orjson.JSONDecodeError) as exc:
+            self.log.error("leader election process failed: %s", exc)
+        finally:
+            was_leading = self._leading.is_set()
+            self._leading.clear()
+            self._status.set(0)
+            code = _reap(child, self.stop_timeout)
+            if code != 0 and not stop.is_set():
+                self.log.error("leader election process exited with code %s", code, extra={"leading": was_leading})
+            on_stopped_leading()
+
+    def _handle(self, message: dict[str, Any], on_started_leading: Callable[[], None]) -> None:
+        event = message.get("event")
+        if event == "started_leading":
+            self._leading.set()
+            self._status.set(1)
+            on_started_leading()
+        elif event == "stopped_leading":
+            self._leading.clear()  # before the child exits: leader-only work stops as early as possible
+            self._status.set(0)
+        elif event == "renewed":
+            self.renewals += 1
+            self.renew_latencies.append(float(message["seconds"]))
+            del self.renew_latencies[:-1000]
+        elif event == "observed":
+            self._observed_leader = str(message["leader"])
+        elif event == "slowpath":
+            self._slowpath.inc()
+        elif event == "log":
+            _log.log(int(message["level"]), "%s", message["msg"], extra=message.get("fields") or {})
+
+
+def _forward_stop(stop: threading.Event, child: subprocess.Popen[bytes], pipe: IO[bytes]) -> None:
+    while not stop.wait(0.2):
+        if child.poll() is not None:
+            return
+    try:
+        pipe.write(STOP)
+        pipe.close()
+    except (BrokenPipeError, ValueError):
+        pass  # the child is already gone
+
+
+def _reap(child: subprocess.Popen[bytes], timeout: float) -> int:
+    try:
+        return child.wait(timeout)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        return child.wait()
+
+
+# ------------------------------------------------------------------------------------------- the child
+
+
+class _Emitter:
+    """Writes events to stdout from any thread of the child."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+
+    def __call__(self, event: str, **fields: Any) -> None:
+        with self._lock:
+            self._stream.write(orjson.dumps({"event": event, **fields}, default=str) + b"\n")
+            self._stream.flush()
+
+
+class _ForwardingHandler(logging.Handler):
+    def __init__(self, emit: _Emitter) -> None:
+        super().__init__()
+        self._emit = emit
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._emit("log", level=record.levelno, msg=record.getMessage(), fields=_fields(record))
+
+
+class _Counter:
+    """Stands in for a Prometheus counter child; each increment becomes an event for the parent's metric."""
+
+    def __init__(self, emit: _Emitter, event: str) -> None:
+        self._emit, self._event = emit, event
+
+    def inc(self, amount: float = 1) -> None:
+        self._emit(self._event)
+
+
+class _ReportingElector(LeaderElector):
+    def __init__(self, *args: Any, emit: _Emitter, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._emit = emit
+        self._slowpath = _Counter(emit, "slowpath")  # type: ignore[assignment]
+        self._leader_sent = ""
+
+    def _attempt(self) -> bool:
+        began = time.monotonic()
+        ok = super()._attempt()
+        if self.observed_leader != self._leader_sent:
+            self._leader_sent = self.observed_leader
+            self._emit("observed", leader=self._leader_sent)
+        if ok and self.is_leader():
+            self._emit("renewed", seconds=time.monotonic() - began)
+        return ok
+
+
+def _watch_parent(stop: threading.Event, stdin: IO[bytes]) -> None:
+    for line in stdin:
+        if line == STOP:
+            break
+    stop.set()  # "stop", or EOF: the parent closed the pipe or died
+
+
+def main() -> int:
+    # Ctrl-C reaches the whole process group: the parent decides when we stop.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    emit = _Emitter(sys.stdout.buffer)
+    root = logging.getLogger()
+    root.addHandler(_ForwardingHandler(emit))
+    root.setLevel(logging.INFO)
+    try:
+        settings = orjson.loads(sys.stdin.buffer.readline())
+        rest_config = RESTConfig.from_portable(settings["rest"])
+        config = LeaderElectionConfig(**settings["election"])
+    except Exception as exc:
+        _log.error("leader election process: bad settings: %s", exc)
+        return 2
+    from .client import Client  # noqa: PLC0415 - after the settings, so a bad pipe fails fast
+
+    threading.Thread(target=_watch_parent, args=(stop, sys.stdin.buffer), daemon=True).start()
+    elector = _ReportingElector(Client.from_config(rest_config), config, emit=emit)
+    elector.run(stop, lambda: emit("started_leading"), lambda: emit("stopped_leading"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
