@@ -17,6 +17,7 @@ the pipe closes — including when the parent is killed. If the child dies, the 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 import subprocess
@@ -92,13 +93,20 @@ class ProcessLeaderElector:
             )
             forwarder.start()
             for line in child.stdout:
-                self._handle(orjson.loads(line), on_started_leading)
-        except (BrokenPipeError, orjson.JSONDecodeError) as exc:
-            self.log.error("leader election process failed: %s", exc)
+                try:
+                    message = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    self.log.warning("leader election process wrote a stray line: %r", line[:200])
+                    continue
+                self._handle(message, on_started_leading)
+        except BrokenPipeError:
+            self.log.error("leader election process closed its pipe before reading its settings")
         finally:
             was_leading = self._leading.is_set()
             self._leading.clear()
             self._status.set(0)
+            with contextlib.suppress(OSError, ValueError):
+                child.stdin.close()  # EOF: a child still running (say, a callback raised) stops too
             code = _reap(child, self.stop_timeout)
             if code != 0 and not stop.is_set():
                 self.log.error("leader election process exited with code %s", code, extra={"leading": was_leading})
@@ -129,11 +137,9 @@ def _forward_stop(stop: threading.Event, child: subprocess.Popen[bytes], pipe: I
     while not stop.wait(0.2):
         if child.poll() is not None:
             return
-    try:
+    with contextlib.suppress(OSError, ValueError):  # the child is already gone, or run() closed the pipe
         pipe.write(STOP)
         pipe.close()
-    except (BrokenPipeError, ValueError):
-        pass  # the child is already gone
 
 
 def _reap(child: subprocess.Popen[bytes], timeout: float) -> int:

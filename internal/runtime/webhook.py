@@ -121,7 +121,7 @@ class WebhookServer:
     ) -> None:
         if cert_watcher is None:
             directory = Path(cert_dir) if cert_dir else Path("/tmp/k8s-webhook-server/serving-certs")
-            cert_watcher = CertWatcher(directory, cert_name, key_name, on_change=self.close_idle_connections)
+            cert_watcher = CertWatcher(directory, cert_name, key_name, on_change=self.retire_connections)
         self.cert_watcher = cert_watcher
         self.host = host
         self.port = port
@@ -133,6 +133,7 @@ class WebhookServer:
         self._listener: socket.socket | None = None
         self._listening = threading.Event()
         self._idle: set[socket.socket] = set()
+        self._generation = 0  # bumped on rotation; older connections close after their next answer
         self._connections_lock = threading.Lock()
         self._stopping = threading.Event()
         self.name = "webhook-server"
@@ -232,6 +233,7 @@ class WebhookServer:
         parser = httptools.HttpRequestParser(state)
         state.parser = parser
         connection.settimeout(self.idle_timeout)
+        generation = self._generation
         while not self._stopping.is_set():
             self._set_idle(connection, not state.url)
             data = connection.recv(65536)
@@ -253,7 +255,7 @@ class WebhookServer:
                 # Read to the end (discarding) first, so the client is listening when the answer comes.
                 self._answer_too_large(connection, state)
                 return
-            keep_alive = state.keep_alive and not self._stopping.is_set()
+            keep_alive = state.keep_alive and not self._stopping.is_set() and generation == self._generation
             status, body = self._dispatch(parser.get_method(), state)
             self._send(connection, status, body, keep_alive=keep_alive)
             if not keep_alive:
@@ -267,13 +269,17 @@ class WebhookServer:
             else:
                 self._idle.discard(connection)
 
-    def close_idle_connections(self) -> None:
-        """Close keep-alive connections that wait between requests.
+    def retire_connections(self) -> None:
+        """After a certificate rotation: each open connection answers its next request with `Connection: close`.
 
-        Called after a certificate rotation, so clients (the API server keeps connections open) reconnect and
-        validate the new pair — before an old certificate expires or its CA leaves the caBundle. Clients
-        retry a request that meets a connection closed while idle; requests in progress are not touched.
+        Clients (the API server keeps connections open) then reconnect and validate the new pair — before an
+        old certificate expires or its CA leaves the caBundle. Closing idle connections instead would race a
+        request the client is already sending, and a POST that meets EOF is not retried.
         """
+        self._generation += 1
+
+    def close_idle_connections(self) -> None:
+        """Close keep-alive connections that wait between requests (on shutdown); requests in progress finish."""
         with self._connections_lock:
             idle = list(self._idle)
             self._idle.clear()

@@ -113,6 +113,9 @@ def crashing(request: AdmissionRequest) -> AdmissionResponse:
     return allowed()
 
 
+SERVERS: dict[str, WebhookServer] = {}
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, urllib3.PoolManager]]:
     directory: Path = tmp_path_factory.mktemp("certs")
@@ -124,8 +127,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, urll
     thread = threading.Thread(target=server.start, args=(stop,), daemon=True)
     thread.start()
     assert server.wait_listening(10)
-    pool = urllib3.PoolManager(ca_cert_data=ca.cert_pem.decode(), retries=False)
-    yield f"https://127.0.0.1:{server.port}", pool
+    pool = urllib3.PoolManager(ca_cert_data=ca.cert_pem.decode(), retries=False, maxsize=1)
+    base = f"https://127.0.0.1:{server.port}"
+    SERVERS[base] = server
+    yield base, pool
     stop.set()
     thread.join(10)
 
@@ -177,6 +182,20 @@ def test_connection_close_is_honoured_and_keep_alive_is_the_default(served: tupl
     kept = pool.request("POST", f"{base}/validate", body=body, headers={"Content-Type": "application/json"})
     assert "Connection" not in kept.headers
     assert orjson.loads(kept.data)["response"]["allowed"] is True
+
+
+def test_after_a_rotation_open_connections_answer_once_more_then_close(served: tuple[str, urllib3.PoolManager]) -> None:
+    """Rotation never cuts a connection a client may be sending on: the next answer says `Connection: close`."""
+    base, pool = served
+    body, headers = orjson.dumps(VALID), {"Content-Type": "application/json"}
+    assert "Connection" not in pool.request("POST", f"{base}/validate", body=body, headers=headers).headers
+    server = SERVERS[base]
+    server.retire_connections()  # what the certificate watcher calls on a new pair
+    retired = pool.request("POST", f"{base}/validate", body=body, headers=headers)
+    assert orjson.loads(retired.data)["response"]["allowed"] is True
+    assert retired.headers.get("Connection") == "close"
+    fresh = pool.request("POST", f"{base}/validate", body=body, headers=headers)  # a new connection: kept again
+    assert "Connection" not in fresh.headers
 
 
 # ------------------------------------------------------------------------------------- JSON patches
