@@ -1,0 +1,113 @@
+"""The child side of `ProcessLeaderElector`: run `LeaderElector` and report over stdout (see that module).
+
+python -m ballast.internal.runtime.leaderelection_child   # settings as one JSON line on stdin
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+import time
+from typing import IO, Any
+
+import orjson
+
+from .leaderelection import LeaderElectionConfig, LeaderElector
+from .leaderelection_process import STOP
+from .log import _fields, get_logger
+from .rest import RESTConfig
+
+_log = get_logger("ballast.runtime.leaderelection")
+
+
+class _Emitter:
+    """Writes events to stdout from any thread of the child."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+
+    def __call__(self, event: str, **fields: Any) -> None:
+        with self._lock:
+            self._stream.write(orjson.dumps({"event": event, **fields}, default=str) + b"\n")
+            self._stream.flush()
+
+
+class _ForwardingHandler(logging.Handler):
+    def __init__(self, emit: _Emitter) -> None:
+        super().__init__()
+        self._emit = emit
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._emit("log", level=record.levelno, msg=record.getMessage(), fields=_fields(record))
+
+
+class _Counter:
+    """Stands in for a Prometheus counter child; each increment becomes an event for the parent's metric."""
+
+    def __init__(self, emit: _Emitter, event: str) -> None:
+        self._emit, self._event = emit, event
+
+    def inc(self, amount: float = 1) -> None:
+        self._emit(self._event)
+
+
+class _ReportingElector(LeaderElector):
+    def __init__(self, *args: Any, emit: _Emitter, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._emit = emit
+        self._slowpath = _Counter(emit, "slowpath")  # type: ignore[assignment]
+        self._leader_sent = ""
+
+    def _attempt(self) -> bool:
+        began = time.monotonic()
+        ok = super()._attempt()
+        if self.observed_leader != self._leader_sent:
+            self._leader_sent = self.observed_leader
+            self._emit("observed", leader=self._leader_sent)
+        if ok and self.is_leader():
+            self._emit("renewed", seconds=time.monotonic() - began)
+        return ok
+
+
+def _watch_parent(stop: threading.Event, stdin: IO[bytes]) -> None:
+    for line in stdin:
+        if line == STOP:
+            break
+    stop.set()  # "stop", or EOF: the parent closed the pipe or died
+
+
+def _read_settings(stdin: IO[bytes]) -> tuple[RESTConfig, LeaderElectionConfig]:
+    settings = orjson.loads(stdin.readline())
+    missing = [key for key in ("rest", "election") if not isinstance(settings, dict) or key not in settings]
+    if missing:
+        raise ValueError(f"expected a JSON object with {' and '.join(repr(key) for key in missing)}")
+    return RESTConfig.from_portable(settings["rest"]), LeaderElectionConfig(**settings["election"])
+
+
+def main() -> int:
+    # Ctrl-C reaches the whole process group: the parent decides when we stop.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    emit = _Emitter(sys.stdout.buffer)
+    root = logging.getLogger()
+    root.addHandler(_ForwardingHandler(emit))
+    root.setLevel(logging.INFO)
+    try:
+        rest_config, config = _read_settings(sys.stdin.buffer)
+    except Exception as exc:  # whatever was wrong with them, say so and exit: the parent stops leading
+        _log.error("leader election process: bad settings: %s", exc)
+        return 2
+    from .client import Client  # noqa: PLC0415 - after the settings, so a bad pipe fails fast
+
+    threading.Thread(target=_watch_parent, args=(stop, sys.stdin.buffer), daemon=True).start()
+    elector = _ReportingElector(Client.from_config(rest_config), config, emit=emit)
+    elector.run(stop, lambda: emit("started_leading"), lambda: emit("stopped_leading"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
