@@ -263,12 +263,13 @@ class Manager:
             self.cache.start()
             if not self._stop.is_set() and not self.cache.wait_for_sync(self.cache.sync_timeout):
                 self._fail(TimeoutError("caches did not sync"))
-            with self._runnables_lock:
-                for runnable in self._runnables:
-                    if not needs_leader_election(runnable):
-                        self._launch(others, runnable)
-                self._others = others
-            self._start_leader_runnables(election, leaders)
+            if not self._stop.is_set():  # nothing more to start once stopping (a failed sync, a signal)
+                with self._runnables_lock:
+                    for runnable in self._runnables:
+                        if not needs_leader_election(runnable):
+                            self._launch(others, runnable)
+                    self._others = others
+                self._start_leader_runnables(election, leaders)
             self._stop.wait()
         finally:
             self._shutdown(servers, webhooks, others, election, leaders)

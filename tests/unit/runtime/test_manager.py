@@ -149,6 +149,19 @@ def test_a_failing_runnable_stops_the_manager(api: FakeAPI, journal: Journal) ->
         manager.start()
 
 
+def test_caches_that_never_sync_stop_the_manager_before_any_runnable_starts(api: FakeAPI, journal: Journal) -> None:
+    elector = FakeElector()
+    elector.elect.set()
+    manager = _manager(api, leader_elector=elector)
+    manager.add(Recording("everywhere", journal, leader=False))
+    manager.add(Recording("leader-only", journal, leader=True))
+    manager.cache.wait_for_sync = lambda timeout=None: False  # type: ignore[method-assign]
+    with pytest.raises(ManagerError, match="caches did not sync"):
+        manager.start()
+    assert journal.read() == []  # nothing was started only to be stopped at once
+    assert not elector.stopped_leading.is_set()  # the election never began
+
+
 def test_leader_only_runnables_wait_for_the_lease(api: FakeAPI, journal: Journal) -> None:
     elector = FakeElector()
     manager = _manager(api, leader_elector=elector)
