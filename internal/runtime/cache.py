@@ -44,6 +44,13 @@ class CacheScope:
     resync_period: float = 0.0
     page_size: int | None = None
 
+    def __post_init__(self) -> None:
+        # Canonical selectors: "b=2,a=1" and "a=1, b=2" must share one informer (and one watch).
+        label = ",".join(sorted(str(r) for r in label_selectors.parse(self.label_selector).requirements))
+        field = ",".join(sorted(t.strip() for t in (self.field_selector or "").split(",") if t.strip()))
+        object.__setattr__(self, "label_selector", label or None)
+        object.__setattr__(self, "field_selector", field or None)
+
 
 class CacheNotStartedError(RuntimeError):
     """A read needed an informer to sync, but the cache is not running."""

@@ -15,6 +15,7 @@ from ballast.internal.runtime.client import Client
 from ballast.internal.runtime.decode import Projection
 from ballast.internal.runtime.fake import FakeAPI
 from ballast.internal.runtime.gvk import GroupVersionKind
+from ballast.internal.runtime.labels import SelectorError
 from ballast.internal.runtime.objects import FrozenDict, name
 from ballast.internal.runtime.scheme import Scheme
 from tests.unit.runtime.support import configmap, eventually
@@ -235,3 +236,15 @@ def test_stop_stops_every_informer(seeded: Client, caches: list[Cache]) -> None:
     assert all(informer.stopped for informer in cache.informers())
     with pytest.raises(CacheNotStartedError):
         cache.list("v1/Pod")
+
+
+def test_equal_selectors_written_differently_share_one_informer(api: FakeAPI) -> None:
+    cache = Cache(api.client())
+    written = CacheScope(label_selector="tier=web,app in (b,a)", field_selector="b=2,a=1")
+    rewritten = CacheScope(label_selector="app in (a,b), tier=web", field_selector="a=1, b=2")
+    first, second = cache.get_informer("v1/Pod", written), cache.get_informer("v1/Pod", rewritten)
+    assert first is second
+    assert len(cache.informers()) == 1
+    assert CacheScope(label_selector=" ").label_selector is None
+    with pytest.raises(SelectorError, match="invalid label key"):
+        CacheScope(label_selector="a b=1")
