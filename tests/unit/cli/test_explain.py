@@ -14,7 +14,8 @@ from ballast.api.ballast.v1 import (
     UsageStats,
     WorkloadProfile,
 )
-from ballast.internal.cmd.explain import (
+from ballast.internal.enrollment import MODE_LABEL, POLICY_REF, PROFILE_REF, applied_annotation
+from ballast.internal.explain import (
     Owner,
     PodContext,
     explain,
@@ -25,7 +26,6 @@ from ballast.internal.cmd.explain import (
     parse_pod_ref,
     recompute,
 )
-from ballast.internal.enrollment import MODE_LABEL, POLICY_REF, PROFILE_REF, applied_annotation
 from ballast.internal.policy import PodFacts
 
 GROUP_VERSION = "ballast.tightlinesoftware.com/v1"

@@ -1,0 +1,114 @@
+"""What `ballast explain` reads about a pod, and how: the pod reference, the pod with its controller chain, the
+BallastConfig's identity labels, the candidate policies and the WorkloadProfile. `gather` is the only reader;
+what it returns (`PodContext`) is all the pure functions of this package see."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ballast.api.ballast.v1 import BallastConfig, ClusterResourcePolicy, ResourcePolicy, WorkloadProfile
+from ballast.internal.enrollment import BALLAST_CONFIG_NAME, PROFILE_REF, managed_containers
+from ballast.internal.policy import MAX_OWNER_DEPTH, OwnerLookup, Policy, controller_reference
+from ballast.internal.runtime.apierrors import APIStatusError
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """One step of the pod's controller chain; `obj` is None when it could not be read."""
+
+    kind: str
+    name: str
+    obj: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PodContext:
+    """What `explain` reads: the pod, its owners (direct controller first), the BallastConfig's identityLabels
+    (None when unreadable), the candidate policies (ClusterResourcePolicies and the pod namespace's
+    ResourcePolicies) and the profile named by `profile-ref` (None when absent or missing)."""
+
+    pod: Mapping[str, Any]
+    owners: tuple[Owner, ...] = ()
+    identity_labels: tuple[str, ...] | None = None
+    policies: tuple[Policy, ...] = ()
+    profile: WorkloadProfile | None = None
+
+
+def parse_pod_ref(text: str, namespace: str | None) -> tuple[str, str]:
+    """`pod/NS/NAME`, `NS/NAME`, `pod/NAME` or `NAME` (the last two with `namespace`) → (namespace, name).
+
+    Raises ValueError for anything else.
+    """
+    parts = text.split("/")
+    if parts[0] in ("pod", "pods", "po") and len(parts) > 1:
+        parts = parts[1:]
+    if len(parts) == 2 and all(parts):
+        return parts[0], parts[1]
+    if len(parts) == 1 and parts[0] and namespace:
+        return namespace, parts[0]
+    raise ValueError(f"expected pod/NAMESPACE/NAME (or NAME with -n), got {text!r}")
+
+
+def gather(client: Any, namespace: str, name: str) -> PodContext:
+    """Read everything `explain` needs. Raises NotFoundError when the pod does not exist; anything else that
+    cannot be read (no BallastConfig, no profile, a forbidden owner) is left out and explained as missing."""
+    failures = (APIStatusError, LookupError, ValueError)
+    pod = client.get("v1/Pod", name, namespace)
+    owners = _owners(client, pod, failures)
+    try:
+        identity: tuple[str, ...] | None = tuple(client.get(BallastConfig, BALLAST_CONFIG_NAME).spec.identity_labels)
+    except failures:
+        identity = None
+    policies: list[Policy] = []
+    for kind, scope in ((ClusterResourcePolicy, None), (ResourcePolicy, namespace)):
+        # An uninstalled or unreadable kind leaves its policies out; explain then reports what matched without them.
+        with contextlib.suppress(*failures):
+            policies.extend(client.list_all(kind, scope))
+    profile = None
+    profile_ref = ((pod.get("metadata") or {}).get("annotations") or {}).get(PROFILE_REF)
+    if profile_ref:
+        try:
+            profile = client.get(WorkloadProfile, profile_ref)
+        except failures:
+            profile = None
+    return PodContext(pod, owners, identity, tuple(policies), profile)
+
+
+def _owners(client: Any, pod: Mapping[str, Any], failures: tuple[type[Exception], ...]) -> tuple[Owner, ...]:
+    """The controller chain, read live; an owner that cannot be read ends it (its kind and name stay known)."""
+    chain: list[Owner] = []
+    current: Mapping[str, Any] | None = pod
+    namespace = str((pod.get("metadata") or {}).get("namespace") or "")
+    while current is not None and len(chain) < MAX_OWNER_DEPTH:
+        reference = controller_reference(current)
+        if reference is None:
+            break
+        kind, name = str(reference["kind"]), str(reference.get("name") or "")
+        try:
+            current = client.get(f"{reference.get('apiVersion')}/{kind}", name, namespace or None)
+        except failures:
+            current = None
+        chain.append(Owner(kind, name, current))
+    return tuple(chain)
+
+
+def owner_lookup(owners: Sequence[Owner]) -> OwnerLookup:
+    """The owners already read, as the `OwnerLookup` policy matching wants: no second round of reads."""
+    by_name = {(owner.kind, owner.name): owner.obj for owner in owners}
+
+    def lookup(namespace: str, reference: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        return by_name.get((str(reference.get("kind")), str(reference.get("name"))))
+
+    return lookup
+
+
+def template_container(owners: Sequence[Owner], name: str) -> Mapping[str, Any] | None:
+    """The container `name` of the nearest owner's pod template: the resources the pod was created from."""
+    for owner in owners:
+        template = ((owner.obj or {}).get("spec") or {}).get("template")
+        if template:
+            return next((c for c in managed_containers(template) if c.get("name") == name), None)
+    return None

@@ -1,0 +1,197 @@
+"""The per-resource lines of an explanation: the profile's statistics and readiness, the formula of each
+recommended value, the limit rule, what admission wrote and what the pod spec says now.
+
+Every value is recomputed with the domain functions the operator uses (`recommend`, `fit_limit`,
+`parse_headroom`), fed with the figures the profile's status displays, never with arithmetic of its own: a
+figure that does not give the profile's value back is shown next to it rather than corrected.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+from ballast.api.ballast.v1 import MetricConfig, Recommendation, ResourcePolicySpec, UsageStats
+from ballast.internal.enrollment import applied_annotation
+from ballast.internal.quantity import QuantityError, format_units, to_units
+from ballast.internal.stats import EMPTY_STATS, fit_limit, parse_headroom, recommend
+
+PERCENTILES = ("p50", "p75", "p90", "p95", "p99")
+"""The percentiles a profile's `usageStats` displays, in the order they are printed."""
+
+
+def statistic(usage: UsageStats, aggregation: str) -> str | None:
+    """The displayed figure a policy aggregation reads (`avg` → mean); None for `max`, which no status keeps."""
+    if aggregation == "avg":
+        return usage.mean
+    if aggregation in PERCENTILES:
+        value: str | None = getattr(usage, aggregation)
+        return value
+    return None
+
+
+def recompute(figure: str, aggregation: str, headroom: str | None, resource: str) -> str | None:
+    """`recommend` applied to one displayed statistic (None when it is not a quantity): the operator's own
+    arithmetic, fed with the figure the status shows."""
+    try:
+        units = to_units(figure, resource)
+    except (QuantityError, ValueError):
+        return None
+    if aggregation == "avg":
+        stats = dataclasses.replace(EMPTY_STATS, mean=Fraction(units))
+    else:  # `recommend` reads only the named statistic
+        stats = dataclasses.replace(EMPTY_STATS, p50=units, p75=units, p90=units, p95=units, p99=units, max=units)
+    try:
+        return recommend(stats, aggregation, headroom, resource)
+    except (ValueError, TypeError):
+        return None
+
+
+def headroom_text(headroom: str | None) -> str:
+    """The factor as the policy wrote it, or `1` with why (unset, or not a positive decimal)."""
+    factor = parse_headroom(headroom)
+    if headroom is None or not headroom.strip():
+        return "1 (headroom unset)"
+    if str(factor) != headroom.strip() and factor == 1:
+        return f"1 (headroom {headroom!r} is not a positive decimal)"
+    return headroom.strip()
+
+
+def formula(metric: MetricConfig, usage: UsageStats | None, recommended: str | None) -> str:
+    """`cpu request = p95 (212m) × 1.15 = 243m`: how one recommended value comes from the statistics."""
+    resource, field, aggregation = metric.resource, metric.field or "request", metric.aggregation or ""
+    head = f"{resource} {field} = {aggregation or '?'}"
+    if not aggregation:
+        return f"{head}: the policy names no aggregation, so no value is recommended"
+    figure = statistic(usage, aggregation) if usage is not None else None
+    factor = headroom_text(metric.headroom)
+    if figure is None:
+        why = "no statistics yet" if usage is None else f"the status keeps no {aggregation} figure"
+        result = f" = {recommended}" if recommended else ""
+        return f"{head} × {factor}{result} ({why})"
+    computed = recompute(figure, aggregation, metric.headroom, resource)
+    if recommended:
+        note = ""
+        if computed is not None and computed != recommended:
+            note = f" (from the exact {aggregation}; the figure shown is rounded: {computed})"
+        return f"{head} ({figure}) × {factor} = {recommended}{note}"
+    pending = f" → {computed}" if computed else ""
+    return f"{head} ({figure}) × {factor}{pending}, not recommended yet (still accruing)"
+
+
+def _resource(container: Mapping[str, Any] | None, section: str, resource: str) -> str | None:
+    value = (((container or {}).get("resources") or {}).get(section) or {}).get(resource)
+    return None if value is None else str(value)
+
+
+def limit_lines(
+    resource: str,
+    recommendation: Recommendation | None,
+    original: Mapping[str, Any] | None,
+    managed_limit: bool,
+) -> list[str]:
+    """How the limit follows the request (`fit_limit`): a limit the policy does not manage is kept, or raised to
+    keep the template's limit:request ratio; a recommended limit below the request is raised to it."""
+    request = recommendation.request if recommendation else None
+    limit = recommendation.limit if recommendation else None
+    try:
+        if limit:
+            line = _managed_limit_line(resource, request or _resource(original, "requests", resource), limit)
+        elif managed_limit or not request:
+            line = None
+        else:
+            line = _template_limit_line(resource, request, original)
+    except (QuantityError, TypeError, ValueError):
+        line = f"{resource} limit: the pod template's values are not quantities"
+    return [line] if line else []
+
+
+def _managed_limit_line(resource: str, request: str | None, limit: str) -> str | None:
+    if request is None or not fit_limit(request, None, limit, resource).scaled:
+        return None
+    return f"{resource} limit raised to the request {request}: a request never exceeds its limit"
+
+
+def _template_limit_line(resource: str, request: str, original: Mapping[str, Any] | None) -> str:
+    """A limit the policy does not manage: the template's, kept or raised with `fit_limit`."""
+    if original is None:
+        return f"{resource} limit: not managed by the policy (the pod template could not be read)"
+    original_request = _resource(original, "requests", resource)
+    original_limit = _resource(original, "limits", resource)
+    if original_limit is None:
+        return f"{resource} limit: none (the policy manages none and the pod template sets none)"
+    fit = fit_limit(request, original_request, original_limit, resource)
+    if not fit.scaled:
+        return f"{resource} limit: {original_limit} from the pod template, kept (request {request} ≤ limit)"
+    if original_request is None or fit.limit == format_units(to_units(request, resource), resource):
+        return (
+            f"{resource} limit: {original_limit} → {fit.limit}, raised to the request "
+            "(a request never exceeds its limit)"
+        )
+    return (
+        f"{resource} limit = {original_limit} × {request} / {original_request} = {fit.limit} "
+        "(the template's limit:request ratio, kept so the request stays within the limit)"
+    )
+
+
+def usage_lines(usage: UsageStats) -> list[str]:
+    """`cpu: 74 samples over 22s from …`, then the displayed figures on one line (those the status keeps)."""
+    figures = "  ".join(
+        f"{name} {value}"
+        for name, value in (
+            *((p, getattr(usage, p)) for p in PERCENTILES),
+            ("mean", usage.mean),
+            ("stdDev", usage.std_dev),
+            ("cv", usage.cv),
+        )
+        if value is not None
+    )
+    source = f" from {usage.source}" if usage.source else ""
+    updated = f" (updated {usage.last_updated:%Y-%m-%dT%H:%M:%SZ})" if usage.last_updated else ""
+    span = f" over {usage.time_span}" if usage.time_span else ""
+    return [f"{usage.resource}: {usage.samples or 0} samples{span}{source}{updated}", f"  {figures}"]
+
+
+def readiness_line(usage: UsageStats, spec: ResourcePolicySpec | None, ready: bool) -> str:
+    """`ready`/`accruing`, with each readiness threshold of the policy next to the figure it is checked against."""
+    verdict = "ready" if ready else "accruing"
+    if spec is None or spec.readiness is None:
+        return f"  {verdict}"
+    readiness = spec.readiness
+    floor = (readiness.cv_mean_floor or {}).get(usage.resource)
+    floor_text = f"; the CV is not checked below a mean of {floor}" if floor and floor != "0" else ""
+    return (
+        f"  {verdict}: {usage.samples or 0} samples (needs {readiness.min_data_points}), "
+        f"span {usage.time_span or '0s'} (needs {readiness.min_time_span}), "
+        f"cv {usage.cv or '?'} (max {readiness.max_cv}){floor_text}"
+    )
+
+
+def applied_lines(pod: Mapping[str, Any], resource: str, recommendation: Recommendation | None) -> list[str]:
+    """What admission wrote (the `applied-*` annotations), and whether the profile recommends the same today."""
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    written = {
+        field: str(annotations[applied_annotation(resource, field)])
+        for field in ("request", "limit")
+        if applied_annotation(resource, field) in annotations
+    }
+    if not written:
+        return []
+    keys = ", ".join(applied_annotation(resource, field).rsplit("/", 1)[1] for field in written)
+    lines = [f"admission wrote {', '.join(f'{f} {v}' for f, v in written.items())} (annotations {keys})"]
+    if recommendation is not None and written.get("request") not in (None, recommendation.request):
+        lines.append(
+            f"the profile now recommends request {recommendation.request}: the pod keeps the values of its "
+            "creation until it is recreated (apply) or resized in place (resize)"
+        )
+    return lines
+
+
+def running_line(container: Mapping[str, Any], resource: str) -> str:
+    """`pod spec now: request 243m, limit 1`: what the running container has, whatever was recommended."""
+    request = _resource(container, "requests", resource)
+    limit = _resource(container, "limits", resource)
+    parts = [f"request {request}" if request else "no request", f"limit {limit}" if limit else "no limit"]
+    return f"pod spec now: {', '.join(parts)}"
