@@ -9,6 +9,7 @@ from types import TracebackType
 from typing import Any, Self
 from urllib.parse import urlsplit
 
+import msgspec
 import redis
 import redis.exceptions
 from redis.backoff import NoBackoff
@@ -29,7 +30,20 @@ READ_BATCH = 32
 _PURGE_SCAN_COUNT = 100  # the anchor's SCAN COUNT
 
 
+_DECIMAL_BYTES = b"0123456789 -"
+_INT_ARRAY = msgspec.json.Decoder(tuple[int, ...])
+
+
 def _parse_ints(raw: bytes, what: str) -> tuple[int, ...]:
+    """Space-separated decimal integers (the READ_SERIES reply) → ints.
+
+    A reservoir holds up to 10,000 values; msgspec reads them as one JSON array of ints (exact at any size)
+    about 3× faster than `int()` per value. Anything else — other characters, doubled spaces, leading zeros —
+    takes the slow path, which also names the bad value.
+    """
+    if raw and not raw.translate(None, _DECIMAL_BYTES):
+        with contextlib.suppress(msgspec.DecodeError):
+            return _INT_ARRAY.decode(b"[" + raw.replace(b" ", b",") + b"]")
     try:
         return tuple(map(int, raw.split()))
     except ValueError as exc:
