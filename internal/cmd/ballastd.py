@@ -109,6 +109,19 @@ def _parser() -> argparse.ArgumentParser:
         f"known: {', '.join(CONTROLLERS)}",
     )
     behaviour.add_argument("--graceful-shutdown-timeout", type=float, default=30.0)
+    telemetry = parser.add_argument_group("OpenTelemetry")
+    telemetry.add_argument(
+        "--otel-metrics-endpoint", default="", help="push metrics over OTLP to host:port (default: no push)"
+    )
+    telemetry.add_argument("--otel-metrics-protocol", default="grpc", choices=["grpc", "http/protobuf"])
+    telemetry.add_argument("--otel-metrics-interval", default="30s", help="Go duration (default %(default)s)")
+    telemetry.add_argument("--otel-metrics-insecure", action="store_true", help="plaintext to the collector")
+    telemetry.add_argument(
+        "--log-otel-enabled",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="accepted for the Go operator's flags; logs are not shipped over OTLP (they go to stderr)",
+    )
     logging_ = parser.add_argument_group("logging")
     logging_.add_argument("--log-level", default="info", choices=["debug", "info", "warn", "error"])
     for component in COMPONENT_LOGGERS:
@@ -177,6 +190,7 @@ def build(args: argparse.Namespace) -> Any:
     from ballast.internal.store import open_store  # noqa: PLC0415
 
     controllers = enabled_controllers(args.controllers)
+    pusher = otlp_pusher(args) if args.otel_metrics_endpoint else None  # flags checked before connecting
     url = store_url(args)
     if url.startswith("sqlite:"):
         Path(args.data_dir).mkdir(parents=True, exist_ok=True)
@@ -216,6 +230,9 @@ def build(args: argparse.Namespace) -> Any:
     add_core_lanes(manager, controllers, store=store, kill_switch=kill_switch, options=options)
     _optional_lanes(manager, controllers, store=store, kill_switch=kill_switch, options=options)
 
+    if pusher is not None:
+        manager.add(pusher)
+
     host, port = _bind(args.webhook_bind_address)
     server = WebhookServer(
         host=host,
@@ -241,6 +258,24 @@ def build(args: argparse.Namespace) -> Any:
             )
         )
     return manager
+
+
+def otlp_pusher(args: argparse.Namespace) -> Any:
+    """The OTLP metrics pusher of `--otel-metrics-*`; ValueError naming the flag that is wrong."""
+    from ballast.internal.runtime.log import get_logger  # noqa: PLC0415
+    from ballast.internal.stats.duration import parse_duration  # noqa: PLC0415
+    from ballast.internal.telemetry.otlp import OTLPMetricsPusher, OTLPSettings  # noqa: PLC0415
+
+    try:
+        interval = parse_duration(args.otel_metrics_interval) / 1e9
+    except ValueError as exc:
+        raise ValueError(f"--otel-metrics-interval: {exc}") from None
+    settings = OTLPSettings(
+        args.otel_metrics_endpoint, args.otel_metrics_protocol, interval, args.otel_metrics_insecure
+    )
+    if args.log_otel_enabled:
+        get_logger("ballastd").info("logs are not shipped over OTLP (only metrics are); they go to stderr")
+    return OTLPMetricsPusher(settings, version=__version__)
 
 
 def new_manager(client: Any, *, namespace: str, **options: Any) -> Any:

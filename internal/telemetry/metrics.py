@@ -19,6 +19,8 @@ from prometheus_client.registry import Collector
 from ballast.internal.runtime.metrics import REGISTRY
 
 LabelSet = frozenset[tuple[str, str]]
+OTEL_NAMES: dict[str, str] = {}
+"""Prometheus family name → OpenTelemetry instrument name, for every `ballast_*` metric."""
 _UNSAFE = re.compile(r"[^a-z0-9_]")
 
 
@@ -49,8 +51,10 @@ class _Labelled(Collector):
     kind = "untyped"
     suffix = ""
 
-    def __init__(self, name: str, documentation: str) -> None:
+    def __init__(self, name: str, documentation: str, *, otel_name: str) -> None:
         self.name = name
+        self.otel_name = otel_name  # the Go operator's instrument name, used for OTLP export
+        OTEL_NAMES[name] = otel_name
         self.documentation = documentation
         self._values: dict[LabelSet, float] = {}
         self._lock = threading.Lock()
@@ -97,22 +101,53 @@ class LabelledGauge(_Labelled):
             self._values = fresh
 
 
-SAMPLES_COLLECTED = LabelledCounter("ballast_samples_collected", "Samples written to the history store")
-FETCH_ERRORS = LabelledCounter("ballast_fetch_errors", "Metric source fetch errors")
-PROFILES_THRESHOLD_MET = LabelledCounter("ballast_profiles_threshold_met", "Profiles that became ready")
-PODS_PROCESSED = LabelledCounter("ballast_pods_processed", "Pods enrolled, migrated, unenrolled or deleted")
-WORKLOAD_PROFILES_CREATED = LabelledCounter("ballast_workload_profiles_created", "WorkloadProfiles created")
-WORKLOAD_PROFILES_PURGED = LabelledCounter("ballast_workload_profiles_purged", "Profile histories purged")
-RESIZE_APPLIED = LabelledCounter("ballast_resize_applied", "In-place resizes applied")
-RESIZE_FAILED = LabelledCounter("ballast_resize_failed", "In-place resizes refused or failed")
-RESIZE_SKIPPED = LabelledCounter("ballast_resize_skipped", "In-place resizes skipped, by reason")
-APPLY_APPLIED = LabelledCounter("ballast_apply_applied", "Admissions that applied recommendations")
-APPLY_SKIPPED = LabelledCounter("ballast_apply_skipped", "Admissions that wanted recommendations but got none")
+SAMPLES_COLLECTED = LabelledCounter(
+    "ballast_samples_collected", "Samples written to the history store", otel_name="ballast.samples.collected"
+)
+FETCH_ERRORS = LabelledCounter("ballast_fetch_errors", "Metric source fetch errors", otel_name="ballast.fetch.errors")
+PROFILES_THRESHOLD_MET = LabelledCounter(
+    "ballast_profiles_threshold_met", "Profiles that became ready", otel_name="ballast.profiles.threshold_met"
+)
+PODS_PROCESSED = LabelledCounter(
+    "ballast_pods_processed", "Pods enrolled, migrated, unenrolled or deleted", otel_name="ballast.pods.processed"
+)
+WORKLOAD_PROFILES_CREATED = LabelledCounter(
+    "ballast_workload_profiles_created", "WorkloadProfiles created", otel_name="ballast.workload_profiles.created"
+)
+WORKLOAD_PROFILES_PURGED = LabelledCounter(
+    "ballast_workload_profiles_purged", "Profile histories purged", otel_name="ballast.workload_profiles.purged"
+)
+RESIZE_APPLIED = LabelledCounter(
+    "ballast_resize_applied", "In-place resizes applied", otel_name="ballast.resize.applied"
+)
+RESIZE_FAILED = LabelledCounter(
+    "ballast_resize_failed", "In-place resizes refused or failed", otel_name="ballast.resize.failed"
+)
+RESIZE_SKIPPED = LabelledCounter(
+    "ballast_resize_skipped", "In-place resizes skipped, by reason", otel_name="ballast.resize.skipped"
+)
+APPLY_APPLIED = LabelledCounter(
+    "ballast_apply_applied", "Admissions that applied recommendations", otel_name="ballast.apply.applied"
+)
+APPLY_SKIPPED = LabelledCounter(
+    "ballast_apply_skipped", "Admissions that wanted recommendations but got none", otel_name="ballast.apply.skipped"
+)
 APPLY_LIMIT_SCALED = LabelledCounter(
     "ballast_apply_limit_scaled",
     "Limits raised to keep request ≤ limit (the container's limit:request ratio kept; architecture.md §5 item 4)",
+    otel_name="ballast.apply.limit_scaled",
 )
-WEBHOOK_MUTATIONS = LabelledCounter("ballast_webhook_mutations", "Pod admissions by outcome")
-KILL_SWITCH_TRANSITIONS = LabelledCounter("ballast_kill_switch_transitions", "Kill switch activations/deactivations")
-KILL_SWITCH_ACTIVE = LabelledGauge("ballast_kill_switch_active", "1 while the kill switch is active")
-PROFILES = LabelledGauge("ballast_profiles", "WorkloadProfiles in the cache by identity and state")
+WEBHOOK_MUTATIONS = LabelledCounter(
+    "ballast_webhook_mutations", "Pod admissions by outcome", otel_name="ballast.webhook.mutations"
+)
+KILL_SWITCH_TRANSITIONS = LabelledCounter(
+    "ballast_kill_switch_transitions",
+    "Kill switch activations/deactivations",
+    otel_name="ballast.kill_switch.transitions",
+)
+KILL_SWITCH_ACTIVE = LabelledGauge(
+    "ballast_kill_switch_active", "1 while the kill switch is active", otel_name="ballast.kill_switch.active"
+)
+PROFILES = LabelledGauge(
+    "ballast_profiles", "WorkloadProfiles in the cache by identity and state", otel_name="ballast.profiles"
+)

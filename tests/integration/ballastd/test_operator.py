@@ -23,6 +23,7 @@ from ballast.internal.runtime.envtest import APIError, Environment
 from ballast.internal.runtime.envtest.ports import suggest_port
 from ballast.internal.runtime.envtest.wait import poll_until
 from ballast.webhook.configurations import webhook_configurations
+from tests.unit.telemetry.receivers import Received, http_receiver
 
 from .conftest import Ballastd, MetricsBackend, install_operator_objects, pod, remove_operator_objects
 
@@ -42,7 +43,16 @@ def namespaces(envtest: Environment) -> Iterator[list[str]]:
 
 
 @pytest.fixture
-def operator(envtest: Environment, metrics_backend: MetricsBackend, tmp_path: Path) -> Iterator[Ballastd]:
+def otlp() -> Iterator[tuple[str, Received]]:
+    """An OTLP/HTTP receiver standing in for an OpenTelemetry collector."""
+    with http_receiver() as served:
+        yield served
+
+
+@pytest.fixture
+def operator(
+    envtest: Environment, metrics_backend: MetricsBackend, tmp_path: Path, otlp: tuple[str, Received]
+) -> Iterator[Ballastd]:
     install_operator_objects(envtest)
     cert_dir = envtest.webhook_cert_dir()
     webhook_port = suggest_port()
@@ -53,6 +63,10 @@ def operator(envtest: Environment, metrics_backend: MetricsBackend, tmp_path: Pa
             f"--store=sqlite:///{tmp_path / 'history.db'}",
             f"--webhook-bind-address=127.0.0.1:{webhook_port}",
             f"--webhook-cert-path={cert_dir}",
+            f"--otel-metrics-endpoint={otlp[0]}",
+            "--otel-metrics-protocol=http/protobuf",
+            "--otel-metrics-interval=1s",
+            "--otel-metrics-insecure",
         ],
     )
     try:
@@ -101,7 +115,9 @@ def wait_admitting(env: Environment, namespace: str) -> None:
     poll_until(stamped, timeout=20, what="the pod webhook to answer")
 
 
-def test_the_operator_end_to_end(envtest: Environment, operator: Ballastd, namespaces: list[str]) -> None:
+def test_the_operator_end_to_end(
+    envtest: Environment, operator: Ballastd, namespaces: list[str], otlp: tuple[str, Received]
+) -> None:
     first, second, third = namespaces
     # Two namespaces, one identity: one profile counting both pods.
     create_pod(envtest, pod("checkout-0", first, "checkout", "apply"))
@@ -214,6 +230,13 @@ def test_the_operator_end_to_end(envtest: Environment, operator: Ballastd, names
     finally:
         envtest.rest.delete("/api/v1/namespaces/ballast-system/configmaps/ballast-kill-switch")
     assert operator.metric("ballast_kill_switch_transitions_total", transition="activated") >= 1
+    # The same metrics were pushed over OTLP under the Go operator's instrument names.
+    pushed = otlp[1]
+    poll_until(
+        lambda: {"ballast.webhook.mutations", "ballast.samples.collected"} <= pushed.metric_names(),
+        timeout=10,
+        what="the OTLP push of the ballast.* instruments",
+    )
 
 
 def test_dry_run_measure_makes_no_patches_and_no_resizes(

@@ -100,6 +100,21 @@ def test_values_map_to_flags(helm: Path) -> None:
     assert one(documents, "Service", "ballast-metrics")["spec"]["ports"][0]["port"] == 9090
 
 
+def test_otel_values_map_to_the_go_operators_flags_and_resource(helm: Path) -> None:
+    settings = {"telemetry.otel.enabled": "true", "telemetry.otel.endpoint": "otel-collector:4318",
+                "telemetry.otel.protocol": "http/protobuf", "telemetry.otel.interval": "1m"}  # fmt: skip
+    container = _manager(render(helm, settings=settings))
+    args = _parser().parse_args(container["args"])
+    assert (args.otel_metrics_endpoint, args.otel_metrics_protocol, args.otel_metrics_interval) == (
+        "otel-collector:4318", "http/protobuf", "1m",
+    )  # fmt: skip
+    assert not args.otel_metrics_insecure
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["OTEL_SERVICE_NAME"] == "ballast"
+    assert "service.instance.id=$(POD_NAME)" in env["OTEL_RESOURCE_ATTRIBUTES"]
+    assert "--otel-metrics-endpoint" not in " ".join(_manager(render(helm))["args"])  # off by default
+
+
 def test_high_availability_settings(helm: Path) -> None:
     settings = {"replicaCount": "3", "priorityClassName": "system-cluster-critical", "webhook.timeoutSeconds": "5"}
     documents = render(helm, settings=settings)
@@ -164,6 +179,8 @@ def test_two_replicas_with_the_sqlite_store_fail_with_a_clear_message(helm: Path
         ({"webhook.timeoutSeconds": "31"}, "webhook.timeoutSeconds=31: the API server accepts 1 to 30"),
         ({"rbac.kubeletSummary": "false"}, "defaultMetricsSources.kubeletSummary.enabled needs rbac.kubeletSummary"),
         ({"replicaCount": "0"}, "replicaCount must be at least 1"),
+        ({"telemetry.otel.enabled": "true"}, "telemetry.otel.enabled needs telemetry.otel.endpoint"),
+        ({"telemetry.otel.protocol": "thrift"}, 'telemetry.otel.protocol "thrift": expected grpc or http/protobuf'),
     ],
 )
 def test_inconsistent_values_fail_naming_what_to_change(helm: Path, settings: dict[str, str], message: str) -> None:

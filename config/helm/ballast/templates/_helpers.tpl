@@ -87,6 +87,12 @@ Rendering fails with a message naming the values to change, before anything reac
 {{- if le (int .Values.terminationGracePeriodSeconds) (int .Values.gracefulShutdownTimeout) -}}
 {{- fail (printf "terminationGracePeriodSeconds=%d must be longer than gracefulShutdownTimeout=%d, or the kubelet kills the manager before it has released the Lease" (int .Values.terminationGracePeriodSeconds) (int .Values.gracefulShutdownTimeout)) -}}
 {{- end -}}
+{{- if and .Values.telemetry.otel.enabled (not .Values.telemetry.otel.endpoint) -}}
+{{- fail "telemetry.otel.enabled needs telemetry.otel.endpoint (host:port of an OpenTelemetry collector)" -}}
+{{- end -}}
+{{- if not (has .Values.telemetry.otel.protocol (list "grpc" "http/protobuf")) -}}
+{{- fail (printf "telemetry.otel.protocol %q: expected grpc or http/protobuf" .Values.telemetry.otel.protocol) -}}
+{{- end -}}
 {{- $timeout := int .Values.webhook.timeoutSeconds -}}
 {{- if or (lt $timeout 1) (gt $timeout 30) -}}
 {{- fail (printf "webhook.timeoutSeconds=%d: the API server accepts 1 to 30" $timeout) -}}
