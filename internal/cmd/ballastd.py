@@ -120,7 +120,7 @@ def _parser() -> argparse.ArgumentParser:
         "--log-otel-enabled",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="accepted for the Go operator's flags; logs are not shipped over OTLP (they go to stderr)",
+        help="with --otel-metrics-endpoint, also ship logs over OTLP (default: on, as the Go operator)",
     )
     logging_ = parser.add_argument_group("logging")
     logging_.add_argument("--log-level", default="info", choices=["debug", "info", "warn", "error"])
@@ -190,7 +190,7 @@ def build(args: argparse.Namespace) -> Any:
     from ballast.internal.store import open_store  # noqa: PLC0415
 
     controllers = enabled_controllers(args.controllers)
-    pusher = otlp_pusher(args) if args.otel_metrics_endpoint else None  # flags checked before connecting
+    telemetry = otlp_runnables(args) if args.otel_metrics_endpoint else []  # flags checked before connecting
     url = store_url(args)
     if url.startswith("sqlite:"):
         Path(args.data_dir).mkdir(parents=True, exist_ok=True)
@@ -230,8 +230,8 @@ def build(args: argparse.Namespace) -> Any:
     add_core_lanes(manager, controllers, store=store, kill_switch=kill_switch, options=options)
     _optional_lanes(manager, controllers, store=store, kill_switch=kill_switch, options=options)
 
-    if pusher is not None:
-        manager.add(pusher)
+    for runnable in telemetry:
+        manager.add(runnable)
 
     host, port = _bind(args.webhook_bind_address)
     server = WebhookServer(
@@ -260,11 +260,12 @@ def build(args: argparse.Namespace) -> Any:
     return manager
 
 
-def otlp_pusher(args: argparse.Namespace) -> Any:
-    """The OTLP metrics pusher of `--otel-metrics-*`; ValueError naming the flag that is wrong."""
-    from ballast.internal.runtime.log import get_logger  # noqa: PLC0415
+def otlp_runnables(args: argparse.Namespace) -> list[Any]:
+    """`--otel-metrics-*` and `--log-otel-enabled`: the metrics pusher, and the log handler's flush at shutdown
+    (the handler is attached to the root logger at once). ValueError naming the flag that is wrong."""
     from ballast.internal.stats.duration import parse_duration  # noqa: PLC0415
     from ballast.internal.telemetry.otlp import OTLPMetricsPusher, OTLPSettings  # noqa: PLC0415
+    from ballast.internal.telemetry.otlp_logs import install_log_export  # noqa: PLC0415
 
     try:
         interval = parse_duration(args.otel_metrics_interval) / 1e9
@@ -273,9 +274,25 @@ def otlp_pusher(args: argparse.Namespace) -> Any:
     settings = OTLPSettings(
         args.otel_metrics_endpoint, args.otel_metrics_protocol, interval, args.otel_metrics_insecure
     )
+    runnables: list[Any] = [OTLPMetricsPusher(settings, version=__version__)]
     if args.log_otel_enabled:
-        get_logger("ballastd").info("logs are not shipped over OTLP (only metrics are); they go to stderr")
-    return OTLPMetricsPusher(settings, version=__version__)
+        runnables.append(_ClosedOnStop("otlp-logs", install_log_export(settings, version=__version__)))
+    return runnables
+
+
+class _ClosedOnStop:
+    """A runnable on every replica that closes `resource` (flushing it) when the manager stops."""
+
+    def __init__(self, name: str, resource: Any) -> None:
+        self.name = name
+        self.resource = resource
+
+    def need_leader_election(self) -> bool:
+        return False
+
+    def start(self, stop: Any) -> None:
+        stop.wait()
+        self.resource.close()
 
 
 def new_manager(client: Any, *, namespace: str, **options: Any) -> Any:

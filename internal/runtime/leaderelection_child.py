@@ -16,7 +16,7 @@ import orjson
 
 from .leaderelection import LeaderElectionConfig, LeaderElector
 from .leaderelection_process import STOP
-from .log import _fields, get_logger
+from .log import get_logger, record_fields
 from .rest import RESTConfig
 
 _log = get_logger("ballast.runtime.leaderelection")
@@ -41,7 +41,7 @@ class _ForwardingHandler(logging.Handler):
         self._emit = emit
 
     def emit(self, record: logging.LogRecord) -> None:
-        self._emit("log", level=record.levelno, msg=record.getMessage(), fields=_fields(record))
+        self._emit("log", level=record.levelno, msg=record.getMessage(), fields=record_fields(record))
 
 
 class _Counter:

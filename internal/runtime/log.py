@@ -22,7 +22,8 @@ LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING,
           "error": logging.ERROR}  # fmt: skip
 
 
-def _fields(record: logging.LogRecord) -> dict[str, Any]:
+def record_fields(record: logging.LogRecord) -> dict[str, Any]:
+    """The structured fields of a record: its `extra` attributes and the logger's `with_values`."""
     fields = {key: value for key, value in vars(record).items() if key not in _STANDARD and key != "kv"}
     fields.update(getattr(record, "kv", None) or {})
     return fields
@@ -42,7 +43,7 @@ class JSONFormatter(logging.Formatter):
             "logger": record.name,
             "msg": record.getMessage(),
         }
-        entry.update(_fields(record))
+        entry.update(record_fields(record))
         if record.exc_info:
             entry["error"] = self.formatException(record.exc_info)
         return orjson.dumps(entry, default=str).decode()
@@ -52,7 +53,7 @@ class TextFormatter(logging.Formatter):
     """`ts LEVEL logger msg key=value ...`, with the traceback on following lines."""
 
     def format(self, record: logging.LogRecord) -> str:
-        pairs = " ".join(f"{key}={value}" for key, value in _fields(record).items())
+        pairs = " ".join(f"{key}={value}" for key, value in record_fields(record).items())
         line = f"{_timestamp(record)} {record.levelname:<5} {record.name} {record.getMessage()}"
         if pairs:
             line = f"{line} {pairs}"

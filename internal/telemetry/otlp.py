@@ -52,12 +52,16 @@ class OTLPSettings:
         if self.interval <= 0:
             raise ValueError(f"--otel-metrics-interval: {self.interval:g}s must be positive")
 
-    def http_url(self) -> str:
-        """The OTLP/HTTP URL: `host:port` gets http(s):// and the default path `/v1/metrics`."""
+    def http_url(self, signal: str = "metrics") -> str:
+        """The OTLP/HTTP URL of `signal`: `host:port` gets http(s):// and the default path `/v1/<signal>`; a URL
+        with a path is kept for metrics (logs then go to `/v1/logs` on the same origin)."""
         endpoint = self.endpoint
         if "://" not in endpoint:
             endpoint = f"{'http' if self.insecure else 'https'}://{endpoint}"
-        return endpoint if urlsplit(endpoint).path not in ("", "/") else endpoint.rstrip("/") + "/v1/metrics"
+        parts = urlsplit(endpoint)
+        if parts.path not in ("", "/") and signal == "metrics":
+            return endpoint
+        return f"{parts.scheme}://{parts.netloc}/v1/{signal}"
 
 
 # --------------------------------------------------------------------------------------- the conversion
@@ -164,7 +168,7 @@ def _number(value: float) -> int | float:
 # ------------------------------------------------------------------------------------------ the pusher
 
 
-def _resource(version: str) -> Any:
+def otel_resource(version: str) -> Any:
     from opentelemetry.sdk.resources import OTELResourceDetector, Resource  # noqa: PLC0415
 
     defaults = Resource({"service.name": "ballast", "service.version": version, "service.namespace": SERVICE_NAMESPACE})
@@ -209,7 +213,7 @@ class OTLPMetricsPusher:
         self.registry = registry
         self.exporter = exporter if exporter is not None else new_exporter(settings)
         self.clock = clock
-        self.resource = _resource(version)
+        self.resource = otel_resource(version)
         self.converter = MetricsConverter(clock())
         self.exports = 0
         self.failures = 0

@@ -237,6 +237,15 @@ def test_the_operator_end_to_end(
         timeout=10,
         what="the OTLP push of the ballast.* instruments",
     )
+    # And its logs, with their structured fields (--log-otel-enabled is on by default, as in the Go operator).
+    poll_until(
+        lambda: any(
+            "controller" in {a.key for a in record.attributes}  # a reconciler's logger, with its fields
+            for record in pushed.log_records()
+        ),
+        timeout=10,
+        what="reconciler log records over OTLP",
+    )
 
 
 def test_dry_run_measure_makes_no_patches_and_no_resizes(

@@ -3,6 +3,7 @@ real OTLP receivers on loopback (HTTP/protobuf and gRPC)."""
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 from collections.abc import Iterator
@@ -14,7 +15,9 @@ import pytest
 from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2, metrics_service_pb2_grpc
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from ballast.internal.runtime.log import get_logger
 from ballast.internal.telemetry.otlp import MetricsConverter, OTLPMetricsPusher, OTLPSettings
+from ballast.internal.telemetry.otlp_logs import install_log_export
 from tests.unit.telemetry import receivers
 from tests.unit.telemetry.receivers import Received
 
@@ -94,6 +97,7 @@ def test_settings_are_checked_and_http_endpoints_completed() -> None:
     )
     assert OTLPSettings("collector:4318", "http/protobuf").http_url() == "https://collector:4318/v1/metrics"
     assert OTLPSettings("http://c:4318/custom", "http/protobuf").http_url() == "http://c:4318/custom"
+    assert OTLPSettings("http://c:4318/custom", "http/protobuf").http_url("logs") == "http://c:4318/v1/logs"
     with pytest.raises(ValueError, match="--otel-metrics-protocol: 'thrift' is not one of grpc, http/protobuf"):
         OTLPSettings("c:4317", "thrift")
     with pytest.raises(ValueError, match="--otel-metrics-interval: 0s must be positive"):
@@ -196,3 +200,39 @@ def test_the_runnable_pushes_on_its_interval_and_once_more_at_shutdown(
     assert not runner.is_alive()
     assert pusher.exports >= 2  # at least one on the interval, one at shutdown
     assert len(received.requests) == pusher.exports
+
+
+def test_logs_reach_the_receiver_with_their_fields(
+    http_receiver: tuple[str, Received], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "service.instance.id=ballast-1")
+    endpoint, received = http_receiver
+    target = logging.getLogger("tests.otlp.logs")
+    target.setLevel(logging.DEBUG)
+    handler = install_log_export(OTLPSettings(endpoint, "http/protobuf", insecure=True), version="0", logger=target)
+    try:
+        log = get_logger("tests.otlp.logs").with_values(profile="checkout--api")
+        log.info("reconciled", extra={"took": 0.25, "containers": ["app", "proxy"]})
+        logging.getLogger("opentelemetry.sdk.test").error("never exported: the SDK's own records stay local")
+        try:
+            raise RuntimeError("boom")
+        except RuntimeError:
+            log.exception("reconciler error")
+    finally:
+        handler.close()  # flushes the batch
+        target.removeHandler(handler)
+    assert received.logs_arrived.wait(5)
+    records = {record.body.string_value: record for record in received.log_records()}
+    assert set(records) == {"reconciled", "reconciler error"}
+    info = records["reconciled"]
+    assert (info.severity_number, info.severity_text) == (9, "info")
+    attributes = {a.key: a.value for a in info.attributes}
+    assert attributes["profile"].string_value == "checkout--api"
+    assert attributes["took"].double_value == 0.25
+    assert attributes["containers"].string_value == "['app', 'proxy']"
+    assert attributes["logger"].string_value == "tests.otlp.logs"
+    failure = {a.key: a.value.string_value for a in records["reconciler error"].attributes}
+    assert records["reconciler error"].severity_number == 17
+    assert failure["exception.type"] == "RuntimeError"
+    resource = _attributes(received.logs[0].resource_logs[0].resource.attributes)
+    assert (resource["service.name"], resource["service.instance.id"]) == ("ballast", "ballast-1")
