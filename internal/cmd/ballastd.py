@@ -10,6 +10,7 @@ ballastd uninstall        stop the operator (--deployment) and remove its finali
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import sys
 import time
@@ -109,6 +110,18 @@ def _parser() -> argparse.ArgumentParser:
         f"known: {', '.join(CONTROLLERS)}",
     )
     behaviour.add_argument("--graceful-shutdown-timeout", type=float, default=30.0)
+    behaviour.add_argument(
+        "--stats-refresh-fraction",
+        type=float,
+        default=0.02,
+        help="recompute a full series' statistics once the samples written since reach this fraction of it "
+        "(0: every cycle; default %(default)s)",
+    )
+    behaviour.add_argument(
+        "--stats-refresh-max-age",
+        default="15m",
+        help="recompute every series' statistics at least this often (Go duration, default %(default)s)",
+    )
     telemetry = parser.add_argument_group("OpenTelemetry")
     telemetry.add_argument(
         "--otel-metrics-endpoint", default="", help="push metrics over OTLP to host:port (default: no push)"
@@ -191,6 +204,7 @@ def build(args: argparse.Namespace) -> Any:
 
     controllers = enabled_controllers(args.controllers)
     telemetry = otlp_runnables(args) if args.otel_metrics_endpoint else []  # flags checked before connecting
+    refresh = refresh_policy(args)
     url = store_url(args)
     if url.startswith("sqlite:"):
         Path(args.data_dir).mkdir(parents=True, exist_ok=True)
@@ -228,7 +242,7 @@ def build(args: argparse.Namespace) -> Any:
     manager.add_healthz_check("store", store.ping)
 
     add_core_lanes(manager, controllers, store=store, kill_switch=kill_switch, options=options)
-    _optional_lanes(manager, controllers, store=store, kill_switch=kill_switch, options=options)
+    _optional_lanes(manager, controllers, store=store, kill_switch=kill_switch, options=options, refresh=refresh)
 
     for runnable in telemetry:
         manager.add(runnable)
@@ -334,12 +348,34 @@ def add_core_lanes(manager: Any, controllers: set[str], **deps: Any) -> None:
         policystatus.setup(manager, options=options)
 
 
+def refresh_policy(args: argparse.Namespace) -> Any:
+    """`--stats-refresh-fraction` / `--stats-refresh-max-age` as the collector's RefreshPolicy."""
+    from ballast.internal.collection import RefreshPolicy  # noqa: PLC0415
+    from ballast.internal.stats.duration import parse_duration  # noqa: PLC0415
+
+    if not 0 <= args.stats_refresh_fraction <= 1:
+        raise ValueError(f"--stats-refresh-fraction: {args.stats_refresh_fraction:g} must be within [0, 1]")
+    try:
+        max_age = datetime.timedelta(microseconds=parse_duration(args.stats_refresh_max_age) // 1000)
+    except ValueError as exc:
+        raise ValueError(f"--stats-refresh-max-age: {exc}") from None
+    if max_age <= datetime.timedelta(0):
+        raise ValueError(f"--stats-refresh-max-age: {args.stats_refresh_max_age!r} must be positive")
+    return RefreshPolicy(min_new_fraction=args.stats_refresh_fraction, max_age=max_age)
+
+
 def _optional_lanes(manager: Any, controllers: set[str], **deps: Any) -> None:
     """The collection and resize lanes."""
     from ballast.controllers import collector, resize  # noqa: PLC0415
 
     if "metricscollector" in controllers:
-        collector.setup(manager, store=deps["store"], kill_switch=deps["kill_switch"], options=deps["options"])
+        collector.setup(
+            manager,
+            store=deps["store"],
+            kill_switch=deps["kill_switch"],
+            options=deps["options"],
+            refresh=deps.get("refresh"),
+        )
     if "resourceadjuster" in controllers:
         resize.setup(manager, kill_switch=deps["kill_switch"], options=deps["options"])
 
