@@ -80,7 +80,6 @@ from ballast.internal.runtime import (
     Builder,
     Context,
     Controller,
-    EnqueueRequestsFromMapFunc,
     Manager,
     NotFoundError,
     Request,
@@ -145,7 +144,6 @@ class MetricsCollector:
         self._factories = plugins
         self._lock = threading.Lock()
         self._plugins: dict[str, PolledSource] = {}
-        self._idle: set[str] = set()  # sources whose latest cycle had no profile to feed
 
     # ------------------------------------------------------------------------------------------- reconcile
 
@@ -188,32 +186,7 @@ class MetricsCollector:
     def _forget(self, source: str) -> None:
         with self._lock:
             self._plugins.pop(source, None)
-            self._idle.discard(source)
         self.memory.forget_source(source)
-
-    def sources_awaiting(self, profile: Mapping[str, Any]) -> list[Request]:
-        """Map a WorkloadProfile event (the cached object) to the idle sources it would feed, each at most once
-        per idle spell.
-
-        A source whose latest cycle had nobody to feed polls early when its first profile appears, rather than a
-        whole pollInterval later (the first enrollment starts accruing at once); busy sources keep their cadence —
-        the earlier of the pending requeue and the next poll wins, so this adds one cycle, never a faster loop.
-        """
-        with self._lock:
-            if not self._idle:
-                return []  # the usual case, and the cheap one: most profile events are status writes
-        status = profile.get("status") or {}
-        ref = status.get("policyRef")
-        deleting = (profile.get("metadata") or {}).get("deletionTimestamp")
-        if not ref or deleting or not status.get("measurementHash") or status.get("selectorLabels") is None:
-            return []  # not measurable yet: a later event of the same profile will say when it is
-        found = self._policy(PolicyRef.model_validate(objects.thaw(ref)))
-        if found is None:
-            return []
-        with self._lock:
-            fed = {source for source in self._idle if found[0].fed_by(source)}
-            self._idle -= fed
-        return [Request("", source) for source in sorted(fed)]
 
     # ----------------------------------------------------------------------------------------------- cycle
 
@@ -221,8 +194,6 @@ class MetricsCollector:
         name = source.metadata.name or ""
         profiles: list[WorkloadProfile] = self.client.list(WorkloadProfile)
         cycle = CollectionCycle(name, self.clock.now(), self._fed_profiles(ctx, source, profiles))
-        with self._lock:
-            (self._idle.add if not cycle.fed else self._idle.discard)(name)
         if not cycle.fed:
             ctx.logger.debug("no profile takes samples from this source", extra={"source": name})
             self.memory.remember_delivered(name, {})
@@ -521,16 +492,14 @@ def setup(
 ) -> Controller:
     """Register the `metricscollector` controller: one reconcile per MetricsSource, requeued at its pollInterval.
 
-    Spec changes of a MetricsSource start a cycle at once; status writes and pod events never do, and profile
-    events only wake a source that had nobody to feed (`sources_awaiting`) — otherwise a profile is picked up at
-    its sources' next poll. One worker, as the anchor: cycles never overlap.
+    Spec changes of a MetricsSource start a cycle at once; status writes and profile or pod events never do —
+    a profile is picked up at its sources' next poll. One worker, as the anchor: cycles never overlap.
     `refresh` tunes when statistics are recomputed (default: 2 % new samples, 15 minutes).
     """
     collector = MetricsCollector(manager, store, kill_switch, options, refresh=refresh)
     return (
         Builder(manager)
         .for_(MetricsSource, predicates=[generation_changed()])
-        .watches(WorkloadProfile, EnqueueRequestsFromMapFunc(collector.sources_awaiting))
         .named(NAME)
         .with_options(max_concurrent_reconciles=1)
         .complete(collector)
