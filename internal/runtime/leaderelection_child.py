@@ -23,16 +23,20 @@ _log = get_logger("ballast.runtime.leaderelection")
 
 
 class _Emitter:
-    """Writes events to stdout from any thread of the child."""
+    """Writes events to stdout from any thread of the child; a closed pipe (the parent is gone) means stop."""
 
-    def __init__(self, stream: IO[bytes]) -> None:
+    def __init__(self, stream: IO[bytes], stop: threading.Event) -> None:
         self._stream = stream
+        self._stop = stop
         self._lock = threading.Lock()
 
     def __call__(self, event: str, **fields: Any) -> None:
         with self._lock:
-            self._stream.write(orjson.dumps({"event": event, **fields}, default=str) + b"\n")
-            self._stream.flush()
+            try:
+                self._stream.write(orjson.dumps({"event": event, **fields}, default=str) + b"\n")
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._stop.set()  # nobody listens: stop leading (releasing if configured), never crash
 
 
 class _ForwardingHandler(logging.Handler):
@@ -92,7 +96,7 @@ def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    emit = _Emitter(sys.stdout.buffer)
+    emit = _Emitter(sys.stdout.buffer, stop)
     root = logging.getLogger()
     root.addHandler(_ForwardingHandler(emit))
     root.setLevel(logging.INFO)

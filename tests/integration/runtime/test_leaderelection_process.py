@@ -125,11 +125,13 @@ def test_a_dead_child_stops_leadership_at_once(rest_config: RESTConfig, envtest_
     assert len(replica.stopped_leading) == 1
 
 
+@pytest.mark.parametrize("release", [False, True])
 def test_the_child_stops_renewing_when_its_parent_is_killed(
-    rest_config: RESTConfig, client: Client, envtest_namespace: str, tmp_path: Path
+    rest_config: RESTConfig, client: Client, envtest_namespace: str, tmp_path: Path, release: bool
 ) -> None:
-    """A parent killed with SIGKILL cannot say stop: the child notices the closed pipe, stops renewing, and a
-    standby takes over once the lease runs out."""
+    """A parent killed with SIGKILL cannot say stop: the child notices the closed pipe and stops renewing; a
+    standby takes over once the lease runs out — at once when the child releases it on the way out."""
+    lease = f"orphan-{release}".lower()
     settings = tmp_path / "rest.json"
     settings.write_bytes(orjson.dumps(rest_config.portable()))
     script = textwrap.dedent(f"""
@@ -139,8 +141,8 @@ def test_the_child_stops_renewing_when_its_parent_is_killed(
         from ballast.internal.runtime.leaderelection_process import ProcessLeaderElector
         from ballast.internal.runtime.rest import RESTConfig
         rest = RESTConfig.from_portable(orjson.loads(Path({str(settings)!r}).read_bytes()))
-        config = LeaderElectionConfig(name="orphan", namespace={envtest_namespace!r}, lease_duration=3.0,
-                                      renew_deadline=2.0, retry_period=0.5)
+        config = LeaderElectionConfig(name={lease!r}, namespace={envtest_namespace!r}, lease_duration=3.0,
+                                      renew_deadline=2.0, retry_period=0.5, release_on_cancel={release!r})
         elector = ProcessLeaderElector(rest, config)
         def started():
             print(elector.pid, flush=True)
@@ -150,9 +152,9 @@ def test_the_child_stops_renewing_when_its_parent_is_killed(
     try:
         assert parent.stdout is not None
         child_pid = int(parent.stdout.readline())
-        renewed = client.get(LEASE, "orphan", envtest_namespace)["spec"]["renewTime"]
+        renewed = client.get(LEASE, lease, envtest_namespace)["spec"]["renewTime"]
         poll_until(
-            lambda: client.get(LEASE, "orphan", envtest_namespace)["spec"]["renewTime"] != renewed,
+            lambda: client.get(LEASE, lease, envtest_namespace)["spec"]["renewTime"] != renewed,
             timeout=5,
             what="a renewal by the child",
         )
@@ -160,8 +162,12 @@ def test_the_child_stops_renewing_when_its_parent_is_killed(
         parent.kill()
         parent.wait()
     poll_until(lambda: _exited(child_pid), timeout=5, what="the orphaned election process to exit")
-    standby = LeaderElector(client, LeaderElectionConfig(name="orphan", namespace=envtest_namespace, **TIMINGS))
-    poll_until(standby.try_acquire_or_renew, timeout=8, interval=0.25, what="the standby to take over")
+    standby = LeaderElector(client, LeaderElectionConfig(name=lease, namespace=envtest_namespace, **TIMINGS))
+    if release:
+        assert client.get(LEASE, lease, envtest_namespace)["spec"]["holderIdentity"] == ""
+        assert standby.try_acquire_or_renew()  # released: no need to wait out the lease
+    else:
+        poll_until(standby.try_acquire_or_renew, timeout=8, interval=0.25, what="the standby to take over")
 
 
 def test_bad_settings_are_reported_and_never_lead(
