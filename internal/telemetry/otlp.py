@@ -100,25 +100,20 @@ class MetricsConverter:
             temporality = AggregationTemporality.DELTA if delta else AggregationTemporality.CUMULATIVE
             return Sum(data_points=points, aggregation_temporality=temporality, is_monotonic=True)
         if family.type in ("gauge", "untyped"):
-            return Gauge(data_points=[self._gauge_point(s.labels, s.value, now_ns) for s in family.samples])
+            integer = family.name in OTEL_NAMES
+            return Gauge(data_points=[_gauge_point(s.labels, s.value, now_ns, integer) for s in family.samples])
         return None  # summaries, infos, state sets: not exported (none are registered)
 
     def _point(self, family: str, labels: Mapping[str, str], value: float, now_ns: int, *, delta: bool) -> Any:
         from opentelemetry.sdk.metrics.export import NumberDataPoint  # noqa: PLC0415
 
         if not delta:
-            return NumberDataPoint(dict(labels), self._started_ns, now_ns, _number(value))
+            return NumberDataPoint(dict(labels), self._started_ns, now_ns, float(value))  # bridged: doubles
         key = (family, frozenset(labels.items()))
         previous = self._last.get(key, 0.0)
         self._last[key] = value
         change = value - previous if value >= previous else value  # a lower value: the counter was reset
-        return NumberDataPoint(dict(labels), self._last_ns, now_ns, _number(change))
-
-    @staticmethod
-    def _gauge_point(labels: Mapping[str, str], value: float, now_ns: int) -> Any:
-        from opentelemetry.sdk.metrics.export import NumberDataPoint  # noqa: PLC0415
-
-        return NumberDataPoint(dict(labels), 0, now_ns, _number(value))
+        return NumberDataPoint(dict(labels), self._last_ns, now_ns, _number(change, integer=True))
 
     def _histogram(self, family: Any, now_ns: int) -> Any:
         from opentelemetry.sdk.metrics.export import (  # noqa: PLC0415
@@ -161,8 +156,15 @@ class MetricsConverter:
         return Histogram(data_points=points, aggregation_temporality=AggregationTemporality.CUMULATIVE)
 
 
-def _number(value: float) -> int | float:
-    return int(value) if float(value).is_integer() else value
+def _number(value: float, *, integer: bool) -> int | float:
+    """The Go operator's `ballast.*` instruments are Int64 (as_int on the wire); bridged families are doubles."""
+    return int(value) if integer and float(value).is_integer() else float(value)
+
+
+def _gauge_point(labels: Mapping[str, str], value: float, now_ns: int, integer: bool) -> Any:
+    from opentelemetry.sdk.metrics.export import NumberDataPoint  # noqa: PLC0415
+
+    return NumberDataPoint(dict(labels), 0, now_ns, _number(value, integer=integer))
 
 
 # ------------------------------------------------------------------------------------------ the pusher

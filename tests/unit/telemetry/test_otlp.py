@@ -61,6 +61,8 @@ def test_ballast_counters_go_out_as_deltas_under_the_go_names(registry: Collecto
         bridged = snapshot["controller_runtime_reconcile"].data
         assert bridged.aggregation_temporality == CUMULATIVE
         assert [p.value for p in bridged.data_points] == [total]
+        assert type(collected.data_points[0].value) is int  # the Go operator's Int64 counters
+        assert type(bridged.data_points[0].value) is float  # bridged Prometheus counters stay doubles
         assert bridged.data_points[0].start_time_unix_nano == 10
     assert second["ballast.samples.collected"].data.data_points[0].start_time_unix_nano == 20  # since the last push
 
