@@ -13,24 +13,20 @@ import argparse
 import datetime
 import os
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ballast import __version__
-
-CONTROLLERS = (
-    "workloadwatcher-pod",
-    "workloadwatcher-profile",
-    "metricscollector",
-    "resourceadjuster",
-    "policystatus-cluster",
-    "policystatus-namespaced",
-    "killswitch",
+from ballast.internal.operator.wiring import (
+    CONTROLLERS,
+    add_core_lanes,
+    add_optional_lanes,
+    new_manager,
+    register_webhooks,
 )
+
 CRD_FIELD_MANAGER = "ballast-crd-installer"
-WORKLOAD_PROFILE_KIND = "ballast.tightlinesoftware.com/v1/WorkloadProfile"
 COMPONENT_LOGGERS = {
     "webhook": ("ballast.webhook", "ballast.runtime.webhook"),
     "watcher": ("ballast.runtime.controller.workloadwatcher-pod", "ballast.runtime.controller.workloadwatcher-profile"),
@@ -242,7 +238,7 @@ def build(args: argparse.Namespace) -> Any:
     manager.add_healthz_check("store", store.ping)
 
     add_core_lanes(manager, controllers, store=store, kill_switch=kill_switch, options=options)
-    _optional_lanes(manager, controllers, store=store, kill_switch=kill_switch, options=options, refresh=refresh)
+    add_optional_lanes(manager, controllers, store=store, kill_switch=kill_switch, options=options, refresh=refresh)
 
     for runnable in telemetry:
         manager.add(runnable)
@@ -255,7 +251,7 @@ def build(args: argparse.Namespace) -> Any:
         cert_name=args.webhook_cert_name,
         key_name=args.webhook_cert_key,
     )
-    _register_webhooks(server, manager, kill_switch=kill_switch, options=options)
+    register_webhooks(server, manager, kill_switch=kill_switch, options=options)
     manager.add_webhook_server(server)
     if args.webhook_self_signed:
         manager.add(
@@ -309,45 +305,6 @@ class _ClosedOnStop:
         self.resource.close()
 
 
-def new_manager(client: Any, *, namespace: str, **options: Any) -> Any:
-    """A Manager with the operator's cache: enrolled pods only (as projections, indexed by profile-ref) and the
-    kill-switch ConfigMap only. `options` go to `Manager` (addresses, leader elector, shutdown timeout)."""
-    from ballast.internal.enrollment import (  # noqa: PLC0415
-        KILL_SWITCH_CONFIGMAP,
-        MODE_LABEL,
-        PROFILE_REF_INDEX,
-        PodProjection,
-        profile_ref_index,
-    )
-    from ballast.internal.runtime import CacheScope, Manager  # noqa: PLC0415
-
-    manager = Manager(
-        client=client,
-        cache_by_kind={
-            "v1/Pod": CacheScope(label_selector=MODE_LABEL, projection=PodProjection),
-            "v1/ConfigMap": CacheScope(namespace=namespace, field_selector=f"metadata.name={KILL_SWITCH_CONFIGMAP}"),
-        },
-        **options,
-    )
-    manager.cache.index_field("v1/Pod", PROFILE_REF_INDEX, profile_ref_index)
-    return manager
-
-
-def add_core_lanes(manager: Any, controllers: set[str], **deps: Any) -> None:
-    """The kill switch (always: every replica's webhook needs it), enrollment, profiles, policy status."""
-    from ballast.controllers import enrollment, killswitch, migration, policystatus, profile  # noqa: PLC0415
-
-    options = deps["options"]
-    killswitch.setup(manager, state=deps["kill_switch"], options=options)
-    if "workloadwatcher-pod" in controllers:
-        enrollment.setup(manager, kill_switch=deps["kill_switch"], options=options)
-        migration.setup(manager)
-    if "workloadwatcher-profile" in controllers:
-        profile.setup(manager, store=deps["store"], options=options)
-    if {"policystatus-cluster", "policystatus-namespaced"} & controllers:
-        policystatus.setup(manager, options=options)
-
-
 def refresh_policy(args: argparse.Namespace) -> Any:
     """`--stats-refresh-fraction` / `--stats-refresh-max-age` as the collector's RefreshPolicy."""
     from ballast.internal.collection import RefreshPolicy  # noqa: PLC0415
@@ -364,35 +321,6 @@ def refresh_policy(args: argparse.Namespace) -> Any:
     return RefreshPolicy(min_new_fraction=args.stats_refresh_fraction, max_age=max_age)
 
 
-def _optional_lanes(manager: Any, controllers: set[str], **deps: Any) -> None:
-    """The collection and resize lanes."""
-    from ballast.controllers import collector, resize  # noqa: PLC0415
-
-    if "metricscollector" in controllers:
-        collector.setup(
-            manager,
-            store=deps["store"],
-            kill_switch=deps["kill_switch"],
-            options=deps["options"],
-            refresh=deps.get("refresh"),
-        )
-    if "resourceadjuster" in controllers:
-        resize.setup(manager, kill_switch=deps["kill_switch"], options=deps["options"])
-
-
-def _register_webhooks(server: Any, manager: Any, **deps: Any) -> None:
-    from ballast.webhook import pods, policies  # noqa: PLC0415
-
-    pods.register(
-        server,
-        reader=manager.client,
-        owner_reader=manager.api_reader,  # owners live: a new ReplicaSet may not be cached yet at its first pod
-        kill_switch=deps["kill_switch"],
-        options=deps["options"],
-    )
-    policies.register(server)
-
-
 def apply_crds(args: argparse.Namespace) -> int:
     """Server-side apply every CRD (rendered in-process from the models), forcing ownership of the fields."""
     from ballast.api.crds import all_crds  # noqa: PLC0415
@@ -406,78 +334,14 @@ def apply_crds(args: argparse.Namespace) -> int:
 
 
 def uninstall(args: argparse.Namespace, client: Any = None) -> int:
-    """Make the CRDs deletable: stop the operator (`--deployment`), then remove the profile-cleanup finalizer
-    from every WorkloadProfile. Nothing is deleted; the usage history stays in the store for a reinstall.
-
-    `client` defaults to one built from `--kubeconfig`. Returns the exit code (1 on an API error or a timeout,
-    with the reason on stderr)."""
-    from ballast.internal.enrollment import PROFILE_CLEANUP_FINALIZER  # noqa: PLC0415
-    from ballast.internal.runtime import APIStatusError, Client, RESTConfig  # noqa: PLC0415
-    from ballast.internal.runtime.restmapper import NoKindMatchError  # noqa: PLC0415
+    """`ballastd uninstall` (see `ballast.internal.operator.uninstall`); `client` defaults to `--kubeconfig`'s."""
+    from ballast.internal.operator.uninstall import uninstall as run_uninstall  # noqa: PLC0415
+    from ballast.internal.runtime import Client, RESTConfig  # noqa: PLC0415
 
     client = client if client is not None else Client.from_config(RESTConfig.load(args.kubeconfig))
-    try:
-        if args.deployment:
-            _stop_operator(client, args.operator_namespace, args.deployment, args.uninstall_timeout)
-        else:
-            print("ballastd uninstall: no --deployment: a running operator adds its finalizers back", file=sys.stderr)
-        removed = 0
-        for profile in client.list_all(WORKLOAD_PROFILE_KIND):
-            removed += _remove_finalizer(client, profile, PROFILE_CLEANUP_FINALIZER)
-    except NoKindMatchError:
-        print("no WorkloadProfile CRD is served: no finalizer to remove")
-        return 0
-    except (APIStatusError, TimeoutError) as exc:
-        print(f"ballastd uninstall: {exc}", file=sys.stderr)
-        return 1
-    print(f"removed finalizer {PROFILE_CLEANUP_FINALIZER} from {removed} WorkloadProfiles; the CRDs can be deleted")
-    return 0
-
-
-def _stop_operator(client: Any, namespace: str, name: str, timeout: float) -> None:
-    """Scale the operator's Deployment to 0 and wait until none of its pods is left (terminating ones count)."""
-    from ballast.internal.runtime import NotFoundError  # noqa: PLC0415
-    from ballast.internal.runtime.labels import from_label_selector  # noqa: PLC0415
-
-    reference = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": namespace}}
-    try:
-        deployment = client.patch(reference, {"spec": {"replicas": 0}})
-    except NotFoundError:
-        print(f"deployment.apps/{name} not found in {namespace}: no operator to stop")
-        return
-    selector = str(from_label_selector(deployment["spec"]["selector"]))
-    deadline = time.monotonic() + timeout
-    while pods := client.list("v1/Pod", namespace, label_selector=selector).items:
-        if time.monotonic() > deadline:
-            names = ", ".join(pod["metadata"]["name"] for pod in pods)
-            raise TimeoutError(f"operator pods still present after {timeout:g}s: {names}")
-        time.sleep(1.0)
-    print(f"deployment.apps/{name} scaled to 0; no operator pod left")
-
-
-def _remove_finalizer(client: Any, profile: dict[str, Any], finalizer: str) -> int:
-    """Remove `finalizer` from one profile (1 if removed, 0 if absent or gone), re-reading on a conflict."""
-    from ballast.internal.runtime import ConflictError, NotFoundError  # noqa: PLC0415
-
-    name = profile["metadata"]["name"]
-    for _ in range(10):
-        finalizers = profile["metadata"].get("finalizers") or []
-        if finalizer not in finalizers:
-            return 0
-        kept = [f for f in finalizers if f != finalizer]
-        patch = {"metadata": {"finalizers": kept, "resourceVersion": profile["metadata"]["resourceVersion"]}}
-        try:
-            client.patch(profile, patch)
-        except NotFoundError:
-            return 0
-        except ConflictError:
-            try:
-                profile = client.get(WORKLOAD_PROFILE_KIND, name)
-            except NotFoundError:
-                return 0
-            continue
-        return 1
-    raise TimeoutError(f"workloadprofile {name}: its finalizers kept changing under us")
+    return run_uninstall(
+        client, namespace=args.operator_namespace, deployment=args.deployment, timeout=args.uninstall_timeout
+    )
 
 
 def _setup_logging(args: argparse.Namespace) -> None:

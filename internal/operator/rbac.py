@@ -70,7 +70,7 @@ LEADER_ELECTION = "leader-election"
 SELF_SIGNED_CERTIFICATES = "self-signed-certificates"
 APPLY_CRDS = "apply-crds"
 UNINSTALL = "uninstall"
-"""`ballastd uninstall` (`ballast.internal.cmd.ballastd.uninstall`)."""
+"""`ballastd uninstall` (`ballast.internal.operator.uninstall`)."""
 
 
 class Grant(NamedTuple):

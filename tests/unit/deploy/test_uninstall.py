@@ -10,6 +10,7 @@ import pytest
 
 from ballast.internal.cmd import ballastd
 from ballast.internal.enrollment import PROFILE_CLEANUP_FINALIZER
+from ballast.internal.operator.uninstall import remove_finalizer
 from ballast.internal.runtime import Client, FakeAPI, GroupVersionKind
 
 WORKLOAD_PROFILE = GroupVersionKind("ballast.tightlinesoftware.com", "v1", "WorkloadProfile")
@@ -77,7 +78,7 @@ def test_a_conflicting_write_is_retried_from_a_fresh_read(client: Client) -> Non
     fresh = copy.deepcopy(stale)
     fresh["metadata"]["labels"] = {"changed": "meanwhile"}
     client.update(fresh)  # bumps the resourceVersion: `stale` now conflicts
-    assert ballastd._remove_finalizer(client, stale, PROFILE_CLEANUP_FINALIZER) == 1
+    assert remove_finalizer(client, stale, PROFILE_CLEANUP_FINALIZER) == 1
     assert _finalizers(client, "p") == []
     assert client.get(WORKLOAD_PROFILE, "p")["metadata"]["labels"] == {"changed": "meanwhile"}
 
@@ -86,7 +87,7 @@ def test_a_profile_deleted_meanwhile_counts_as_done(client: Client) -> None:
     stale = _profile(client, "gone", [PROFILE_CLEANUP_FINALIZER])
     client.patch(stale, {"metadata": {"finalizers": []}})
     client.delete(stale)
-    assert ballastd._remove_finalizer(client, stale, PROFILE_CLEANUP_FINALIZER) == 0
+    assert remove_finalizer(client, stale, PROFILE_CLEANUP_FINALIZER) == 0
 
 
 def test_operator_pods_that_stay_fail_the_uninstall_before_any_finalizer_goes(

@@ -16,10 +16,11 @@ import pytest
 import yaml
 
 from ballast.api.crds import all_crds
-from ballast.internal.cmd.ballastd import CONTROLLERS, _parser
+from ballast.internal.cmd.ballastd import _parser
 from ballast.internal.enrollment import KILL_SWITCH_CONFIGMAP, LEADER_ELECTION_ID
 from ballast.internal.operator import rbac
 from ballast.internal.operator.rbac import Grant, granted, roles
+from ballast.internal.operator.wiring import CONTROLLERS
 
 REPO = Path(__file__).resolve().parents[3]
 GEN_RBAC = REPO / "hack" / "gen-rbac"

@@ -1,0 +1,88 @@
+"""How `ballastd` assembles the operator: the manager's cache, the controller lanes and the admission handlers.
+
+Imports of the controllers happen inside the functions, so `ballastd --help` stays fast.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CONTROLLERS = (
+    "workloadwatcher-pod",
+    "workloadwatcher-profile",
+    "metricscollector",
+    "resourceadjuster",
+    "policystatus-cluster",
+    "policystatus-namespaced",
+    "killswitch",
+)
+"""Controller names `--controllers` accepts (the Go operator's names: they label metrics and logs)."""
+
+
+def new_manager(client: Any, *, namespace: str, **options: Any) -> Any:
+    """A Manager with the operator's cache: enrolled pods only (as projections, indexed by profile-ref) and the
+    kill-switch ConfigMap only. `options` go to `Manager` (addresses, leader elector, shutdown timeout)."""
+    from ballast.internal.enrollment import (  # noqa: PLC0415
+        KILL_SWITCH_CONFIGMAP,
+        MODE_LABEL,
+        PROFILE_REF_INDEX,
+        PodProjection,
+        profile_ref_index,
+    )
+    from ballast.internal.runtime import CacheScope, Manager  # noqa: PLC0415
+
+    manager = Manager(
+        client=client,
+        cache_by_kind={
+            "v1/Pod": CacheScope(label_selector=MODE_LABEL, projection=PodProjection),
+            "v1/ConfigMap": CacheScope(namespace=namespace, field_selector=f"metadata.name={KILL_SWITCH_CONFIGMAP}"),
+        },
+        **options,
+    )
+    manager.cache.index_field("v1/Pod", PROFILE_REF_INDEX, profile_ref_index)
+    return manager
+
+
+def add_core_lanes(manager: Any, controllers: set[str], **deps: Any) -> None:
+    """The kill switch (always: every replica's webhook needs it), enrollment, profiles, policy status."""
+    from ballast.controllers import enrollment, killswitch, migration, policystatus, profile  # noqa: PLC0415
+
+    options = deps["options"]
+    killswitch.setup(manager, state=deps["kill_switch"], options=options)
+    if "workloadwatcher-pod" in controllers:
+        enrollment.setup(manager, kill_switch=deps["kill_switch"], options=options)
+        migration.setup(manager)
+    if "workloadwatcher-profile" in controllers:
+        profile.setup(manager, store=deps["store"], options=options)
+    if {"policystatus-cluster", "policystatus-namespaced"} & controllers:
+        policystatus.setup(manager, options=options)
+
+
+def add_optional_lanes(manager: Any, controllers: set[str], **deps: Any) -> None:
+    """The collection and resize lanes."""
+    from ballast.controllers import collector, resize  # noqa: PLC0415
+
+    if "metricscollector" in controllers:
+        collector.setup(
+            manager,
+            store=deps["store"],
+            kill_switch=deps["kill_switch"],
+            options=deps["options"],
+            refresh=deps.get("refresh"),
+        )
+    if "resourceadjuster" in controllers:
+        resize.setup(manager, kill_switch=deps["kill_switch"], options=deps["options"])
+
+
+def register_webhooks(server: Any, manager: Any, **deps: Any) -> None:
+    """The admission handlers on the webhook server: pods (mutate, validate) and policies (validate)."""
+    from ballast.webhook import pods, policies  # noqa: PLC0415
+
+    pods.register(
+        server,
+        reader=manager.client,
+        owner_reader=manager.api_reader,  # owners live: a new ReplicaSet may not be cached yet at its first pod
+        kill_switch=deps["kill_switch"],
+        options=deps["options"],
+    )
+    policies.register(server)
