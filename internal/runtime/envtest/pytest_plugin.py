@@ -18,6 +18,7 @@ import contextlib
 import os
 import uuid
 from collections.abc import Iterator
+from typing import NoReturn
 
 import pytest
 
@@ -33,7 +34,9 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("true", "1", "yes")
 
 
-def _unavailable(reason: str) -> None:
+def unavailable(reason: str) -> NoReturn:
+    """Skip the test for a missing real component (kube-apiserver, etcd, redis-server, helm) — or, under CI=true,
+    fail it: there a missing component is a broken set-up, never a reason to skip."""
     if in_ci():
         pytest.fail(f"{reason} (CI=true: a missing real component is a failure, not a skip)", pytrace=False)
     pytest.skip(reason)
@@ -80,14 +83,13 @@ def envtest(request: pytest.FixtureRequest) -> Iterator[Environment]:
         except (AssetsNotFoundError, BuildError) as exc:
             assets = exc
     if isinstance(assets, Exception):
-        _unavailable(f"no envtest control plane: {assets}")
-        raise AssertionError("unreachable")  # pragma: no cover - _unavailable always raises
+        unavailable(f"no envtest control plane: {assets}")
     crd_paths = [str(p) for p in request.config.getini("envtest_crd_paths")]
     environment = Environment(assets=assets, crd_paths=crd_paths)
     try:
         environment.start()
     except NetworkError as exc:
-        _unavailable(str(exc))
+        unavailable(str(exc))
     try:
         yield environment
     finally:
@@ -110,7 +112,7 @@ def envtest_namespace(envtest: Environment) -> Iterator[str]:
 def private_network() -> None:
     """Fail (CI) or skip (elsewhere) unless the test runs inside the private test network."""
     if not in_private_network():
-        _unavailable(
+        unavailable(
             "this test needs the private test network; run it under `ballast-envtest netns -- pytest ...` "
             f"(current interfaces: {', '.join(interfaces())})"
         )

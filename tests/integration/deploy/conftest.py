@@ -17,7 +17,7 @@ import yaml
 
 from ballast.internal.runtime import APPLY, Client, RESTConfig
 from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.pytest_plugin import in_ci
+from ballast.internal.runtime.envtest.pytest_plugin import unavailable
 
 REPO = Path(__file__).resolve().parents[3]
 CHART = REPO / "config" / "helm" / "ballast"
@@ -53,12 +53,6 @@ def _stand_in_crd(kind: str, plural: str) -> dict[str, Any]:
 CERT_MANAGER_STAND_INS = [_stand_in_crd("Issuer", "issuers"), _stand_in_crd("Certificate", "certificates")]
 
 
-def _unavailable(reason: str) -> None:
-    if in_ci():
-        pytest.fail(f"{reason} (CI=true: a missing real component is a failure, not a skip)", pytrace=False)
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="session")
 def helm() -> Path:
     """The helm binary: $BALLAST_HELM, else the one hack/setup-helm cached (it is never built from a test)."""
@@ -69,7 +63,7 @@ def helm() -> Path:
         [str(REPO / "hack" / "setup-helm"), "--installed-only"], capture_output=True, text=True, check=False
     )
     if found.returncode != 0:
-        _unavailable(f"helm is not built: run hack/setup-helm ({found.stderr.strip()})")
+        unavailable(f"helm is not built: run hack/setup-helm ({found.stderr.strip()})")
     return Path(found.stdout.splitlines()[-1])
 
 

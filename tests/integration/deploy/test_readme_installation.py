@@ -8,8 +8,6 @@ import re
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.integration.deploy.conftest import REPO
 
 
@@ -21,8 +19,7 @@ def installation_blocks(readme: str) -> list[str] | None:
 
 def test_the_first_installation_block_runs_without_a_cluster(helm: Path, tmp_path: Path) -> None:
     blocks = installation_blocks((REPO / "README.md").read_text())
-    if blocks is None:
-        pytest.skip("README.md has no '## Installation' section yet (issue 8 adds it)")
+    assert blocks is not None, "README.md has no '## Installation' section"
     assert len(blocks) >= 2, "a block that runs anywhere, then the one for the cluster"
     local, cluster = blocks[0], blocks[1]
     assert "upgrade --install" in cluster

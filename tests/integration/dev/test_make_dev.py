@@ -25,7 +25,7 @@ from ballast.internal.dev.demo import recommendations_of
 from ballast.internal.dev.scenario import CHECKOUT, COLD_START_POD
 from ballast.internal.quantity import parse_quantity
 from ballast.internal.runtime.envtest import AssetsNotFoundError, find_assets
-from ballast.internal.runtime.envtest.pytest_plugin import in_ci
+from ballast.internal.runtime.envtest.pytest_plugin import unavailable
 
 ANNOTATION = "ballast.tightlinesoftware.com/"
 
@@ -35,9 +35,7 @@ def control_plane_binaries() -> None:
     try:
         find_assets(build=False)
     except AssetsNotFoundError as exc:
-        if in_ci():
-            pytest.fail(f"no envtest control plane: {exc}", pytrace=False)
-        pytest.skip(f"no envtest control plane: {exc}")
+        unavailable(f"no envtest control plane: {exc}")
 
 
 def process_table() -> dict[int, tuple[int, str, str]]:
