@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from ballast.internal.operator.wiring import CONTROLLERS, add_core_lanes, new_ma
 from ballast.internal.runtime import Client, Manager, RESTConfig, Scheme
 from ballast.internal.runtime.envtest import Environment
 from ballast.internal.store import HistoryStore, open_store
+from tests.unit.runtime.support import running
 
 IDENTITY = ["app.kubernetes.io/name", "app.kubernetes.io/component"]
 OPERATOR_NAMESPACE = "ballast-system"
@@ -30,28 +30,6 @@ class Operator:
     kill_switch: KillSwitchState
     store: HistoryStore
     options: OperatorOptions
-
-
-@contextlib.contextmanager
-def running(manager: Manager) -> Iterator[None]:
-    stop = threading.Event()
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            manager.start(stop)
-        except BaseException as exc:
-            failure.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join(40)
-    if failure:
-        raise failure[0]
 
 
 @pytest.fixture
@@ -80,7 +58,7 @@ def operator(envtest: Environment, operator_namespace: str, tmp_path: Path) -> I
     kill_switch = KillSwitchState()
     store = open_store(f"sqlite:///{tmp_path / 'history.db'}")
     add_core_lanes(manager, set(CONTROLLERS), store=store, kill_switch=kill_switch, options=options)
-    with running(manager):
+    with running(manager, stop_timeout=40):
         yield Operator(manager, client, kill_switch, store, options)
     store.close()
 

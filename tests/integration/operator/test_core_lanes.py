@@ -18,8 +18,9 @@ from ballast.internal.runtime import Client, NotFoundError
 from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.wait import poll_until
 from ballast.internal.store import Cycle, Sample, SeriesKey, open_store
+from tests.unit.runtime.support import running
 
-from .conftest import Operator, ballast_config, pod, running
+from .conftest import Operator, ballast_config, pod
 
 CRP = "/apis/ballast.tightlinesoftware.com/v1/clusterresourcepolicies"
 
@@ -198,7 +199,7 @@ def test_the_go_operators_finalizer_is_removed_even_from_unlabelled_pods(
     manager = new_manager(operator_client, namespace="ballast-system")
     with open_store(f"sqlite:///{tmp_path / 'h.db'}") as store:
         add_core_lanes(manager, set(CONTROLLERS), store=store, kill_switch=KillSwitchState(), options=OperatorOptions())
-        with running(manager):
+        with running(manager, stop_timeout=40):
             poll_until(
                 lambda: _gone(operator_client, namespaces[0], "stuck"),
                 timeout=20,

@@ -4,7 +4,6 @@ kubelet's verdicts followed, the profile condition on old servers, and the lane 
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,11 +16,12 @@ from ballast.internal.enrollment import LAST_RESIZE, RESIZE_BLOCKED, RESIZE_BLOC
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import DryRun, OperatorOptions
 from ballast.internal.resize import IN_PLACE_RESIZE
-from ballast.internal.runtime import APPLY, Manager
+from ballast.internal.runtime import APPLY
 from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.wait import poll_until
 from tests.integration.resize.conftest import Lane, World, new_client
 from tests.unit.resize_controller.builders import container, new_manager, resources_of
+from tests.unit.runtime.support import running
 
 INTERVAL = 15 * 60.0
 
@@ -174,28 +174,6 @@ def test_an_old_server_gets_a_condition_of_its_own_and_it_leaves_on_upgrade(
     assert _requests(world, "web-0")["cpu"] == "644m"
 
 
-@contextlib.contextmanager
-def _running(manager: Manager) -> Iterator[None]:
-    stop = threading.Event()
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            manager.start(stop)
-        except BaseException as exc:
-            failure.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join(30)
-    if failure:
-        raise failure[0]
-
-
 @pytest.mark.timeout(120)
 def test_the_running_controller_paces_itself_by_the_policy_interval(
     envtest: Environment, world: World, envtest_namespace: str
@@ -206,7 +184,7 @@ def test_the_running_controller_paces_itself_by_the_policy_interval(
     world.add_pod("web-0", [container("app", {"cpu": "1"})])
     manager = new_manager(new_client(envtest, "ballastd"))
     setup(manager, kill_switch=KillSwitchState(), options=OperatorOptions())
-    with _running(manager):
+    with running(manager, stop_timeout=30):
         poll_until(lambda: _requests(world, "web-0")["cpu"] == "288m", timeout=60, interval=0.2,
                    what="the pod to reach its recommendation")  # fmt: skip
     assert _generation(world, "web-0") == 6

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,34 +19,11 @@ from ballast.internal.runtime.objects import namespace as namespace_of
 from ballast.internal.runtime.predicate import new_predicate_funcs
 from ballast.internal.runtime.reconcile import Context, Request, Result, TerminalError
 from ballast.internal.runtime.rest import RESTConfig
+from tests.unit.runtime.support import running
 
 
 def configmap(name: str, namespace: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}}
-
-
-@contextlib.contextmanager
-def running(manager: Manager) -> Iterator[Manager]:
-    """Run the manager on a thread; stop it afterwards and surface its failure, if any."""
-    stop = threading.Event()
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            manager.start(stop)
-        except BaseException as exc:
-            failure.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    try:
-        yield manager
-    finally:
-        stop.set()
-        thread.join(40)
-        assert not thread.is_alive(), "the manager did not stop"
-    if failure:
-        raise failure[0]
 
 
 @pytest.fixture
@@ -89,7 +64,7 @@ def test_requeue_after_reconciles_again_after_the_delay(
     Builder(manager).for_("v1/ConfigMap").with_event_filter(_namespaced_to(envtest_namespace)).named(
         "requeue"
     ).complete(reconcile)
-    with running(manager):
+    with running(manager, stop_timeout=40):
         client.create(configmap("tick", envtest_namespace))
         request = Request(envtest_namespace, "tick")
         poll_until(lambda: calls.count(request) == 3, timeout=10, what="three reconciles")
@@ -116,7 +91,7 @@ def test_errors_back_off_exponentially_then_success_forgets(
         .named("backoff")
         .complete(reconcile)
     )
-    with running(manager):
+    with running(manager, stop_timeout=40):
         client.create(configmap("flaky", envtest_namespace))
         request = Request(envtest_namespace, "flaky")
         poll_until(lambda: calls.count(request) == 8, timeout=15, what="eight reconciles")
@@ -145,7 +120,7 @@ def test_terminal_errors_are_not_retried_and_programming_errors_do_not_kill_work
     Builder(manager).for_("v1/ConfigMap").with_event_filter(_namespaced_to(envtest_namespace)).named(
         "terminal"
     ).complete(reconcile)
-    with running(manager):
+    with running(manager, stop_timeout=40):
         for name in ("terminal", "buggy", "fine"):
             client.create(configmap(name, envtest_namespace))
         poll_until(lambda: calls.count(Request(envtest_namespace, "buggy")) == 2, timeout=10, what="the buggy retry")
@@ -182,7 +157,7 @@ def test_concurrent_workers_never_reconcile_one_key_twice_at_once(
     Builder(manager).for_("v1/ConfigMap").with_event_filter(_namespaced_to(envtest_namespace)).named(
         "concurrent"
     ).with_options(max_concurrent_reconciles=4).complete(reconcile)
-    with running(manager):
+    with running(manager, stop_timeout=40):
         made = [client.create(configmap(f"k{i}", envtest_namespace)) for i in range(6)]
         for round_ in range(5):
             for obj in made:
@@ -208,7 +183,7 @@ def test_graceful_shutdown_waits_for_in_flight_work(manager: Manager, client: Cl
     Builder(manager).for_("v1/ConfigMap").with_event_filter(_namespaced_to(envtest_namespace)).named(
         "graceful"
     ).complete(reconcile)
-    with running(manager):
+    with running(manager, stop_timeout=40):
         client.create(configmap("slow", envtest_namespace))
         assert started.wait(10)
         # leaving the block stops the manager while the reconcile is still sleeping
@@ -223,7 +198,7 @@ def test_owned_objects_enqueue_their_controller_owner(manager: Manager, client: 
         return None
 
     Builder(manager).for_("apps/v1/Deployment").owns("apps/v1/ReplicaSet").named("owner").complete(reconcile)
-    with running(manager):
+    with running(manager, stop_timeout=40):
         deployment: dict[str, Any] = client.create({
             "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": envtest_namespace},
             "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {
@@ -249,7 +224,7 @@ def test_metrics_endpoint_exposes_controller_runtime_names(
     Builder(manager).for_("v1/ConfigMap").with_event_filter(_namespaced_to(envtest_namespace)).named(
         "metrics"
     ).complete(lambda ctx, request: None)
-    with running(manager):
+    with running(manager, stop_timeout=40):
         client.create(configmap("m", envtest_namespace))
         poll_until(
             lambda: (

@@ -45,8 +45,8 @@ class RecordingQueue:
 
 
 @contextlib.contextmanager
-def running(manager: Manager) -> Iterator[Manager]:
-    """Run the manager on a thread; stop it afterwards and surface its failure, if any."""
+def running(manager: Manager, *, stop_timeout: float = 10.0) -> Iterator[Manager]:
+    """Run the manager on a thread; stop it afterwards (waiting up to `stop_timeout` s) and surface its failure."""
     failure: list[BaseException] = []
 
     def run() -> None:
@@ -61,7 +61,7 @@ def running(manager: Manager) -> Iterator[Manager]:
         yield manager
     finally:
         manager.stop()
-        thread.join(10)
+        thread.join(stop_timeout)
         assert not thread.is_alive(), "the manager did not stop"
     if failure:
         raise failure[0]
