@@ -48,15 +48,11 @@ import logging
 import os
 import platform
 import random
-import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar
@@ -84,6 +80,8 @@ from ballast.internal.sources import SOURCE_TYPES, FetchResult, FetchTarget, Sou
 from ballast.internal.store import Cycle, HistoryStore, RedisHistoryStore, Series, SeriesKey
 from ballast.internal.store.keys import first_seen_key, times_key, values_key
 
+from machine import cpu_model, redis_server
+
 CRD_DIR = Path(__file__).resolve().parents[1] / "config" / "crd" / "bases"
 GROUP = "ballast.tightlinesoftware.com"
 API_VERSION = f"{GROUP}/v1"
@@ -104,13 +102,6 @@ MEASURED_FOR = 2 * 24 * 3600
 # --------------------------------------------------------------------------------------------- machine
 
 
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
 def proc_status(field: str) -> int:
     """A `/proc/self/status` memory figure in bytes (VmRSS: resident now, VmHWM: peak resident)."""
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -120,41 +111,6 @@ def proc_status(field: str) -> int:
 
 
 # ------------------------------------------------------------------------------------------ redis-server
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
-@contextlib.contextmanager
-def redis_server() -> Iterator[str]:
-    """A throw-away redis-server without persistence, yielding its URL."""
-    binary = os.environ.get("BALLAST_REDIS_SERVER") or shutil.which("redis-server")
-    if binary is None:
-        raise SystemExit("redis-server not found (Debian package redis-server, or BALLAST_REDIS_SERVER)")
-    port = free_port()
-    with tempfile.TemporaryDirectory() as work:
-        argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", work, "--save", "", "--appendonly", "no"]
-        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
-        client = redis.Redis(port=port)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                client.ping()
-                break
-            except redis.exceptions.ConnectionError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise
-                time.sleep(0.02)
-        client.close()
-        try:
-            yield f"redis://127.0.0.1:{port}/0"
-        finally:
-            process.send_signal(signal.SIGTERM)
-            process.wait(10)
 
 
 class CountingConnection(redis.Connection):

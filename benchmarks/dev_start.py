@@ -31,16 +31,11 @@ from typing import Any
 
 from ballast.internal.runtime.envtest import find_assets
 
+from machine import cpu_model
+
 PRESET_FLOOR_SECONDS = 60.0
 """local-testing readiness: minTimeSpan 1m between a profile's first sample and Sufficient."""
 TARGET_SECONDS = 180.0
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
 
 
 def one_run(work: Path, index: int) -> dict[str, float]:

@@ -24,12 +24,7 @@ import urllib3
 from ballast.internal.runtime.envtest import Environment, find_assets
 from ballast.internal.runtime.envtest.process import ControlPlaneProcess
 
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
+from machine import cpu_model
 
 
 def time_environment() -> float:

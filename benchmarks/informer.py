@@ -74,6 +74,8 @@ from ballast.internal.runtime.rest import RESTConfig, Transport
 from ballast.internal.runtime.restmapper import RESTMapper
 from ballast.internal.runtime.store import NAMESPACE_INDEX, Indexer, namespace_index
 
+from machine import cpu_model
+
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE / "fixtures" / "pods.json.gz"
 GENERATOR = HERE / "fixtures" / "make_pods.py"
@@ -723,13 +725,6 @@ def live(fixture: bytes, pods: int, rounds: int) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------------------------- report
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
 
 
 def version_of(package: str) -> str:

@@ -17,19 +17,13 @@ import platform
 import statistics
 import threading
 import time
-from pathlib import Path
 
 import orjson
 
 from ballast.internal.runtime import Client, LeaderElectionConfig, LeaderElector, ProcessLeaderElector, RESTConfig
 from ballast.internal.runtime.envtest import Environment
 
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
+from machine import cpu_model
 
 
 def renew_latencies(elector: LeaderElector, samples: int) -> list[float]:

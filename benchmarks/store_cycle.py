@@ -20,11 +20,7 @@ import os
 import platform
 import random
 import resource
-import shutil
-import signal
-import socket
 import statistics
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -38,6 +34,8 @@ from redis.retry import Retry
 
 from ballast.internal.store import Cycle, RedisHistoryStore, Sample, SeriesKey, SQLiteHistoryStore
 from ballast.internal.store.keys import first_seen_key, times_key, values_key
+
+from machine import cpu_model, redis_server
 
 RESERVOIR = 10_000
 T0 = 1_732_900_000_000
@@ -54,48 +52,6 @@ class CountingConnection(redis.Connection):
     def send_packed_command(self, command: Any, check_health: bool = True) -> None:
         type(self).sends += 1
         super().send_packed_command(command, check_health)  # type: ignore[no-untyped-call]
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
-@contextmanager
-def redis_server() -> Iterator[str]:
-    """A throw-away redis-server without persistence (both patterns pay the same), yielding its URL."""
-    binary = os.environ.get("BALLAST_REDIS_SERVER") or shutil.which("redis-server")
-    if binary is None:
-        raise SystemExit("redis-server not found (Debian package redis-server, or BALLAST_REDIS_SERVER)")
-    port = free_port()
-    with tempfile.TemporaryDirectory() as work:
-        argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", work, "--save", "", "--appendonly", "no"]
-        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
-        client = redis.Redis(port=port)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                client.ping()
-                break
-            except redis.exceptions.ConnectionError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise
-                time.sleep(0.02)
-        client.close()
-        try:
-            yield f"redis://127.0.0.1:{port}/0"
-        finally:
-            process.send_signal(signal.SIGTERM)
-            process.wait(10)
 
 
 def counting_client(url: str) -> redis.Redis:

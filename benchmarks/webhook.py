@@ -81,6 +81,8 @@ from ballast.internal.runtime.admission import (
 )
 from ballast.internal.runtime.webhook import WebhookServer
 
+from machine import cpu_model, free_port
+
 if TYPE_CHECKING:
     from ballast.internal.runtime.envtest import Environment
 
@@ -394,20 +396,6 @@ def ensure_bench_venv() -> tuple[Path, str]:
         run([str(python), "-m", "pip", "install", "--quiet", "kopf", "py-spy"])
     version = run([str(python), "-c", "import importlib.metadata as m; print(m.version('kopf'))"]).strip()
     return BENCH_VENV, version
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
 
 
 def load1() -> float:

@@ -25,12 +25,13 @@ import statistics
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Protocol
 
 from ballast.internal.runtime.metrics import REGISTRY
 from ballast.internal.runtime.priorityqueue import PriorityQueue
 from ballast.internal.runtime.workqueue import Queue, RateLimitingQueue
+
+from machine import cpu_model
 
 BACKLOG = 10_000
 WORKERS = 4
@@ -172,13 +173,6 @@ def workers_per_second(make: Callable[[], BenchQueue], keys: int) -> float:
     elapsed = time.perf_counter() - began
     assert sum(processed) == keys, (sum(processed), keys)
     return keys / elapsed
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
 
 
 def median_table(title: str, results: dict[str, list[float]], unit: str) -> None:
