@@ -15,6 +15,7 @@ The SDK is an optional dependency (`pip install 'ballast[otel]'`); asking for ex
 
 from __future__ import annotations
 
+import importlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -177,24 +178,29 @@ def otel_resource(version: str) -> Any:
     return defaults.merge(OTELResourceDetector().detect())  # the environment wins, as in the Go operator
 
 
-def new_exporter(settings: OTLPSettings) -> Any:
-    """The SDK's OTLP metric exporter for `settings`; ValueError when the SDK is not installed."""
+# (protocol, signal) → the SDK exporter class, and the flag that asked for it (for the error without the SDK).
+_EXPORTERS = {
+    ("grpc", "metrics"): ("opentelemetry.exporter.otlp.proto.grpc.metric_exporter", "OTLPMetricExporter"),
+    ("http/protobuf", "metrics"): ("opentelemetry.exporter.otlp.proto.http.metric_exporter", "OTLPMetricExporter"),
+    ("grpc", "logs"): ("opentelemetry.exporter.otlp.proto.grpc._log_exporter", "OTLPLogExporter"),
+    ("http/protobuf", "logs"): ("opentelemetry.exporter.otlp.proto.http._log_exporter", "OTLPLogExporter"),
+}
+_FLAGS = {"metrics": "--otel-metrics-endpoint", "logs": "--log-otel-enabled"}
+
+
+def new_exporter(settings: OTLPSettings, signal: str = "metrics") -> Any:
+    """The SDK's OTLP exporter of `signal` ("metrics" or "logs") for `settings`; ValueError when the SDK is not
+    installed."""
+    module_name, class_name = _EXPORTERS[settings.protocol, signal]
     try:
-        if settings.protocol == "grpc":
-            from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import (  # noqa: PLC0415
-                OTLPMetricExporter as GRPCExporter,
-            )
-
-            return GRPCExporter(endpoint=settings.endpoint, insecure=settings.insecure)
-        from opentelemetry.exporter.otlp.proto.http.metric_exporter import (  # noqa: PLC0415
-            OTLPMetricExporter as HTTPExporter,
-        )
-
-        return HTTPExporter(endpoint=settings.http_url())
+        exporter_class = getattr(importlib.import_module(module_name), class_name)
     except ImportError as exc:
         raise ValueError(
-            f"--otel-metrics-endpoint needs the OpenTelemetry exporters: pip install 'ballast[otel]' ({exc})"
+            f"{_FLAGS[signal]} needs the OpenTelemetry exporters: pip install 'ballast[otel]' ({exc})"
         ) from exc
+    if settings.protocol == "grpc":
+        return exporter_class(endpoint=settings.endpoint, insecure=settings.insecure)
+    return exporter_class(endpoint=settings.http_url(signal))
 
 
 class OTLPMetricsPusher:

@@ -12,7 +12,7 @@ from typing import Any
 
 from ballast.internal.runtime.log import record_fields
 
-from .otlp import OTLPSettings, otel_resource
+from .otlp import OTLPSettings, new_exporter, otel_resource
 
 _SEVERITIES = ((logging.CRITICAL, 21), (logging.ERROR, 17), (logging.WARNING, 13), (logging.INFO, 9))
 _PRIMITIVES = (str, bool, int, float)
@@ -61,26 +61,6 @@ class OTLPLogHandler(logging.Handler):
             super().close()
 
 
-def new_log_exporter(settings: OTLPSettings) -> Any:
-    """The SDK's OTLP log exporter for `settings`; ValueError when the SDK is not installed."""
-    try:
-        if settings.protocol == "grpc":
-            from opentelemetry.exporter.otlp.proto.grpc._log_exporter import (  # noqa: PLC0415
-                OTLPLogExporter as GRPCExporter,
-            )
-
-            return GRPCExporter(endpoint=settings.endpoint, insecure=settings.insecure)
-        from opentelemetry.exporter.otlp.proto.http._log_exporter import (  # noqa: PLC0415
-            OTLPLogExporter as HTTPExporter,
-        )
-
-        return HTTPExporter(endpoint=settings.http_url("logs"))
-    except ImportError as exc:
-        raise ValueError(
-            f"--log-otel-enabled needs the OpenTelemetry exporters: pip install 'ballast[otel]' ({exc})"
-        ) from exc
-
-
 def install_log_export(
     settings: OTLPSettings, *, version: str, exporter: Any = None, logger: logging.Logger | None = None
 ) -> OTLPLogHandler:
@@ -89,7 +69,7 @@ def install_log_export(
     from opentelemetry.sdk._logs.export import BatchLogRecordProcessor  # noqa: PLC0415
 
     provider = LoggerProvider(resource=otel_resource(version))
-    provider.add_log_record_processor(BatchLogRecordProcessor(exporter or new_log_exporter(settings)))
+    provider.add_log_record_processor(BatchLogRecordProcessor(exporter or new_exporter(settings, "logs")))
     handler = OTLPLogHandler(provider)
     (logger or logging.getLogger()).addHandler(handler)
     return handler
