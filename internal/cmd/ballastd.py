@@ -273,14 +273,10 @@ def build(args: argparse.Namespace) -> Any:
 def otlp_runnables(args: argparse.Namespace) -> list[Any]:
     """`--otel-metrics-*` and `--log-otel-enabled`: the metrics pusher, and the log handler's flush at shutdown
     (the handler is attached to the root logger at once). ValueError naming the flag that is wrong."""
-    from ballast.internal.stats.duration import parse_duration  # noqa: PLC0415
     from ballast.internal.telemetry.otlp import OTLPMetricsPusher, OTLPSettings  # noqa: PLC0415
     from ballast.internal.telemetry.otlp_logs import install_log_export  # noqa: PLC0415
 
-    try:
-        interval = parse_duration(args.otel_metrics_interval) / 1e9
-    except ValueError as exc:
-        raise ValueError(f"--otel-metrics-interval: {exc}") from None
+    interval = _duration_flag("--otel-metrics-interval", args.otel_metrics_interval).total_seconds()
     settings = OTLPSettings(
         args.otel_metrics_endpoint, args.otel_metrics_protocol, interval, args.otel_metrics_insecure
     )
@@ -305,17 +301,23 @@ class _ClosedOnStop:
         self.resource.close()
 
 
+def _duration_flag(flag: str, text: str) -> datetime.timedelta:
+    """A Go-duration flag value; ValueError naming the flag."""
+    from ballast.internal.stats.duration import parse_duration  # noqa: PLC0415
+
+    try:
+        return datetime.timedelta(microseconds=parse_duration(text) // 1000)
+    except ValueError as exc:
+        raise ValueError(f"{flag}: {exc}") from None
+
+
 def refresh_policy(args: argparse.Namespace) -> Any:
     """`--stats-refresh-fraction` / `--stats-refresh-max-age` as the collector's RefreshPolicy."""
     from ballast.internal.collection import RefreshPolicy  # noqa: PLC0415
-    from ballast.internal.stats.duration import parse_duration  # noqa: PLC0415
 
     if not 0 <= args.stats_refresh_fraction <= 1:
         raise ValueError(f"--stats-refresh-fraction: {args.stats_refresh_fraction:g} must be within [0, 1]")
-    try:
-        max_age = datetime.timedelta(microseconds=parse_duration(args.stats_refresh_max_age) // 1000)
-    except ValueError as exc:
-        raise ValueError(f"--stats-refresh-max-age: {exc}") from None
+    max_age = _duration_flag("--stats-refresh-max-age", args.stats_refresh_max_age)
     if max_age <= datetime.timedelta(0):
         raise ValueError(f"--stats-refresh-max-age: {args.stats_refresh_max_age!r} must be positive")
     return RefreshPolicy(min_new_fraction=args.stats_refresh_fraction, max_age=max_age)
