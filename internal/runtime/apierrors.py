@@ -158,3 +158,8 @@ def is_gone(error: BaseException) -> bool:
 
 class DeadlineExceededError(TimeoutError):
     """The caller's cooperative deadline (e.g. a controller's `reconcile_timeout`) passed before the call."""
+
+
+class CanceledError(Exception):
+    """The caller's work was cancelled before the call was sent (Go's `context.Canceled`): for leader-only work,
+    leadership was lost, and nothing more may be written on its behalf."""

@@ -8,7 +8,11 @@ Semantics (framework-anchor.md §1c):
 - a failing reconcile never kills its worker; programming errors (AttributeError, KeyError, TypeError, …) are
   also counted as `controller_runtime_reconcile_panics_total`, the closest Python has to a Go panic;
 - `reconcile_timeout` is a cooperative deadline: `ctx.deadline`, and every client call inside honours it;
-- on stop the queue is shut down and the workers finish what they hold (bounded by the stop timeout).
+- a failed or requeued request keeps the priority it was dequeued with, unless the Result sets one;
+- any queue fits: one without priorities (`workqueue.RateLimitingQueue`) is adapted, and priorities are dropped;
+- on stop the queue is shut down and the workers finish what they hold (bounded by the stop timeout);
+- workers run in the context `start` was called in: when the manager cancels it (leadership lost), client
+  calls of in-flight reconciles raise `CanceledError` (`ctx.cancelled()` tells), so nothing more is written.
 
 Concurrency model: OS threads and synchronous reconcilers, like client-go — one thread per informer, a pool of
 workers per controller; handlers only enqueue.
@@ -16,6 +20,7 @@ workers per controller; handlers only enqueue.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 import uuid
@@ -32,6 +37,7 @@ from .ratelimiter import RateLimiter
 from .reconcile import Context, Reconciler, Request, Result, TerminalError
 from .rest import deadline
 from .source import Source
+from .workqueue import WorkQueue
 
 DEFAULT_CACHE_SYNC_TIMEOUT = 120.0
 _PROGRAMMING_ERRORS = (
@@ -41,13 +47,13 @@ _RESULTS = ("success", "error", "requeue", "requeue_after")
 
 
 class ControllerQueue(RequestQueue, Protocol):
-    """The queue a controller drives (both queue types of `workqueue`/`priorityqueue` fit)."""
+    """The queue a controller drives: `priorityqueue.PriorityQueue`; any `WorkQueue` is adapted to it."""
 
     def add_after(self, item: Request, delay: float, *, priority: int = 0) -> None: ...
 
     def add_rate_limited(self, item: Request, *, priority: int = 0) -> None: ...
 
-    def get(self, timeout: float | None = None) -> tuple[Request | None, bool]: ...
+    def get_with_priority(self, timeout: float | None = None) -> tuple[Request | None, int, bool]: ...
 
     def done(self, item: Request) -> None: ...
 
@@ -58,6 +64,49 @@ class ControllerQueue(RequestQueue, Protocol):
     def shutdown(self) -> None: ...
 
     def shutdown_with_drain(self) -> None: ...
+
+
+class _Unprioritized:
+    """A queue without priorities (`WorkQueue`: `RateLimitingQueue`, client-go's interface) as a
+    `ControllerQueue`: priorities are accepted and dropped; every item is handed out at priority 0."""
+
+    def __init__(self, queue: WorkQueue[Request]) -> None:
+        self.queue = queue
+
+    def add(self, item: Request, *, priority: int = 0) -> None:
+        self.queue.add(item)
+
+    def add_after(self, item: Request, delay: float, *, priority: int = 0) -> None:
+        self.queue.add_after(item, delay)
+
+    def add_rate_limited(self, item: Request, *, priority: int = 0) -> None:
+        self.queue.add_rate_limited(item)
+
+    def get_with_priority(self, timeout: float | None = None) -> tuple[Request | None, int, bool]:
+        item, shutdown = self.queue.get(timeout)
+        return item, 0, shutdown
+
+    def done(self, item: Request) -> None:
+        self.queue.done(item)
+
+    def forget(self, item: Request) -> None:
+        self.queue.forget(item)
+
+    def num_requeues(self, item: Request) -> int:
+        return self.queue.num_requeues(item)
+
+    def shutdown(self) -> None:
+        self.queue.shutdown()
+
+    def shutdown_with_drain(self) -> None:
+        self.queue.shutdown_with_drain()
+
+    def __len__(self) -> int:
+        return len(self.queue)
+
+
+def _controller_queue(queue: ControllerQueue | WorkQueue[Request]) -> ControllerQueue:
+    return queue if isinstance(queue, PriorityQueue) else _Unprioritized(queue)  # type: ignore[arg-type]
 
 
 class CacheSyncTimeoutError(TimeoutError):
@@ -74,7 +123,7 @@ class Controller:
         *,
         max_concurrent_reconciles: int = 1,
         rate_limiter: RateLimiter[Request] | None = None,
-        queue: ControllerQueue | None = None,
+        queue: ControllerQueue | WorkQueue[Request] | None = None,
         reconcile_timeout: float | None = None,
         cache_sync_timeout: float = DEFAULT_CACHE_SYNC_TIMEOUT,
         need_leader_election: bool = True,
@@ -90,7 +139,12 @@ class Controller:
         self.cache_sync_timeout = cache_sync_timeout
         self._need_leader_election = need_leader_election
         self.clock = clock or RealClock()
-        self.queue: ControllerQueue = queue or PriorityQueue(name=name, rate_limiter=rate_limiter, clock=self.clock)
+        # `is None`, not `or`: an empty queue is falsy (it has __len__).
+        self.queue: ControllerQueue = (
+            PriorityQueue(name=name, rate_limiter=rate_limiter, clock=self.clock)
+            if queue is None
+            else _controller_queue(queue)
+        )
         self.logger = logger or get_logger(f"ballast.runtime.controller.{name}", controller=name)
         self._sources: list[Source] = []
         self._workers: list[threading.Thread] = []
@@ -134,7 +188,11 @@ class Controller:
                 )
         self.logger.info("starting workers", extra={"workers": self.max_concurrent_reconciles})
         for index in range(self.max_concurrent_reconciles):
-            worker = threading.Thread(target=self._work, name=f"{self.name}-worker-{index}", daemon=True)
+            # Each worker runs in a copy of this context, so the manager's cancellation reaches its client calls.
+            worker = threading.Thread(
+                target=contextvars.copy_context().run, args=(self._work,), name=f"{self.name}-worker-{index}",
+                daemon=True,
+            )  # fmt: skip
             worker.start()
             self._workers.append(worker)
         stop.wait()
@@ -150,20 +208,21 @@ class Controller:
 
     def _work(self) -> None:
         while True:
-            item, shutdown = self.queue.get()
+            item, priority, shutdown = self.queue.get_with_priority()
             if shutdown:
                 return
             if item is None:
                 continue
             try:
-                self.reconcile_handler(item)
+                self.reconcile_handler(item, priority)
             except Exception:  # a failure outside the reconciler (logging, metrics) must not end the worker
                 self.logger.exception("failed to handle %s", item)
             finally:
                 self.queue.done(item)
 
-    def reconcile_handler(self, request: Request) -> None:
-        """Reconcile one request and route the outcome back into the queue (exposed for tests)."""
+    def reconcile_handler(self, request: Request, priority: int = 0) -> None:
+        """Reconcile one request dequeued at `priority` and route the outcome back into the queue (exposed for
+        tests)."""
         self._active.inc()
         began = time.monotonic()
         reconcile_id = str(uuid.uuid4())
@@ -180,16 +239,16 @@ class Controller:
             self._total["error"].inc()
             self.queue.forget(request)
         except Exception as exc:  # one bad object must never kill a worker
-            self._on_error(request, exc, ctx, logger)
+            self._on_error(request, priority, exc, ctx, logger)
         else:
-            self._on_result(request, result)
+            self._on_result(request, priority, result)
         finally:
             self._time.observe(time.monotonic() - began)
             self._active.dec()
 
-    def _on_error(self, request: Request, error: Exception, ctx: Context, logger: Any) -> None:
+    def _on_error(self, request: Request, priority: int, error: Exception, ctx: Context, logger: Any) -> None:
         # Requeue before counting: whoever sees the metric can rely on the retry being scheduled.
-        self.queue.add_rate_limited(request)
+        self.queue.add_rate_limited(request, priority=priority)
         if isinstance(error, DeadlineExceededError) and ctx.expired():
             self._timeouts.inc()
         if isinstance(error, _PROGRAMMING_ERRORS):
@@ -198,8 +257,8 @@ class Controller:
         self._errors.inc()
         self._total["error"].inc()
 
-    def _on_result(self, request: Request, result: Result) -> None:
-        priority = result.priority or 0
+    def _on_result(self, request: Request, dequeued_at: int, result: Result) -> None:
+        priority = dequeued_at if result.priority is None else result.priority
         if result.requeue_after > 0:
             self.queue.forget(request)
             self.queue.add_after(request, result.requeue_after, priority=priority)

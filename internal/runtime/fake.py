@@ -37,6 +37,7 @@ from .apierrors import error_from_response
 from .client import Client
 from .clock import Clock, RealClock
 from .gvk import GroupVersionKind, GroupVersionResource, RESTMapping
+from .rest import check_call
 from .restmapper import RESTMapper
 from .scheme import Scheme
 
@@ -173,6 +174,10 @@ class FakeAPI:
         mapper = RESTMapper(self._discovery)
         return Client(self, mapper=mapper, scheme=scheme, field_owner=field_owner)  # type: ignore[arg-type]
 
+    def discovery(self, path: str) -> dict[str, Any]:
+        """The APIResourceList a real server answers at `path` (`/api/v1`, `/apis/<group>/<version>`)."""
+        return self._discovery(path)
+
     def _discovery(self, path: str) -> dict[str, Any]:
         parts = path.strip("/").split("/")
         group, version = ("", parts[1]) if parts[0] == "api" else (parts[1], parts[2])
@@ -217,6 +222,7 @@ class FakeAPI:
         accept: str = "application/json",
         timeout: float | None = None,
     ) -> _Response:
+        check_call()  # as the real transport: a cancelled caller or a passed deadline sends nothing
         self.requests.append((method, path))
         status, payload = self._serve(method, path, dict(params or {}), body, content_type or "")
         data = orjson.dumps(payload)
@@ -233,6 +239,7 @@ class FakeAPI:
         read_timeout: float | None = None,
         accept: str = "application/json",
     ) -> _WatchResponse:
+        check_call()
         self.requests.append(("WATCH", path))
         kind, namespace, name, _ = self._route(path)
         if name:

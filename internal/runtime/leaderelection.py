@@ -8,10 +8,15 @@
 - Expiry is judged on the local monotonic clock from the moment this replica last *observed a change* of the
   lease record, never from the timestamps in it — tolerant of clock offsets between nodes.
 - Defaults: lease 15 s, renew deadline 10 s, retry 2 s; acquire attempts are jittered (× [1, 2.2)).
-- Each Lease request is bounded by max(renew deadline / 2, 1 s), so one hung request cannot eat the deadline.
-- A leader that cannot renew within the renew deadline stops leading (the manager then stops its leader-only
-  runnables and exits); `release_on_cancel` clears the holder on graceful shutdown so a standby takes over at
-  its next retry instead of waiting out the lease.
+- The guarantee: a leader stops leading no later than `retry_period + renew_deadline` after the start of its
+  last successful renewal (`leading_until`), whatever its requests do — a watchdog keeps that deadline while
+  another thread renews, every renewal request is bounded by it (and by max(renew deadline / 2, 1 s), so one
+  hung request cannot eat the whole cycle), and `is_leader()` turns False the moment it passes. Others judge
+  the lease expired no earlier than `lease_duration` after that renewal was stored, so the configuration
+  refuses `retry_period + renew_deadline > lease_duration`: two replicas never lead at once, given bounded
+  clock drift between them (client-go accepts any timings; docs/design.md lists the difference).
+- The manager then cancels in-flight leader-only work and exits; `release_on_cancel` clears the holder on
+  graceful shutdown so a standby takes over at its next retry instead of waiting out the lease.
 - Metric `leader_election_master_status{name}`; logs on acquire, renew failure, loss and leader transitions.
 """
 
@@ -74,10 +79,23 @@ class LeaderElectionConfig:
                 f"renew deadline ({self.renew_deadline}s) must be greater than {JITTER_FACTOR} × retry period "
                 f"({self.retry_period}s)"
             )
+        if self.retry_period + self.renew_deadline > self.lease_duration:
+            # A leader may act until retry + renew deadline after its last renewal; past the lease, a standby
+            # could already lead.
+            raise ValueError(
+                f"retry period ({self.retry_period}s) + renew deadline ({self.renew_deadline}s) must not exceed "
+                f"the lease duration ({self.lease_duration}s): a leader that cannot renew would still act after "
+                "another replica may have taken over"
+            )
 
     @property
     def request_timeout(self) -> float:
         return max(self.renew_deadline / 2, 1.0)
+
+    @property
+    def leading_grace(self) -> float:
+        """How long after the start of its last successful renewal a leader may still act."""
+        return self.retry_period + self.renew_deadline
 
 
 def _micro_time(now: datetime.datetime) -> str:
@@ -97,6 +115,11 @@ class LeaderElector:
         self._observed_version = ""
         self._observed_time = 0.0
         self._leading = threading.Event()
+        # Monotonic time at which leadership ends unless a renewal moves it; guarded by _lock with _halted, so
+        # a renewal that returns after the watchdog gave up can never revive it.
+        self._leading_until = 0.0
+        self._halted = threading.Event()
+        self._lock = threading.Lock()
         self._reported_leader = ""
         self._status = metrics.LEADER_ELECTION_MASTER_STATUS.labels(config.name)
         self._slowpath = metrics.LEADER_ELECTION_SLOWPATH.labels(config.name)
@@ -107,7 +130,13 @@ class LeaderElector:
     # ------------------------------------------------------------------------------------------ state
 
     def is_leader(self) -> bool:
-        return self._leading.is_set()
+        """True while leading; False from the instant `leading_until` passes, even before the watchdog wakes."""
+        return self._leading.is_set() and self.clock.monotonic() < self._leading_until
+
+    @property
+    def leading_until(self) -> float:
+        """Monotonic time (this clock's) by which this replica stops leading unless it renews first."""
+        return self._leading_until
 
     @property
     def observed_leader(self) -> str:
@@ -190,6 +219,9 @@ class LeaderElector:
         except (APIStatusError, ConnectionError, TimeoutError) as exc:
             self.log.warning("lease request failed: %s", exc)
             return False
+        except Exception as exc:  # a malformed Lease or discovery answer: a failed attempt (client-go), not a crash
+            self.log.error("lease attempt failed: %s", exc, exc_info=exc)
+            return False
 
     # ----------------------------------------------------------------------------------------- loops
 
@@ -198,46 +230,86 @@ class LeaderElector:
     ) -> None:
         """Acquire, lead, renew until `stop` or loss. `on_stopped_leading` is always called at the end."""
         try:
-            if not self._acquire(stop):
+            acquired_at = self._acquire(stop)
+            if acquired_at is None:
                 return
+            self._halted.clear()
+            self._leading_until = acquired_at + self.config.leading_grace
             self._leading.set()
             self._status.set(1)
             self.log.info("acquired lease")
             on_started_leading()
-            self._renew(stop)
+            self._lead(stop)
         finally:
-            was_leading = self.is_leader()
+            was_leading = self._leading.is_set()
             self._leading.clear()
             self._status.set(0)
             if was_leading and stop.is_set() and self.config.release_on_cancel:
                 self.release()
             on_stopped_leading()
 
-    def _acquire(self, stop: threading.Event) -> bool:
+    def _acquire(self, stop: threading.Event) -> float | None:
+        """Retry until the lease is ours; the monotonic start of the winning attempt, or None on stop."""
         self.log.info("attempting to acquire leader lease")
         while not stop.is_set():
+            began = self.clock.monotonic()
             if self._attempt():
-                return True
+                return began
             wait = self.config.retry_period * (1 + JITTER_FACTOR * random.random())  # noqa: S311 - jitter
             self.clock.wait_event(stop, wait)
-        return False
+        return None
+
+    def _lead(self, stop: threading.Event) -> None:
+        """The watchdog: renewals run on another thread; leadership ends when `leading_until` passes."""
+        renewer = threading.Thread(target=self._renew, args=(stop,), name="leader-election-renew", daemon=True)
+        renewer.start()
+        try:
+            while not stop.is_set():
+                with self._lock:
+                    remaining = self._leading_until - self.clock.monotonic()
+                    if remaining <= 0:
+                        self._halted.set()
+                        self._leading.clear()
+                        break
+                # Renewals only move the deadline later: waking at the current one and re-checking is exact.
+                self.clock.wait_event(stop, remaining)
+            if not stop.is_set():
+                self.log.error("failed to renew lease within %.1fs: leadership lost", self.config.renew_deadline)
+        finally:
+            self._halted.set()
+            # On a graceful stop, let an in-flight renewal finish before a release writes the same lease.
+            renewer.join(self.config.request_timeout if stop.is_set() else 0)
 
     def _renew(self, stop: threading.Event) -> None:
-        while not stop.is_set():
-            started = self.clock.monotonic()
-            while True:
-                if self._attempt():
-                    self.renewals += 1
+        """Renew every retry period; each attempt is bounded by the leadership deadline it could extend."""
+        while not (stop.is_set() or self._halted.is_set()):
+            self.clock.wait_event(stop, self.config.retry_period)
+            while not (stop.is_set() or self._halted.is_set()):
+                began = self.clock.monotonic()
+                remaining = self._leading_until - began
+                if remaining <= 0:
+                    return
+                with deadline(remaining):
+                    renewed = self._attempt()
+                if renewed and self._extend(began):
                     break
-                if self.clock.monotonic() - started >= self.config.renew_deadline or stop.is_set():
-                    if not stop.is_set():
-                        self.log.error(
-                            "failed to renew lease within %.1fs: leadership lost", self.config.renew_deadline
-                        )
+                if self._halted.is_set():
                     return
                 self.log.warning("failed to renew lease, retrying")
                 self.clock.wait_event(stop, self.config.retry_period)
-            self.clock.wait_event(stop, self.config.retry_period)
+
+    def _extend(self, began: float) -> bool:
+        """A renewal that started at `began` succeeded: lead until `began + leading_grace`, unless already halted."""
+        with self._lock:
+            if self._halted.is_set():
+                return False
+            self._leading_until = max(self._leading_until, began + self.config.leading_grace)
+            self.renewals += 1
+        self._renewed(self.clock.monotonic() - began)  # outside the lock: a hook may block (a full pipe)
+        return True
+
+    def _renewed(self, seconds: float) -> None:
+        """Hook: a renewal that took `seconds` extended leadership (`leading_until` is already moved)."""
 
     def release(self) -> bool:
         """Clear the holder (lease duration 1 s) so a standby acquires at its next retry; True on success."""

@@ -6,10 +6,10 @@ python -m ballast.internal.runtime.leaderelection_child   # settings as one JSON
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 import threading
-import time
 from typing import IO, Any
 
 import orjson
@@ -66,14 +66,15 @@ class _ReportingElector(LeaderElector):
         self._leader_sent = ""
 
     def _attempt(self) -> bool:
-        began = time.monotonic()
         ok = super()._attempt()
         if self.observed_leader != self._leader_sent:
             self._leader_sent = self.observed_leader
             self._emit("observed", leader=self._leader_sent)
-        if ok and self.is_leader():
-            self._emit("renewed", seconds=time.monotonic() - began)
         return ok
+
+    def _renewed(self, seconds: float) -> None:
+        # The parent keeps the same deadline: RealClock is time.monotonic(), CLOCK_MONOTONIC machine-wide.
+        self._emit("renewed", seconds=seconds, until=self.leading_until)
 
 
 def _watch_parent(stop: threading.Event, stdin: IO[bytes]) -> None:
@@ -109,9 +110,13 @@ def main() -> int:
 
     threading.Thread(target=_watch_parent, args=(stop, sys.stdin.buffer), daemon=True).start()
     elector = _ReportingElector(Client.from_config(rest_config), config, emit=emit)
-    elector.run(stop, lambda: emit("started_leading"), lambda: emit("stopped_leading"))
+    elector.run(stop, lambda: emit("started_leading", until=elector.leading_until), lambda: emit("stopped_leading"))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    sys.stdout.flush()
+    # The stdin watcher may still be blocked in a read (we stopped on our own: a lost lease); a normal
+    # interpreter shutdown would abort on that thread's buffer lock.
+    os._exit(code)

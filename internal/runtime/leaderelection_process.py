@@ -13,6 +13,11 @@ its own GIL and reports over a pipe, one JSON object per line:
 
 The child stops, and releases the lease when `release_on_cancel` is set, on "stop" or when the parent's end of
 the pipe closes — including when the parent is killed. If the child dies, the parent stops leading at once.
+
+The parent keeps the step-down deadline on its own clock as well: "started_leading" and "renewed" carry the
+child's `leading_until` (CLOCK_MONOTONIC, shared by every process of the machine), `is_leader()` is False once
+it passes, and a watchdog thread stops leader-only work then — so a parent whose threads were starved while
+the child lost the lease never acts on it.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import contextlib
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import IO, Any
@@ -57,6 +63,7 @@ class ProcessLeaderElector:
         self.renew_latencies: list[float] = []  # seconds per successful renewal, as timed in the child
         self.pid: int | None = None
         self._leading = threading.Event()
+        self._leading_until = 0.0  # time.monotonic() as the child reported it
         self._observed_leader = ""
         self._status = metrics.LEADER_ELECTION_MASTER_STATUS.labels(config.name)
         self._slowpath = metrics.LEADER_ELECTION_SLOWPATH.labels(config.name)
@@ -64,7 +71,12 @@ class ProcessLeaderElector:
         self.log = _log.with_values(lease=f"{config.namespace}/{config.name}", identity=config.identity)
 
     def is_leader(self) -> bool:
-        return self._leading.is_set()
+        return self._leading.is_set() and time.monotonic() < self._leading_until
+
+    @property
+    def leading_until(self) -> float:
+        """`time.monotonic()` by which this replica stops leading unless the child reports a renewal first."""
+        return self._leading_until
 
     @property
     def observed_leader(self) -> str:
@@ -83,13 +95,18 @@ class ProcessLeaderElector:
         assert child.stdin is not None
         assert child.stdout is not None
         settings = {"rest": self.rest_config.portable(), "election": asdict(self.config)}
+        finished = threading.Event()
+        stopped = _Once(on_stopped_leading)
         try:
             child.stdin.write(orjson.dumps(settings) + b"\n")
             child.stdin.flush()
-            forwarder = threading.Thread(
-                target=_forward_stop, args=(stop, child, child.stdin), name="leader-election-stop", daemon=True
+            watchdog = threading.Thread(
+                target=self._watch,
+                args=(stop, finished, child.stdin, stopped),
+                name="leader-election-watchdog",
+                daemon=True,
             )
-            forwarder.start()
+            watchdog.start()
             for line in child.stdout:
                 try:
                     message = orjson.loads(line)
@@ -100,6 +117,7 @@ class ProcessLeaderElector:
         except BrokenPipeError:
             self.log.error("leader election process closed its pipe before reading its settings")
         finally:
+            finished.set()
             was_leading = self._leading.is_set()
             self._leading.clear()
             self._status.set(0)
@@ -108,11 +126,32 @@ class ProcessLeaderElector:
             code = _reap(child, self.stop_timeout)
             if code != 0 and not stop.is_set():
                 self.log.error("leader election process exited with code %s", code, extra={"leading": was_leading})
-            on_stopped_leading()
+            stopped()
+
+    def _watch(self, stop: threading.Event, finished: threading.Event, pipe: IO[bytes], stopped: _Once) -> None:
+        """Forward `stop` to the child; step down on this process's clock when no renewal came in time."""
+        while not (stop.is_set() or finished.is_set()):
+            wait = 0.2  # how soon the end of run() is noticed
+            if self._leading.is_set():
+                remaining = self._leading_until - time.monotonic()
+                if remaining <= 0:
+                    self._leading.clear()
+                    self._status.set(0)
+                    self.log.error("no lease renewal within %.1fs: leadership lost", self.config.leading_grace)
+                    stopped()
+                    break
+                wait = min(wait, remaining)
+            stop.wait(wait)
+        if finished.is_set():
+            return
+        with contextlib.suppress(OSError, ValueError):  # the child is already gone, or run() closed the pipe
+            pipe.write(STOP)
+            pipe.close()
 
     def _handle(self, message: dict[str, Any], on_started_leading: Callable[[], None]) -> None:
         event = message.get("event")
         if event == "started_leading":
+            self._leading_until = float(message["until"])
             self._leading.set()
             self._status.set(1)
             on_started_leading()
@@ -120,6 +159,7 @@ class ProcessLeaderElector:
             self._leading.clear()  # before the child exits: leader-only work stops as early as possible
             self._status.set(0)
         elif event == "renewed":
+            self._leading_until = max(self._leading_until, float(message["until"]))
             self.renewals += 1
             self.renew_latencies.append(float(message["seconds"]))
             del self.renew_latencies[:-1000]
@@ -131,13 +171,20 @@ class ProcessLeaderElector:
             _log.log(int(message["level"]), "%s", message["msg"], extra=message.get("fields") or {})
 
 
-def _forward_stop(stop: threading.Event, child: subprocess.Popen[bytes], pipe: IO[bytes]) -> None:
-    while not stop.wait(0.2):
-        if child.poll() is not None:
-            return
-    with contextlib.suppress(OSError, ValueError):  # the child is already gone, or run() closed the pipe
-        pipe.write(STOP)
-        pipe.close()
+class _Once:
+    """Calls `callback` the first time it is called, from whichever thread gets there first."""
+
+    def __init__(self, callback: Callable[[], None]) -> None:
+        self._callback = callback
+        self._lock = threading.Lock()
+        self._called = False
+
+    def __call__(self) -> None:
+        with self._lock:
+            if self._called:
+                return
+            self._called = True
+        self._callback()
 
 
 def _reap(child: subprocess.Popen[bytes], timeout: float) -> int:

@@ -10,6 +10,11 @@ Start order (as controller-runtime): HTTP servers (metrics, health) → webhook 
 election is off). Stop order is the reverse, bounded by `graceful_shutdown_timeout`. A runnable is an object
 with `start(stop: threading.Event)` that blocks until `stop` is set; it runs on every replica when its
 `need_leader_election()` returns False, otherwise only on the leader.
+
+Leadership lost (as controller-runtime): leader-only runnables run inside `rest.cancellable(...)`, which is set
+at once, so their client calls raise `CanceledError` from that moment (controllers carry it into their
+workers); the manager then stops without waiting for leader-only work — only the webhook and health servers
+drain — and `start()` raises `ManagerError("leader election lost")`.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from .clock import Clock, RealClock
 from .healthz import Check, Checks, handler_for, ping
 from .log import Logger, get_logger
 from .recorder import EventRecorder
-from .rest import RESTConfig
+from .rest import RESTConfig, cancellable
 from .scheme import Scheme
 
 DEFAULT_GRACEFUL_SHUTDOWN = 30.0
@@ -64,6 +69,8 @@ class _Group:
 
     name: str
     stop: threading.Event = field(default_factory=threading.Event)
+    # Set only when the group's work must stop acting at once (leadership lost), not on a graceful stop.
+    cancel: threading.Event = field(default_factory=threading.Event)
     threads: list[threading.Thread] = field(default_factory=list)
 
 
@@ -217,7 +224,8 @@ class Manager:
 
         def run() -> None:
             try:
-                runnable.start(group.stop)
+                with cancellable(group.cancel):
+                    runnable.start(group.stop)
             except BaseException as exc:  # any failing runnable stops the whole manager
                 self.logger.error("runnable %s failed: %s", name, exc, exc_info=exc)
                 self._fail(exc)
@@ -298,6 +306,7 @@ class Manager:
         def on_stopped_leading() -> None:
             if not self._stop.is_set():
                 # controller-runtime exits on a lost lease: another replica may already be acting as leader.
+                leaders.cancel.set()
                 leaders.stop.set()
                 self._fail(ManagerError("leader election lost"))
 

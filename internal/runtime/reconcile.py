@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .clock import Clock
+from .rest import cancelled
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -56,7 +57,9 @@ class TerminalError(Exception):
 class Context:
     """Per-reconcile context: who is reconciling what, a logger carrying that, and the cooperative deadline.
 
-    The deadline is also honoured by every client call made inside the reconcile (see `rest.deadline`).
+    The deadline is also honoured by every client call made inside the reconcile (see `rest.deadline`), and so
+    is cancellation: once the manager cancels leader-only work (leadership lost), those calls raise
+    `CanceledError`.
     """
 
     controller: str
@@ -73,6 +76,11 @@ class Context:
     def expired(self) -> bool:
         remaining = self.remaining()
         return remaining is not None and remaining <= 0
+
+    def cancelled(self) -> bool:
+        """Whether this reconcile's work was cancelled (Go's `ctx.Err() == context.Canceled`); a long reconcile
+        can check it between steps. Only meaningful on the worker thread running the reconcile."""
+        return cancelled()
 
 
 class Reconciler(Protocol):

@@ -32,7 +32,7 @@ from urllib3.exceptions import (
 )
 
 from . import metrics
-from .apierrors import APIStatusError, DeadlineExceededError, error_from_response
+from .apierrors import APIStatusError, CanceledError, DeadlineExceededError, error_from_response
 
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 RETRYABLE_5XX = frozenset({500, 502, 503, 504})
@@ -69,6 +69,40 @@ def remaining_time() -> float | None:
     """Seconds left before the current cooperative deadline, or None when there is none."""
     until = _deadline.get()
     return None if until is None else until - time.monotonic()
+
+
+_cancellations: contextvars.ContextVar[tuple[threading.Event, ...]] = contextvars.ContextVar(
+    "ballast_runtime_cancellations", default=()
+)
+
+
+@contextlib.contextmanager
+def cancellable(event: threading.Event) -> Iterator[None]:
+    """Within the block, every API call raises `CanceledError` once `event` is set (Go's cancelled context).
+
+    Checked before each request and each retry is sent; a request already on the wire completes. The manager
+    runs leader-only runnables inside one that it sets when leadership is lost; threads they start inherit it
+    only through `contextvars.copy_context()` (as `Controller` does for its workers).
+    """
+    token = _cancellations.set((*_cancellations.get(), event))
+    try:
+        yield
+    finally:
+        _cancellations.reset(token)
+
+
+def cancelled() -> bool:
+    """Whether the work running on this thread was cancelled (see `cancellable`)."""
+    return any(event.is_set() for event in _cancellations.get())
+
+
+def check_call() -> None:
+    """Raise before a request is sent: `CanceledError` when cancelled, `DeadlineExceededError` when out of time."""
+    if cancelled():
+        raise CanceledError("the caller's work was cancelled (leadership lost?) before the request was sent")
+    remaining = remaining_time()
+    if remaining is not None and remaining <= 0:
+        raise DeadlineExceededError("the caller's deadline passed before the request was sent")
 
 
 @dataclass
@@ -267,11 +301,10 @@ class Transport:
         time.sleep(seconds)
 
     def _timeout(self, timeout: float | None, read_timeout: float | None) -> urllib3.Timeout:
+        check_call()
         total = timeout if timeout is not None else self.config.timeout
         remaining = remaining_time()
         if remaining is not None:
-            if remaining <= 0:
-                raise DeadlineExceededError("the caller's deadline passed before the request was sent")
             total = min(total, remaining) if total else remaining
         if read_timeout is not None:
             return urllib3.Timeout(connect=min(total or 30.0, 30.0), read=read_timeout)
@@ -387,6 +420,9 @@ __all__ = [
     "RESTConfig",
     "Response",
     "Transport",
+    "cancellable",
+    "cancelled",
+    "check_call",
     "deadline",
     "remaining_time",
 ]
