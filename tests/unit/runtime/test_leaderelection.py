@@ -91,11 +91,6 @@ def over_http(api: FakeAPI, partition: Partition) -> Iterator[RESTConfig]:
 
 
 @pytest.fixture
-def api() -> FakeAPI:
-    return FakeAPI()
-
-
-@pytest.fixture
 def partition() -> Iterator[Partition]:
     partition = Partition()
     yield partition
