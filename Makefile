@@ -64,6 +64,7 @@ bench: venv envtest ## benchmarks (not part of `make test`); figures go to bench
 	$(PY) benchmarks/store_cycle.py
 	$(PY) benchmarks/informer.py
 	$(PY) benchmarks/leader_renew.py
+	$(PY) benchmarks/leader_stepdown.py
 	$(PY) benchmarks/collection.py
 	$(PY) benchmarks/webhook.py
 	$(PY) benchmarks/dev_start.py

@@ -1,10 +1,15 @@
-"""Suite-wide rules: under CI=true nothing may be skipped (a missing real component must fail the run)."""
+"""Suite-wide rules: under CI=true nothing may be skipped (a missing real component must fail the run), and
+property tests have no per-example deadline (a wall-clock limit would measure the machine, not the code)."""
 
 from __future__ import annotations
 
 import pytest
+from hypothesis import settings
 
 from ballast.internal.runtime.envtest.pytest_plugin import in_ci
+
+settings.register_profile("ballast", deadline=None)
+settings.load_profile("ballast")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -274,11 +274,14 @@ class LeaderElector:
                 # Renewals only move the deadline later: waking at the current one and re-checking is exact.
                 self.clock.wait_event(stop, remaining)
             if not stop.is_set():
-                self.log.error("failed to renew lease within %.1fs: leadership lost", self.config.renew_deadline)
+                self.log.error(
+                    "failed to renew lease within %.1fs of the last renewal: leadership lost",
+                    self.config.leading_grace,
+                )
         finally:
             self._halted.set()
-            # On a graceful stop, let an in-flight renewal finish before a release writes the same lease.
-            renewer.join(self.config.request_timeout if stop.is_set() else 0)
+            if stop.is_set():  # let an in-flight renewal finish before a release writes the same lease
+                renewer.join(self.config.request_timeout)
 
     def _renew(self, stop: threading.Event) -> None:
         """Renew every retry period; each attempt is bounded by the leadership deadline it could extend."""

@@ -98,10 +98,10 @@ def test_errors_back_off_exponentially_then_success_forgets(
         poll_until(lambda: controller.queue.num_requeues(request) == 0, timeout=5, what="the backoff to be forgotten")
     times = calls.times[request]
     gaps = [b - a for a, b in itertools.pairwise(times)]
-    # Per-item exponential 5 ms × 2^n: each wait at least the limiter's delay, and the later ones clearly longer.
+    # Per-item exponential 5 ms × 2^n: each wait at least the limiter's delay, so the later ones grow with it
+    # (a ratio of two measured gaps would measure the machine's stalls instead).
     for failures, gap in enumerate(gaps):
         assert gap >= 0.005 * 2**failures * 0.9, (failures, gaps)
-    assert gaps[-1] > 4 * gaps[1]
 
 
 def test_terminal_errors_are_not_retried_and_programming_errors_do_not_kill_workers(
