@@ -1,0 +1,492 @@
+"""HTTP/1.1-over-TLS connections served from one selector thread; workers only ever see complete requests.
+
+    loop = ConnectionLoop(listener, context_for_new_connections, handle, limits)
+    loop.run(stop)                  # blocks; `handle(connection, message)` runs on the worker pool
+
+A connection that has not finished its TLS handshake, or waits between requests, or is still sending one, costs
+a file descriptor and a few hundred bytes here — never a worker. Each phase has its own deadline: the handshake
+and a request that has started are short (slowloris), the idle keep-alive wait is long (the API server reuses
+connections; closing them early races its next POST, which it does not retry). Past `max_connections` the
+oldest idle connection is closed to admit a new one; `EMFILE`/`ENFILE` on accept closes one idle connection and
+pauses accepting briefly, never ending the loop.
+
+Memory is bounded twice: a body over `max_body_bytes` is discarded while it is read (the request is then
+refused with 413 once complete, so the client is listening), and while the bodies held by all connections
+exceed `max_in_flight_bytes`, connections sending a body are paused until workers free some. After a burst the
+freed heap is handed back to the OS (`malloc_trim`, glibc).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import enum
+import errno
+import selectors
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import httptools
+
+from .log import get_logger
+
+_log = get_logger("ballast.runtime.webhook")
+_READ = selectors.EVENT_READ
+_WRITE = selectors.EVENT_WRITE
+_SCAN_SECONDS = 0.25  # deadlines are checked this often
+_ACCEPT_PAUSE_SECONDS = 0.1
+_TRIM_AFTER_BYTES = 8 * 1024 * 1024  # bodies handled since the last trim before heap is handed back
+_OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The connection phase's bounds (see the module docstring)."""
+
+    handshake_timeout: float = 10.0
+    request_read_timeout: float = 10.0
+    idle_timeout: float = 90.0
+    write_timeout: float = 10.0
+    max_connections: int = 10_000
+    max_body_bytes: int = 4 * 1024 * 1024
+    drain_limit_bytes: int = 64 * 1024 * 1024
+    max_in_flight_bytes: int = 32 * 1024 * 1024
+    workers: int = 8
+
+
+class Phase(enum.Enum):
+    HANDSHAKE = "handshake"
+    IDLE = "idle"
+    READING = "reading"
+    BUSY = "busy"  # on a worker
+    PAUSED = "paused"  # sending a body while the in-flight budget is spent
+    CLOSED = "closed"
+
+
+class Message:
+    """One parsed request (httptools callbacks fill it)."""
+
+    __slots__ = ("body", "complete", "content_type", "keep_alive", "malformed", "method", "size", "too_large", "url")
+
+    def __init__(self, *, malformed: bool = False) -> None:
+        self.malformed = malformed  # not HTTP: answered 400, then the connection closes
+        self.url = b""
+        self.method = b""
+        self.content_type = b""
+        self.body: list[bytes] = []
+        self.size = 0
+        self.too_large = False
+        self.complete = False
+        self.keep_alive = True
+
+
+class _Parser:
+    """httptools protocol: turns bytes into `Message`s, pipelined requests included; counts buffered bytes."""
+
+    def __init__(self, limits: Limits, buffered: Callable[[int], None]) -> None:
+        self.limits = limits
+        self.buffered = buffered
+        self.parser = httptools.HttpRequestParser(self)
+        self.current: Message | None = None
+        self.completed: list[Message] = []
+
+    def feed(self, data: bytes) -> None:
+        self.parser.feed_data(data)
+
+    @property
+    def started(self) -> bool:
+        return self.current is not None
+
+    def on_message_begin(self) -> None:
+        self.current = Message()
+
+    def on_url(self, url: bytes) -> None:
+        assert self.current is not None
+        self.current.url += url
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        assert self.current is not None
+        lowered = name.lower()
+        if lowered == b"content-type":
+            self.current.content_type = value
+        elif lowered == b"content-length" and value.isdigit() and int(value) > self.limits.max_body_bytes:
+            self.current.too_large = True  # refused from its Content-Length: nothing of it is kept
+
+    def on_headers_complete(self) -> None:
+        # Asked here: llhttp forgets the request's Connection header once the message is complete.
+        assert self.current is not None
+        self.current.keep_alive = self.parser.should_keep_alive()
+        self.current.method = self.parser.get_method()
+
+    def on_body(self, body: bytes) -> None:
+        message = self.current
+        assert message is not None
+        message.size += len(body)
+        if message.size > self.limits.max_body_bytes:
+            if not message.too_large:
+                self.buffered(-sum(len(part) for part in message.body))
+                message.body.clear()
+            message.too_large = True
+        elif not message.too_large:
+            message.body.append(body)
+            self.buffered(len(body))
+
+    def on_message_complete(self) -> None:
+        assert self.current is not None
+        self.current.complete = True
+        self.completed.append(self.current)
+        self.current = None
+
+
+class Connection:
+    """One client connection and where it is in its life."""
+
+    __slots__ = ("deadline", "generation", "last_active", "parser", "phase", "sock")
+
+    def __init__(self, sock: ssl.SSLSocket, parser: _Parser, generation: int, deadline: float) -> None:
+        self.sock = sock
+        self.parser = parser
+        self.phase = Phase.HANDSHAKE
+        self.generation = generation
+        self.deadline = deadline
+        self.last_active = time.monotonic()
+
+    def send(self, data: bytes, timeout: float) -> None:
+        """Write an answer from a worker (the loop does not touch a busy connection)."""
+        self.sock.settimeout(timeout)
+        try:
+            self.sock.sendall(data)
+        finally:
+            self.sock.setblocking(False)
+
+
+Handle = Callable[[Connection, Message], bool]
+"""Answers one message on a worker; returns whether the connection stays open for another request."""
+
+
+class _Trimmer:
+    """Hands freed heap back to the OS after large bodies (glibc's `malloc_trim`; a no-op elsewhere)."""
+
+    def __init__(self) -> None:
+        name = ctypes.util.find_library("c")
+        libc = ctypes.CDLL(name) if name else None
+        self._trim = getattr(libc, "malloc_trim", None)
+        self._since = 0
+        self._lock = threading.Lock()
+
+    def handled(self, size: int, idle: bool) -> None:
+        with self._lock:
+            self._since += size
+            due = idle and self._since >= _TRIM_AFTER_BYTES
+            if due:
+                self._since = 0
+        if due and self._trim is not None:
+            self._trim(0)
+
+
+class ConnectionLoop:
+    """Accepts, handshakes and reads on the calling thread; hands complete requests to a worker pool."""
+
+    def __init__(
+        self,
+        listener: socket.socket,
+        context: Callable[[], ssl.SSLContext],
+        handle: Handle,
+        limits: Limits,
+        generation: Callable[[], int],
+    ) -> None:
+        self.listener = listener
+        self.context = context
+        self.handle = handle
+        self.limits = limits
+        self.generation = generation
+        self.connections: dict[int, Connection] = {}
+        self.refused_accepts = 0
+        self._selector = selectors.DefaultSelector()
+        self._wake_reader, self._wake_writer = socket.socketpair()
+        self._returned: list[Connection] = []
+        self._paused: list[Connection] = []
+        self._lock = threading.Lock()  # guards _returned, _in_flight
+        self._in_flight = 0
+        self._trimmer = _Trimmer()
+        self._accept_resumes = 0.0
+        self._stopping = False
+
+    # ------------------------------------------------------------------------------------------ public
+
+    @property
+    def in_flight_bytes(self) -> int:
+        with self._lock:
+            return self._in_flight
+
+    def phases(self) -> dict[Phase, int]:
+        """How many connections are in each phase (a snapshot, for tests and metrics)."""
+        counts = dict.fromkeys(Phase, 0)
+        for connection in list(self.connections.values()):
+            counts[connection.phase] += 1
+        return counts
+
+    def run(self, stop: threading.Event) -> None:
+        self.listener.setblocking(False)
+        self._wake_reader.setblocking(False)
+        self._selector.register(self.listener, _READ, "accept")
+        self._selector.register(self._wake_reader, _READ, "wake")
+        pool = ThreadPoolExecutor(max_workers=self.limits.workers, thread_name_prefix="webhook-worker")
+        self._pool = pool
+        next_scan = time.monotonic() + _SCAN_SECONDS
+        try:
+            while not stop.is_set():
+                timeout = max(0.0, next_scan - time.monotonic())
+                for key, events in self._selector.select(timeout):
+                    if key.data == "accept":
+                        self._accept()
+                    elif key.data == "wake":
+                        self._drain_wakes()
+                    else:
+                        self._ready(key.data, events)
+                now = time.monotonic()
+                if now >= next_scan:
+                    self._expire(now)
+                    next_scan = now + _SCAN_SECONDS
+        finally:
+            self._shutdown(pool)
+
+    # ---------------------------------------------------------------------------------------- accept
+
+    def _accept(self) -> None:
+        for _ in range(64):  # then let the other connections have a turn
+            try:
+                raw, _ = self.listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:
+                self._accept_failed(exc)
+                return
+            self._admit(raw)
+
+    def _accept_failed(self, error: OSError) -> None:
+        """Never the end of serving: a connection reset before we took it is skipped; out of descriptors
+        (EMFILE/ENFILE) or buffers, one idle connection is closed and accepting pauses briefly."""
+        if error.errno not in _OUT_OF_RESOURCES:
+            return
+        self.refused_accepts += 1
+        if self.refused_accepts == 1 or self.refused_accepts % 1000 == 0:
+            _log.warning("accepting a webhook connection failed: %s", error, extra={"refused": self.refused_accepts})
+        self._close_oldest_idle()
+        self._selector.unregister(self.listener)
+        self._accept_resumes = time.monotonic() + _ACCEPT_PAUSE_SECONDS
+
+    def _admit(self, raw: socket.socket) -> None:
+        if len(self.connections) >= self.limits.max_connections and not self._close_oldest_idle():
+            raw.close()  # every connection is busy or mid-request: refuse the newest rather than cut work
+            return
+        raw.setblocking(False)
+        try:
+            sock = self.context().wrap_socket(raw, server_side=True, do_handshake_on_connect=False)
+        except (OSError, ssl.SSLError):
+            raw.close()
+            return
+        parser = _Parser(self.limits, self._buffered)
+        connection = Connection(sock, parser, self.generation(), time.monotonic() + self.limits.handshake_timeout)
+        self.connections[sock.fileno()] = connection
+        self._selector.register(sock, _READ, connection)
+
+    # ------------------------------------------------------------------------------------- connections
+
+    def _ready(self, connection: Connection, events: int) -> None:
+        if connection.phase is Phase.HANDSHAKE:
+            self._handshake(connection)
+        else:
+            self._read(connection)
+
+    def _handshake(self, connection: Connection) -> None:
+        try:
+            connection.sock.do_handshake()
+        except ssl.SSLWantReadError:
+            self._selector.modify(connection.sock, _READ, connection)
+            return
+        except ssl.SSLWantWriteError:
+            self._selector.modify(connection.sock, _WRITE, connection)
+            return
+        except (OSError, ssl.SSLError) as exc:
+            _log.debug("TLS handshake failed: %s", exc)
+            self._close(connection)
+            return
+        self._selector.modify(connection.sock, _READ, connection)
+        self._set_idle(connection)
+        self._read(connection)  # the first request may already be waiting
+
+    def _read(self, connection: Connection) -> None:
+        parser = connection.parser
+        while True:
+            if connection.phase is Phase.READING and self.in_flight_bytes >= self.limits.max_in_flight_bytes:
+                self._pause(connection)
+                return
+            try:
+                data = connection.sock.recv(65536)
+            except (ssl.SSLWantReadError, BlockingIOError):
+                break
+            except ssl.SSLWantWriteError:
+                self._selector.modify(connection.sock, _WRITE, connection)
+                return
+            except (OSError, ssl.SSLError):
+                self._close(connection)
+                return
+            if not data:
+                self._close(connection)
+                return
+            if not self._parse(connection, data):
+                return
+            if parser.completed:
+                self._dispatch(connection)
+                return
+
+    def _parse(self, connection: Connection, data: bytes) -> bool:
+        """Feed bytes; False when the connection was answered or closed instead."""
+        parser = connection.parser
+        try:
+            parser.feed(data)
+        except httptools.HttpParserUpgrade:
+            self._close(connection)
+            return False
+        except httptools.HttpParserError:
+            parser.completed.append(Message(malformed=True))
+            self._dispatch(connection)
+            return False
+        current = parser.current
+        if current is not None and current.size > self.limits.drain_limit_bytes:
+            self._close(connection)  # not worth reading further: close without an answer
+            return False
+        if parser.started and connection.phase is Phase.IDLE:
+            connection.phase = Phase.READING
+            connection.deadline = time.monotonic() + self.limits.request_read_timeout
+        return True
+
+    def _dispatch(self, connection: Connection) -> None:
+        with contextlib.suppress(KeyError, ValueError):
+            self._selector.unregister(connection.sock)
+        connection.phase = Phase.BUSY
+        self._pool.submit(self._work, connection)
+
+    def _work(self, connection: Connection) -> None:
+        """On a worker: answer every complete message in order, then give the connection back to the loop."""
+        keep = True
+        while keep and connection.parser.completed:
+            message = connection.parser.completed.pop(0)
+            size = sum(len(part) for part in message.body)
+            try:
+                keep = self.handle(connection, message)
+            except (OSError, ssl.SSLError):
+                keep = False  # the client went away mid-answer
+            except Exception:  # the handler answers its own errors; this is a bug in answering
+                _log.exception("answering a webhook request failed")
+                keep = False
+            finally:
+                message.body.clear()
+                self._buffered(-size)
+                self._trimmer.handled(size, idle=self.in_flight_bytes == 0)
+        with self._lock:
+            self._returned.append(connection)
+            connection.phase = Phase.BUSY if keep else Phase.CLOSED
+        with contextlib.suppress(OSError):
+            self._wake_writer.send(b"\0")
+
+    def _drain_wakes(self) -> None:
+        with contextlib.suppress(BlockingIOError, InterruptedError):
+            while self._wake_reader.recv(4096):
+                pass
+        with self._lock:
+            returned, self._returned = self._returned, []
+        for connection in returned:
+            if connection.phase is Phase.CLOSED or self._stopping:
+                self._close(connection)
+                continue
+            self._selector.register(connection.sock, _READ, connection)
+            self._set_idle(connection)
+            self._read(connection)  # TLS may hold decrypted bytes the selector cannot see
+        if self._paused and self.in_flight_bytes < self.limits.max_in_flight_bytes:
+            paused, self._paused = self._paused, []
+            for connection in paused:
+                self._selector.register(connection.sock, _READ, connection)
+                connection.phase = Phase.READING
+                self._read(connection)
+
+    def _pause(self, connection: Connection) -> None:
+        with contextlib.suppress(KeyError, ValueError):
+            self._selector.unregister(connection.sock)
+        connection.phase = Phase.PAUSED
+        self._paused.append(connection)
+
+    def _set_idle(self, connection: Connection) -> None:
+        connection.phase = Phase.IDLE
+        connection.last_active = time.monotonic()
+        connection.deadline = connection.last_active + self.limits.idle_timeout
+
+    def _buffered(self, delta: int) -> None:
+        with self._lock:
+            self._in_flight += delta
+
+    # ------------------------------------------------------------------------------------ deadlines
+
+    def _expire(self, now: float) -> None:
+        if self._accept_resumes and now >= self._accept_resumes:
+            self._accept_resumes = 0.0
+            self._selector.register(self.listener, _READ, "accept")
+        expired = [
+            c
+            for c in list(self.connections.values())
+            if c.phase in (Phase.HANDSHAKE, Phase.IDLE, Phase.READING) and c.deadline <= now
+        ]
+        for connection in expired:
+            self._close(connection)
+
+    def _close_oldest_idle(self) -> bool:
+        idle = [c for c in self.connections.values() if c.phase in (Phase.IDLE, Phase.HANDSHAKE)]
+        if not idle:
+            return False
+        self._close(min(idle, key=lambda c: (c.phase is Phase.IDLE, c.last_active)))
+        return True
+
+    def close_idle(self) -> None:
+        """Close every connection that waits between requests (loop thread only)."""
+        for connection in [c for c in self.connections.values() if c.phase is Phase.IDLE]:
+            self._close(connection)
+
+    def _close(self, connection: Connection) -> None:
+        sock = connection.sock
+        with contextlib.suppress(KeyError, ValueError):
+            self._selector.unregister(sock)
+        with contextlib.suppress(ValueError):
+            self._paused.remove(connection)
+        fileno = sock.fileno()
+        if fileno >= 0:
+            self.connections.pop(fileno, None)
+        current = connection.parser.current
+        if current is not None and current.body:
+            self._buffered(-sum(len(part) for part in current.body))
+            current.body.clear()
+        connection.phase = Phase.CLOSED
+        with contextlib.suppress(OSError):
+            sock.close()
+
+    def _shutdown(self, pool: ThreadPoolExecutor) -> None:
+        """Stop accepting, close idle and unfinished connections, let busy ones finish their answer."""
+        self._stopping = True
+        with contextlib.suppress(KeyError, ValueError):
+            self._selector.unregister(self.listener)
+        for connection in list(self.connections.values()):
+            if connection.phase is not Phase.BUSY:
+                self._close(connection)
+        pool.shutdown(wait=True)
+        self._drain_wakes()
+        for connection in list(self.connections.values()):
+            self._close(connection)
+        self._selector.close()
+        self._wake_reader.close()
+        self._wake_writer.close()
