@@ -7,8 +7,9 @@ keep-alive connections, as kube-apiserver uses them. Each server runs alone on c
 load generator, this script and the envtest control plane (which kopf needs for its discovery) run on core 1.
 
 - Load: vegeta (Go, open loop: requests leave at the set rate whatever the answers do; HTTP/1.1 keep-alive,
-  at most 64 connections — our server's default pool), built once into `~/.cache/ballast/tools/`. A tiny Go
-  TLS server answering a canned review measures what the client itself sustains on its core.
+  at most 64 connections: vegeta's own limit, far below our server's cap of 10,000 open connections), built
+  once into `~/.cache/ballast/tools/`. A tiny Go TLS server answering a canned review measures what the client
+  itself sustains on its core. Our server runs at its defaults (8 workers, deadlines, caps).
 - kopf from PyPI in its own venv (`~/.cache/ballast/bench-venv`, created when missing; never the project's
   .venv), run as `kopf run --standalone -A` against an envtest kube-apiserver, with a certificate handed in
   (`settings.admission.server = kopf.WebhookServer(certfile=…, pkeyfile=…)`; `settings.admission.managed` unset
@@ -22,6 +23,19 @@ patch) and the offered rate actually sent — on a ladder of rates (12 s steps, 
 refined by bisection. Every answer is checked, not only its status. The server's CPU time per request comes
 from /proc.
 
+Our server only, two more measurements (both in the default run):
+
+- Under idle and slow connections: the fixed-rate run again, on the same server process, while a thread of this
+  script (core 1, loopback only) holds 1,000 idle TCP connections (no ClientHello) and 40 slowloris clients open:
+  20 that complete TLS and send a request one byte every 2 s, 20 that send a ClientHello one byte every 2 s.
+  They are opened over 10 s (the server's handshake deadline, so its cuts are spread out); each one the server
+  cuts at its handshake or read deadline is reopened at once, so the crowd keeps its size; the thread stops by
+  itself after a bounded time. Reported: p50/p99, and that p99 over the unloaded one (target ≤ 2×).
+- RSS after a burst: a fresh server process answers 3 rounds of 40 concurrent AdmissionReviews of 4 MiB − 64 KiB
+  (the same pod with a large annotation: just under the 4 MiB body cap, so every one is decoded and answered)
+  over 40 keep-alive connections; its VmRSS (/proc/<pid>/status) before, 1 s after each round, and its peak
+  (VmHWM), next to the memory limit the Helm chart ships (resources.limits.memory in values.yaml).
+
 The machine is shared: the run starts once the 1-minute load average is below 0.8 (polled every 30 s, up to
 15 minutes), and every measurement records how much of each core other work took (/proc/stat minus the
 server's, vegeta's and this script's CPU). A fixed-rate run disturbed by more than 3 % of the server core (or
@@ -30,7 +44,8 @@ waiting for quiet cores; 4 minutes of such waits per run at most) and the least 
 
     .venv/bin/python benchmarks/webhook.py [--servers ours,kopf,kopf-quiet,stdlib] [--fixed-seconds 30]
                                            [--step-seconds 10] [--max-load 0.8] [--json results.json]
-                                           [--profile] [--what-if]
+                                           [--profile] [--what-if] [--skip-idle] [--skip-burst]
+                                           [--skip-ladder] [--skip-calibration]
 
 `--profile` then samples our server with py-spy (GIL-holding stacks) at its sustained rate and times the pieces
 of a request in-process; `--what-if` also measures our server with two other handlers: `jsonpatch.make_patch` in
@@ -55,6 +70,8 @@ import json
 import math
 import os
 import platform
+import resource
+import selectors
 import signal
 import socket
 import ssl
@@ -63,14 +80,16 @@ import sys
 import tempfile
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import jsonpatch
 import orjson
+import yaml
 
 from ballast.internal.runtime.admission import (
     AdmissionRequest,
@@ -79,7 +98,7 @@ from ballast.internal.runtime.admission import (
     encode_review,
     patched,
 )
-from ballast.internal.runtime.webhook import WebhookServer
+from ballast.internal.runtime.webhook import MAX_BODY_BYTES, WebhookServer
 
 from machine import cpu_model, free_port
 
@@ -94,8 +113,9 @@ TOOLS = CACHE / "tools"
 BENCH_VENV = CACHE / "bench-venv"
 VEGETA_MODULE = "github.com/tsenart/vegeta/v12"
 LABEL = "bench.ballast.dev/admitted"
+HELM_VALUES = REPO / "config" / "helm" / "ballast" / "values.yaml"
 SERVER_CORE, CLIENT_CORE = 0, 1
-MAX_CONNECTIONS = 64
+VEGETA_CONNECTIONS = 64  # vegeta's own limit; our server caps open connections at 10,000
 PY_SPY_RATE = 250
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 DISTURBED = 0.15  # other work taking more than this share of a core disturbs a ladder step
@@ -106,6 +126,14 @@ MIN_VALID = 0.999
 MIN_RATE_FRACTION = 0.98
 CLIENT_RATES = (2000, 3500, 5000)
 LADDER = (300, 500, 800, 1200, 1600, 2000, 2500, 3000, 4000, 5000)
+IDLE_CLIENTS, SLOW_TLS_CLIENTS, SLOW_HELLO_CLIENTS = 1000, 20, 20
+TRICKLE_SECONDS = 2.0  # one byte per slow client this often
+CROWD_RAMP_SECONDS = 10.0  # the server's handshake deadline: opened over it, the cuts come spread out
+CROWD_P99_RATIO = 2.0  # target: p99 under the crowd ≤ this × the unloaded p99
+BURST_ROUNDS, BURST_CONCURRENCY = 3, 40
+BURST_BODY_BYTES = MAX_BODY_BYTES - 64 * 1024  # just under the cap: every review is decoded and answered
+BURST_SETTLE_SECONDS = 1.0
+BLOB_ANNOTATION = "bench.ballast.dev/blob"
 PATHS = {
     "ours": "/mutate-v1-pod",
     "kopf": "/add-label",
@@ -262,6 +290,17 @@ def check_answer(body: bytes) -> bool:
     return bool(operations == LABEL_PATCH)
 
 
+def large_review(size: int) -> bytes:
+    """The same review, `size` bytes long: the pod carries a large annotation, as big objects do."""
+    review = orjson.loads(admission_review())
+    annotations = review["request"]["object"]["metadata"].setdefault("annotations", {})
+    annotations[BLOB_ANNOTATION] = ""
+    annotations[BLOB_ANNOTATION] = "x" * (size - len(orjson.dumps(review)))
+    body = orjson.dumps(review)
+    assert len(body) == size, (len(body), size)
+    return body
+
+
 # -------------------------------------------------------------------------------------- server subcommands
 
 
@@ -300,7 +339,7 @@ HANDLERS: dict[str, Callable[[AdmissionRequest], AdmissionResponse]] = {
 
 def serve_ours(port: int, cert_dir: Path, handler: str) -> None:
     """Our WebhookServer with `add_label` (or a what-if handler)."""
-    server = WebhookServer(host="127.0.0.1", port=port, cert_dir=cert_dir, max_connections=MAX_CONNECTIONS)
+    server = WebhookServer(host="127.0.0.1", port=port, cert_dir=cert_dir)  # its defaults: caps, deadlines, workers
     server.register(PATHS["ours"], HANDLERS[handler])
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -414,6 +453,33 @@ def wait_for_quiet_machine(max_load: float, max_wait: float) -> tuple[float, flo
 def process_cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime + stime, all threads
+
+
+def vm_mib(pid: int, name: str) -> float:
+    """A `Vm…` figure of /proc/<pid>/status (VmRSS: resident now; VmHWM: the most it ever was), in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{name}:"):
+            return int(line.split()[1]) / 1024  # kB
+    raise RuntimeError(f"no {name} in /proc/{pid}/status")
+
+
+def shipped_memory_limit() -> int:
+    """The Helm chart's resources.limits.memory, in bytes."""
+    quantity = str(yaml.safe_load(HELM_VALUES.read_text())["resources"]["limits"]["memory"])
+    for suffix, factor in (("Ki", 2**10), ("Mi", 2**20), ("Gi", 2**30)):
+        if quantity.endswith(suffix):
+            return int(quantity.removesuffix(suffix)) * factor
+    raise ValueError(f"unexpected memory quantity {quantity!r} in {HELM_VALUES}")
+
+
+def ensure_descriptors(needed: int) -> None:
+    """Raise the open-file limit of this process (and so of the servers it starts) to `needed` if lower."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        raise SystemExit(f"the idle-connection run needs {needed} open files, the hard limit is {hard} (--skip-idle)")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
 
 
 def cores_busy_seconds() -> dict[int, float]:
@@ -545,7 +611,7 @@ class Vegeta:
             "taskset", "-c", str(CLIENT_CORE), str(self.binary), "attack",
             f"-targets={targets}", f"-rate={rate}/1s", f"-duration={seconds + warmup}s",
             "-keepalive=true", "-http2=false", f"-root-certs={self.ca_file}", "-timeout=10s",
-            f"-max-connections={MAX_CONNECTIONS}", "-max-body=4096", "-redirects=0", f"-output={results}",
+            f"-max-connections={VEGETA_CONNECTIONS}", "-max-body=4096", "-redirects=0", f"-output={results}",
         ]  # fmt: skip
         subprocess.run(argv, check=True, stderr=subprocess.PIPE)
         cpu, other_server, other_client = disturbance.end()
@@ -594,6 +660,9 @@ class ServerResult:
     load_before: float = 0.0
     startup_seconds: float = 0.0
     log_lines_per_request: float = 0.0
+    crowded: Step | None = None  # ours: the fixed-rate run under idle and slow connections
+    crowd: CrowdCounts | None = None
+    burst: Burst | None = None  # ours: RSS over rounds of large reviews
 
     @property
     def sustained_rate(self) -> int:
@@ -602,6 +671,8 @@ class ServerResult:
     @property
     def sustained_text(self) -> str:
         """The rate, with `≥` when even the top of the ladder passed (the limit is then not the server's)."""
+        if not self.steps:
+            return "–"  # no ladder (--skip-ladder)
         return f"{'≥ ' if self.sustained_rate == LADDER[-1] else ''}{self.sustained_rate}/s"
 
 
@@ -718,6 +789,212 @@ def find_sustained(attack: Callable[[int, float, float], Step], args: argparse.N
     return steps
 
 
+# ------------------------------------------------------------------------- idle and slow clients, big reviews
+
+
+LOOPBACK = "127.0.0.1"  # the crowd's only target
+CROWD = {"idle": IDLE_CLIENTS, "slow-tls": SLOW_TLS_CLIENTS, "slow-hello": SLOW_HELLO_CLIENTS}
+SLOW_REQUEST = (
+    f"POST {PATHS['ours']} HTTP/1.1\r\nHost: {LOOPBACK}\r\nContent-Type: application/json\r\n"
+    "Content-Length: 4646\r\n\r\n"
+).encode()
+CROWD_OPENS_PER_PASS = 200
+
+
+def client_hello(context: ssl.SSLContext) -> bytes:
+    """A real ClientHello from `context`, produced on memory BIOs (no socket), for a client to trickle."""
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = context.wrap_bio(incoming, outgoing, server_hostname=LOOPBACK)
+    with contextlib.suppress(ssl.SSLWantReadError):
+        tls.do_handshake()
+    return outgoing.read()
+
+
+@dataclass
+class _Client:
+    kind: str  # a key of CROWD
+    sock: socket.socket
+    trickle: bytes = b""  # sent one byte per tick, from the start again if ever exhausted
+    sent: int = 0
+
+
+@dataclass
+class CrowdCounts:
+    """What the crowd saw from the moment it was complete until it was closed."""
+
+    size: dict[str, int]
+    fewest_open: dict[str, int]
+    cut_and_reopened: dict[str, int]
+    failed_opens: int = 0
+    seconds: float = 0.0
+
+    @property
+    def cuts_per_second(self) -> float:
+        return sum(self.cut_and_reopened.values()) / self.seconds if self.seconds else 0.0
+
+
+class Crowd:
+    """Idle and slow clients held open against a loopback port by one thread of this process (on core 1).
+
+    `idle` clients open TCP and send nothing; `slow-tls` ones complete TLS, then send a request one byte every
+    TRICKLE_SECONDS; `slow-hello` ones send a ClientHello at that pace. They are opened over `ramp` seconds;
+    whichever the server closes (its handshake and read deadlines) is reopened at once, so the crowd keeps its
+    size. The thread stops by itself after `lifetime` seconds; `held` closes everything on the way out.
+    """
+
+    def __init__(self, port: int, context: ssl.SSLContext, size: dict[str, int], ramp: float, lifetime: float) -> None:
+        self.address = (LOOPBACK, port)
+        self.context = context
+        self.ramp = ramp
+        self.lifetime = lifetime
+        self.full = threading.Event()  # set once every client has been opened
+        self.expired = False  # the lifetime ran out before `close`
+        self.counts = CrowdCounts(dict(size), dict(size), dict.fromkeys(size, 0))
+        self._clients: dict[int, _Client] = {}
+        self._open: Counter[str] = Counter()
+        self._pending: deque[str] = deque()
+        self._selector = selectors.DefaultSelector()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="crowd", daemon=True)
+
+    @classmethod
+    @contextlib.contextmanager
+    def held(
+        cls, port: int, context: ssl.SSLContext, size: dict[str, int], ramp: float, lifetime: float
+    ) -> Iterator[Crowd]:
+        crowd = cls(port, context, size, ramp, lifetime)
+        crowd._thread.start()
+        try:
+            yield crowd
+        finally:
+            crowd._done.set()
+            crowd._thread.join(30)
+
+    def _run(self) -> None:
+        began = time.monotonic()
+        ramp = self._ramp(began)
+        next_tick = began + TRICKLE_SECONDS
+        full_since = 0.0
+        try:
+            while not self._done.is_set():
+                now = time.monotonic()
+                if now >= began + self.lifetime:
+                    self.expired = True
+                    break
+                while ramp and ramp[0][0] <= now:
+                    self._pending.append(ramp.popleft()[1])
+                if now >= next_tick:
+                    self._trickle()
+                    next_tick += TRICKLE_SECONDS
+                for key, _ in self._selector.select(0.05):
+                    self._readable(key.data)
+                self._open_pending()
+                if full_since:
+                    self._note_fewest()
+                elif not ramp and not self._pending:
+                    full_since = time.monotonic()
+                    size = self.counts.size  # counted from here on
+                    self.counts = CrowdCounts(size, {k: self._open[k] for k in size}, dict.fromkeys(size, 0))
+                    self.full.set()
+        finally:
+            self.counts.seconds = time.monotonic() - full_since if full_since else 0.0
+            for client in self._clients.values():
+                client.sock.close()
+            self._selector.close()
+
+    def _ramp(self, began: float) -> deque[tuple[float, str]]:
+        """When each client is first opened: every kind spread evenly over the ramp."""
+        due = [(began + self.ramp * (i + 0.5) / n, kind) for kind, n in self.counts.size.items() for i in range(n)]
+        return deque(sorted(due))
+
+    def _open_pending(self) -> None:
+        for _ in range(min(len(self._pending), CROWD_OPENS_PER_PASS)):
+            kind = self._pending.popleft()
+            try:
+                client = self._connect(kind)
+            except OSError:
+                self.counts.failed_opens += 1
+                self._pending.appendleft(kind)
+                return  # again on the next pass
+            self._clients[client.sock.fileno()] = client
+            self._open[kind] += 1
+            self._selector.register(client.sock, selectors.EVENT_READ, client)
+
+    def _connect(self, kind: str) -> _Client:
+        raw = socket.create_connection(self.address, timeout=5)
+        try:
+            if kind == "slow-tls":
+                sock: socket.socket = self.context.wrap_socket(raw, server_hostname=LOOPBACK)
+                client = _Client(kind, sock, SLOW_REQUEST)
+            else:
+                client = _Client(kind, raw, client_hello(self.context) if kind == "slow-hello" else b"")
+        except OSError:
+            raw.close()
+            raise
+        client.sock.setblocking(False)
+        return client
+
+    def _trickle(self) -> None:
+        for client in list(self._clients.values()):
+            if client.trickle:
+                at = client.sent % len(client.trickle)
+                with contextlib.suppress(OSError):  # closed by the server: the read side notices
+                    client.sock.send(client.trickle[at : at + 1])
+                    client.sent += 1
+
+    def _readable(self, client: _Client) -> None:
+        """The server wrote (TLS session tickets, an answer) or closed: a closed client is replaced."""
+        try:
+            data = client.sock.recv(4096)
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError):
+            return
+        except OSError:
+            data = b""
+        if data:
+            return
+        self._selector.unregister(client.sock)
+        self._clients.pop(client.sock.fileno(), None)
+        client.sock.close()
+        self._open[client.kind] -= 1
+        self.counts.cut_and_reopened[client.kind] += 1
+        self._pending.append(client.kind)
+
+    def _note_fewest(self) -> None:
+        fewest = self.counts.fewest_open
+        for kind in fewest:
+            fewest[kind] = min(fewest[kind], self._open[kind])
+
+
+@dataclass
+class Burst:
+    """Our server's memory over rounds of concurrent large reviews (MiB; the peak is VmHWM)."""
+
+    body_bytes: int
+    before_mib: float
+    limit_mib: float
+    after_rounds_mib: list[float] = field(default_factory=list)
+    round_seconds: list[float] = field(default_factory=list)
+    correct: int = 0
+    requests: int = 0
+    peak_mib: float = 0.0
+
+
+def post_review(connection: http.client.HTTPSConnection, body: bytes) -> bool:
+    """One review on a keep-alive connection; whether the answer was correct (a failure reopens it next time)."""
+    try:
+        connection.request("POST", PATHS["ours"], body, {"Content-Type": "application/json"})
+        answer = connection.getresponse()
+        return answer.status == 200 and check_answer(answer.read())
+    except (OSError, http.client.HTTPException):
+        connection.close()
+        return False
+
+
+def burst_round(clients: ThreadPoolExecutor, connections: list[http.client.HTTPSConnection], body: bytes) -> int:
+    """Every connection posts `body` at once; how many answers were correct."""
+    return sum(clients.map(lambda connection: post_review(connection, body), connections))
+
+
 # ----------------------------------------------------------------------------------------------- profile
 
 
@@ -811,11 +1088,11 @@ class Bench:
         self.vegeta = Vegeta(vegeta_binary, work, self.ca_file)
         self.env: Environment | None = None
 
-    def server(self, name: str) -> Server:
+    def server(self, name: str, log_name: str = "") -> Server:
         port = free_port()
         python = str(REPO / ".venv" / "bin" / "python") if (REPO / ".venv").exists() else sys.executable
         base_env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        log = self.log_path(name)
+        log = self.log_path(log_name or name)
         if name.startswith("ours") or name == "stdlib":
             script = str(Path(__file__).resolve())
             command = "serve-stdlib" if name == "stdlib" else "serve-ours"
@@ -866,12 +1143,83 @@ class Bench:
             result.fixed = measured(
                 attack, args.fixed_rate, args.fixed_seconds, args.fixed_warmup, args.retries, fixed=True
             )
-            print("  ladder:", flush=True)
-            result.steps = find_sustained(attack, args)
+            if name == "ours" and not args.skip_idle:
+                result.crowded, result.crowd = self.crowded(attack, server.port)
+            if not args.skip_ladder:
+                print("  ladder:", flush=True)
+                result.steps = find_sustained(attack, args)
         with self.log_path(name).open("rb") as log:
             result.log_lines_per_request = sum(1 for _ in log) / sent  # start-up lines included: a few
         print(
             f"  sustained: {result.sustained_text}; it logged {result.log_lines_per_request:.2f} lines per request",
+            flush=True,
+        )
+        if name == "ours" and not args.skip_burst:
+            result.burst = self.burst()
+        return result
+
+    def crowded(self, attack: Callable[[int, float, float], Step], port: int) -> tuple[Step, CrowdCounts]:
+        """The fixed-rate run again while the crowd of idle and slow clients is held open against `port`."""
+        args = self.args
+        attempt = QUIET_WAIT * 4 / 3 + args.fixed_warmup + args.fixed_seconds + 10 + 2  # waits, run, timeout, drain
+        lifetime = CROWD_RAMP_SECONDS + (args.retries + 1) * attempt + 60
+        context = ssl.create_default_context(cafile=str(self.ca_file))
+        print(
+            f"  fixed rate under {IDLE_CLIENTS:,} idle, {SLOW_TLS_CLIENTS} slow-TLS and {SLOW_HELLO_CLIENTS} "
+            f"slow-ClientHello connections (opened over {CROWD_RAMP_SECONDS:.0f} s), {args.fixed_seconds:.0f} s:",
+            flush=True,
+        )
+        with Crowd.held(port, context, CROWD, CROWD_RAMP_SECONDS, lifetime) as crowd:
+            if not crowd.full.wait(CROWD_RAMP_SECONDS + 30):
+                raise RuntimeError("the idle and slow connections were not all opened")
+            step = measured(attack, args.fixed_rate, args.fixed_seconds, args.fixed_warmup, args.retries, fixed=True)
+            if crowd.expired:
+                raise RuntimeError("the crowd's lifetime ran out before the measurement ended")
+        counts = crowd.counts
+        print(
+            f"    held (fewest open): {counts.fewest_open}; cut by the server and reopened: "
+            f"{counts.cut_and_reopened} ({counts.cuts_per_second:.0f}/s); failed opens {counts.failed_opens}",
+            flush=True,
+        )
+        return step, counts
+
+    def burst(self) -> Burst:
+        """A fresh server of ours answers rounds of concurrent large reviews; its RSS before, after each, peak."""
+        body = large_review(BURST_BODY_BYTES)
+        server = self.server("ours", log_name="ours-burst")
+        print(
+            f"\nRSS of our server over {BURST_ROUNDS} rounds of {BURST_CONCURRENCY} concurrent "
+            f"{len(body):,}-byte reviews:",
+            flush=True,
+        )
+        context = ssl.create_default_context(cafile=str(self.ca_file))
+        connections = [
+            http.client.HTTPSConnection(LOOPBACK, server.port, context=context, timeout=120)
+            for _ in range(BURST_CONCURRENCY)
+        ]
+        with server.running(self.body, self.ca_file), ThreadPoolExecutor(BURST_CONCURRENCY) as clients:
+            assert server.process is not None
+            pid = server.process.pid
+            result = Burst(len(body), vm_mib(pid, "VmRSS"), shipped_memory_limit() / 2**20)
+            print(f"  before: {result.before_mib:.1f} MiB", flush=True)
+            for round_number in range(1, BURST_ROUNDS + 1):
+                began = time.monotonic()
+                result.correct += burst_round(clients, connections, body)
+                result.requests += len(connections)
+                result.round_seconds.append(time.monotonic() - began)
+                time.sleep(BURST_SETTLE_SECONDS)
+                result.after_rounds_mib.append(vm_mib(pid, "VmRSS"))
+                print(
+                    f"  after round {round_number} ({result.round_seconds[-1]:.1f} s): "
+                    f"{result.after_rounds_mib[-1]:.1f} MiB",
+                    flush=True,
+                )
+            result.peak_mib = vm_mib(pid, "VmHWM")
+            for connection in connections:
+                connection.close()
+        print(
+            f"  peak (VmHWM) {result.peak_mib:.1f} MiB of the shipped {result.limit_mib:.0f} MiB; "
+            f"{result.correct}/{result.requests} answers correct",
             flush=True,
         )
         return result
@@ -994,7 +1342,67 @@ def markdown(results: list[ServerResult], meta: dict[str, Any]) -> str:
                     goal = goal if mine == "ours" else ""
                     at_least = "≥ " if by_name[mine].sustained_rate == LADDER[-1] else ""
                     lines.append(f"- sustained rate, {TITLES[mine]} / {TITLES[other]}: {at_least}{ratio:.2f}×{goal}")
+        if ours.fixed and ours.crowded and ours.crowd:
+            lines += crowd_lines(ours.fixed, ours.crowded, ours.crowd)
+        if ours.burst:
+            lines += burst_lines(ours.burst)
     return "\n".join(lines)
+
+
+def crowd_lines(unloaded: Step, crowded: Step, crowd: CrowdCounts) -> list[str]:
+    """Our server at the fixed rate, alone and under idle and slow connections, with the ratio of the p99s."""
+    size = crowd.size
+    lines = [
+        "",
+        f"| {TITLES['ours']} (core 0) @{unloaded.rate}/s | p50 | p99 | max | server CPU per request "
+        "| other work on cores 0/1 |",
+        "|---|---|---|---|---|---|",
+    ]
+    for title, step in (
+        ("unloaded", unloaded),
+        (f"under {size['idle']:,} idle + {size['slow-tls']} slow-TLS + {size['slow-hello']} slow-ClientHello", crowded),
+    ):
+        lines.append(
+            f"| {title} | {step.p50_ms:.2f} ms | {step.p99_ms:.2f} ms | {step.max_ms:.1f} ms "
+            f"| {step.server_cpu_ms_per_request:.2f} ms | {step.other_on_server_core:.0%} / "
+            f"{step.other_on_client_core:.0%} |"
+        )
+    ratio = crowded.p99_ms / unloaded.p99_ms
+    verdict = "met" if ratio <= CROWD_P99_RATIO else "MISSED"
+    fewest = " / ".join(f"{crowd.fewest_open[kind]:,}" for kind in size)
+    cuts = sum(crowd.cut_and_reopened.values())
+    lines += [
+        "",
+        f"- held open from core 1, loopback (fewest open at once, idle / slow-TLS / slow-ClientHello: {fewest}; "
+        f"slow ones send a byte every {TRICKLE_SECONDS:.0f} s); the server cut {cuts:,} at its deadlines over "
+        f"{crowd.seconds:.0f} s, each reopened at once ({crowd.cuts_per_second:.0f}/s); {crowd.failed_opens} "
+        f"failed opens; {crowded.valid:.2%} of the reviews answered correctly",
+        f"- p99 under idle and slow connections / unloaded p99: {ratio:.2f}× "
+        f"(target ≤ {CROWD_P99_RATIO:.0f}×: {verdict})",
+    ]
+    return lines
+
+
+def burst_lines(burst: Burst) -> list[str]:
+    """Our server's VmRSS over the rounds of large reviews, next to the chart's memory limit."""
+    rounds = len(burst.after_rounds_mib)
+    concurrency = burst.requests // rounds if rounds else 0
+    after = " | ".join(f"{mib:.1f} MiB" for mib in burst.after_rounds_mib)
+    verdict = "met" if burst.peak_mib < burst.limit_mib else "MISSED"
+    return [
+        "",
+        f"| {TITLES['ours']}: VmRSS, {rounds} rounds × {concurrency} concurrent {burst.body_bytes:,}-byte reviews "
+        f"| before | {' | '.join(f'after round {n}' for n in range(1, rounds + 1))} | peak (VmHWM) "
+        "| shipped limit (values.yaml) |",
+        "|---" * (rounds + 4) + "|",
+        f"| fresh server process | {burst.before_mib:.1f} MiB | {after} | {burst.peak_mib:.1f} MiB "
+        f"({burst.peak_mib / burst.limit_mib:.0%}) | {burst.limit_mib:.0f} MiB |",
+        "",
+        f"- {burst.correct}/{burst.requests} answers correct; rounds took "
+        f"{' / '.join(f'{seconds:.1f}' for seconds in burst.round_seconds)} s; RSS read "
+        f"{BURST_SETTLE_SECONDS:.0f} s after each round's last answer",
+        f"- peak RSS below the shipped memory limit: {verdict}",
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1017,6 +1425,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--retries", type=int, default=2, help="repeats of a measurement disturbed by other work")
     parser.add_argument("--quiet-budget", type=float, default=240.0, help="seconds, in all, to wait for quiet cores")
     parser.add_argument("--skip-calibration", action="store_true")
+    parser.add_argument("--skip-ladder", action="store_true", help="no sustained-rate ladder (a quick run)")
+    parser.add_argument("--skip-idle", action="store_true", help="ours: no run under idle and slow connections")
+    parser.add_argument("--skip-burst", action="store_true", help="ours: no RSS over bursts of large reviews")
     parser.add_argument("--profile", action="store_true", help="py-spy our server under load afterwards")
     parser.add_argument("--what-if", action="store_true", help=f"also measure our server with {', '.join(WHAT_IF)}")
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -1044,9 +1455,13 @@ def benchmark(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
+    if "ours" in names and not args.skip_idle:
+        ensure_descriptors(IDLE_CLIENTS + SLOW_TLS_CLIENTS + SLOW_HELLO_CLIENTS + VEGETA_CONNECTIONS + 1024)
     vegeta_binary, vegeta_version = ensure_vegeta()
     echo_binary = ensure_echo_server()
-    venv, kopf_version = ensure_bench_venv()
+    venv, kopf_version = BENCH_VENV, "–"  # the bench venv only when kopf or py-spy is needed
+    if args.profile or any(name.startswith("kopf") for name in names):
+        venv, kopf_version = ensure_bench_venv()
     meta: dict[str, Any] = {
         "cpu": cpu_model(),
         "cores": os.cpu_count(),

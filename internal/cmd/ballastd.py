@@ -62,6 +62,19 @@ def _parser() -> argparse.ArgumentParser:
         default="/tmp/k8s-webhook-server/serving-certs",
         help="directory with the serving certificate (a mounted cert-manager Secret)",
     )
+    serving.add_argument(
+        "--webhook-max-body-bytes",
+        type=int,
+        default=4 * 1024 * 1024,
+        help="largest AdmissionReview accepted; larger ones are refused with 413 unread (default %(default)s: an "
+        "UPDATE's object and oldObject at etcd's 1.5 MiB each)",
+    )
+    serving.add_argument(
+        "--webhook-max-connections",
+        type=int,
+        default=10_000,
+        help="open webhook connections kept at most; past it the oldest idle one is closed (default %(default)s)",
+    )
     serving.add_argument("--webhook-cert-name", default="tls.crt")
     serving.add_argument("--webhook-cert-key", default="tls.key")
     serving.add_argument(
@@ -193,7 +206,6 @@ def build(args: argparse.Namespace) -> Any:
         ProcessLeaderElector,
         RESTConfig,
         Scheme,
-        WebhookServer,
     )
     from ballast.internal.runtime.selfsigned import MUTATING, VALIDATING, SelfSignedCertificates  # noqa: PLC0415
     from ballast.internal.store import open_store  # noqa: PLC0415
@@ -243,14 +255,7 @@ def build(args: argparse.Namespace) -> Any:
     for runnable in telemetry:
         manager.add(runnable)
 
-    host, port = _bind(args.webhook_bind_address)
-    server = WebhookServer(
-        host=host,
-        port=port,
-        cert_dir=args.webhook_cert_path,
-        cert_name=args.webhook_cert_name,
-        key_name=args.webhook_cert_key,
-    )
+    server = webhook_server(args)
     register_webhooks(server, manager, kill_switch=kill_switch, options=options)
     manager.add_webhook_server(server)
     if args.webhook_self_signed:
@@ -268,6 +273,26 @@ def build(args: argparse.Namespace) -> Any:
             )
         )
     return manager
+
+
+def webhook_server(args: argparse.Namespace) -> Any:
+    """The admission server the `--webhook-*` flags describe; ValueError naming a flag that is out of range."""
+    from ballast.internal.runtime import WebhookServer  # noqa: PLC0415
+
+    for flag, value in (("--webhook-max-body-bytes", args.webhook_max_body_bytes),
+                        ("--webhook-max-connections", args.webhook_max_connections)):  # fmt: skip
+        if value < 1:
+            raise ValueError(f"{flag}: {value} must be positive")
+    host, port = _bind(args.webhook_bind_address)
+    return WebhookServer(
+        host=host,
+        port=port,
+        cert_dir=args.webhook_cert_path,
+        cert_name=args.webhook_cert_name,
+        key_name=args.webhook_cert_key,
+        max_body_bytes=args.webhook_max_body_bytes,
+        max_connections=args.webhook_max_connections,
+    )
 
 
 def otlp_runnables(args: argparse.Namespace) -> list[Any]:

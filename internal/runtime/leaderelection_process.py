@@ -16,13 +16,16 @@ the pipe closes — including when the parent is killed. If the child dies, the 
 
 The parent keeps the step-down deadline on its own clock as well: "started_leading" and "renewed" carry the
 child's `leading_until` (CLOCK_MONOTONIC, shared by every process of the machine), `is_leader()` is False once
-it passes, and a watchdog thread stops leader-only work then — so a parent whose threads were starved while
-the child lost the lease never acts on it.
+it passes, and the thread following the child stops leader-only work then unless a renewal is waiting in the
+pipe — so a parent whose threads were starved while the child lost the lease never acts on it, and one that was
+merely slow to read does not give up a lease the child kept.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import select
 import subprocess
 import sys
 import threading
@@ -41,6 +44,7 @@ from .rest import RESTConfig
 _log = get_logger("ballast.runtime.leaderelection")
 STOP = b"stop\n"
 CHILD_MODULE = f"{__package__}.leaderelection_child"  # not imported by the package: `-m` runs it once
+_POLL_SECONDS = 0.2  # how soon `stop` is forwarded to the child
 
 
 class ProcessLeaderElector:
@@ -95,29 +99,14 @@ class ProcessLeaderElector:
         assert child.stdin is not None
         assert child.stdout is not None
         settings = {"rest": self.rest_config.portable(), "election": asdict(self.config)}
-        finished = threading.Event()
         stopped = _Once(on_stopped_leading)
         try:
             child.stdin.write(orjson.dumps(settings) + b"\n")
             child.stdin.flush()
-            watchdog = threading.Thread(
-                target=self._watch,
-                args=(stop, finished, child.stdin, stopped),
-                name="leader-election-watchdog",
-                daemon=True,
-            )
-            watchdog.start()
-            for line in child.stdout:
-                try:
-                    message = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    self.log.warning("leader election process wrote a stray line: %r", line[:200])
-                    continue
-                self._handle(message, on_started_leading)
+            self._follow(child.stdout.fileno(), child.stdin, stop, on_started_leading, stopped)
         except BrokenPipeError:
             self.log.error("leader election process closed its pipe before reading its settings")
         finally:
-            finished.set()
             was_leading = self._leading.is_set()
             self._leading.clear()
             self._status.set(0)
@@ -128,25 +117,54 @@ class ProcessLeaderElector:
                 self.log.error("leader election process exited with code %s", code, extra={"leading": was_leading})
             stopped()
 
-    def _watch(self, stop: threading.Event, finished: threading.Event, pipe: IO[bytes], stopped: _Once) -> None:
-        """Forward `stop` to the child; step down on this process's clock when no renewal came in time."""
-        while not (stop.is_set() or finished.is_set()):
-            wait = 0.2  # how soon the end of run() is noticed
+    def _follow(
+        self,
+        reports: int,
+        pipe: IO[bytes],
+        stop: threading.Event,
+        on_started_leading: Callable[[], None],
+        stopped: _Once,
+    ) -> None:
+        """Read the child's reports until it exits; forward `stop`; step down on this clock when no renewal came.
+
+        One thread reads and judges: after a starved spell it reads what is waiting in the pipe before deciding,
+        so a renewal the child made in time is never mistaken for a lost lease.
+        """
+        os.set_blocking(reports, False)
+        pending = b""
+        told = False
+        while True:
+            if stop.is_set() and not told:
+                told = _tell_stop(pipe)
+            wait = _POLL_SECONDS
             if self._leading.is_set():
-                remaining = self._leading_until - time.monotonic()
-                if remaining <= 0:
-                    self._leading.clear()
-                    self._status.set(0)
-                    self.log.error("no lease renewal within %.1fs: leadership lost", self.config.leading_grace)
-                    stopped()
-                    break
-                wait = min(wait, remaining)
-            stop.wait(wait)
-        if finished.is_set():
+                wait = min(wait, max(0.0, self._leading_until - time.monotonic()))
+            readable, _, _ = select.select([reports], [], [], wait)
+            if readable:
+                try:
+                    chunk = os.read(reports, 65536)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    return  # EOF: the child exited
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    self._report(line, on_started_leading)
+                continue  # read everything waiting before judging the deadline
+            if self._leading.is_set() and time.monotonic() >= self._leading_until:
+                self._leading.clear()
+                self._status.set(0)
+                self.log.error("no lease renewal within %.1fs: leadership lost", self.config.leading_grace)
+                stopped()
+                told = told or _tell_stop(pipe)
+
+    def _report(self, line: bytes, on_started_leading: Callable[[], None]) -> None:
+        try:
+            message = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            self.log.warning("leader election process wrote a stray line: %r", line[:200])
             return
-        with contextlib.suppress(OSError, ValueError):  # the child is already gone, or run() closed the pipe
-            pipe.write(STOP)
-            pipe.close()
+        self._handle(message, on_started_leading)
 
     def _handle(self, message: dict[str, Any], on_started_leading: Callable[[], None]) -> None:
         event = message.get("event")
@@ -185,6 +203,13 @@ class _Once:
                 return
             self._called = True
         self._callback()
+
+
+def _tell_stop(pipe: IO[bytes]) -> bool:
+    with contextlib.suppress(OSError, ValueError):  # the child is already gone, or run() closed the pipe
+        pipe.write(STOP)
+        pipe.close()
+    return True
 
 
 def _reap(child: subprocess.Popen[bytes], timeout: float) -> int:
