@@ -10,7 +10,7 @@ so a grant exists only where the feature is on. `hack/gen-rbac` renders them twi
   the chart's hook Jobs (CRD upgrade, uninstall) are hook objects of those Jobs' events, created before the Job
   and deleted once it succeeded.
 
-`tests/integration/rbac/` runs the operator as its ServiceAccount with exactly `config/rbac/` and compares the API
+`tests/integration/config/rbac/` runs the operator as its ServiceAccount with exactly `config/rbac/` and compares the API
 server's audit log with these grants: every grant is used, no request is refused.
 
 What the rules encode (ballast-anchor.md §9.3, narrowed to what this code calls):

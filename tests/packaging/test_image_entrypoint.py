@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ballast import __version__
-from tests.unit.deploy.dockerfile import REPO, parse
+from tests.unit.config.dockerfile import REPO, parse
 
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc")
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import uuid
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
@@ -25,9 +24,8 @@ from ballast.api.customresource import CustomResource
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
 from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.errors import APIError
+from tests.paths import CRD_DIR
 from tests.unit.api.samples import CONDITION, JSON, STATUSES, kind_id, sample
-
-CRD_DIR = Path(__file__).resolve().parents[3] / "config" / "crd" / "bases"
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,8 +34,8 @@ from ballast.internal.runtime.scheme import Scheme
 from ballast.internal.runtime.webhook import WebhookServer
 from ballast.webhook import pods, policies
 from ballast.webhook.configurations import webhook_configurations
+from tests.paths import CRD_DIR
 
-CRD_DIR = Path(__file__).resolve().parents[3] / "config" / "crd" / "bases"
 IDENTITY = ["app.kubernetes.io/name", "app.kubernetes.io/component"]
 APP_LABELS = {"app.kubernetes.io/name": "billing", "app.kubernetes.io/component": "api"}
 ADMISSION = "/apis/admissionregistration.k8s.io/v1"

@@ -27,10 +27,11 @@ from ballast.api.crds import (
 from ballast.api.customresource import CustomResource
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
 from ballast.api.schema import check_structural
+from tests.paths import REPOSITORY
 
 from .samples import kind_id
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = REPOSITORY
 CRD_DIR = ROOT / "config" / "crd" / "bases"
 Schema = dict[str, Any]
 

@@ -25,7 +25,7 @@ from ballast.internal.telemetry import (
     LabelledCounter,
 )
 from ballast.webhook.pods import PodMutator
-from tests.unit.policy.builders import crp, rp
+from tests.unit.internal.policy.builders import crp, rp
 
 from .support import (
     APP_LABELS,

@@ -24,7 +24,7 @@ from ballast.internal.runtime.restmapper import NoKindMatchError
 from ballast.internal.runtime.scheme import Scheme
 from ballast.webhook.pods import PodMutator
 from ballast.webhook.reader import Reader, as_model, owner_lookup
-from tests.unit.policy.builders import crp
+from tests.unit.internal.policy.builders import crp
 
 from .support import (
     APP_LABELS,

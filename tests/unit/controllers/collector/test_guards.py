@@ -1,0 +1,126 @@
+"""What stops or skips a cycle: the kill switch, `--dry-run-measure`, a store outage, a failing source and its
+backoff (ballast-anchor.md §4.1 steps 4, 7, 10, §11; architecture.md §5 items 3 and 19)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ballast.internal.operator import DryRun
+from ballast.internal.sources import FetchError, FetchResult, UsageSample
+from ballast.internal.telemetry import FETCH_ERRORS, SAMPLES_COLLECTED
+from tests.unit.controllers.collector.support import World
+
+CPU_P95 = {"resource": "cpu", "field": "request", "source": "metrics", "aggregation": "p95"}
+STORAGE = {"resource": "ephemeral-storage", "field": "request", "source": "kubelet", "aggregation": "max"}
+
+
+def measured(world: World) -> str:
+    world.config()
+    world.source("metrics", poll="120s")
+    world.source("kubelet", type_="kubeletSummary", poll="30s")
+    world.policy("default", [CPU_P95, STORAGE])
+    profile = world.profile("api")
+    world.pod("api-1", "api", profile)
+    world.pod_metrics("api-1", "api", {"app": {"cpu": "200m"}})
+    return profile
+
+
+def pod_metrics_lists(world: World) -> int:
+    return sum(1 for method, path in world.api.requests if method == "GET" and path.endswith("v1beta1/pods"))
+
+
+def test_the_kill_switch_stops_fetching_and_writing(world: World) -> None:
+    profile = measured(world)
+    world.kill_switch.update(configmap=True, suspended=False)
+
+    result = world.cycle()
+
+    assert result is not None
+    assert result.requeue_after == 120.0
+    assert pod_metrics_lists(world) == 0
+    assert world.store.cycles == []
+    assert world.store.reads == 0
+    assert "containers" not in world.status(profile)
+    assert "conditions" not in world.status(profile)
+
+
+def test_dry_run_measure_fetches_but_writes_neither_samples_nor_status(tmp_path: Path) -> None:
+    world = World(tmp_path, dry_run=DryRun.cascade(measure=True))
+    try:
+        profile = measured(world)
+        labels = {"profile": profile, "app": "api", "source": "metrics", "resource": "cpu", "container": "app"}
+        before = SAMPLES_COLLECTED.value(**labels)
+
+        result = world.cycle()
+
+        assert result is not None
+        assert result.requeue_after == 120.0
+        assert pod_metrics_lists(world) == 1
+        assert world.store.cycles == []
+        assert "containers" not in world.status(profile)
+        assert SAMPLES_COLLECTED.value(**labels) == before
+    finally:
+        world.close()
+
+
+def test_a_store_outage_skips_the_cycle_and_keeps_the_last_status(world: World) -> None:
+    profile = measured(world)
+    world.cycle()
+    last = world.status(profile)
+
+    world.store.down = True
+    world.clock.advance(120)
+    result = world.cycle()
+
+    assert result is not None
+    assert result.requeue_after == 120.0
+    assert world.status(profile) == last
+    world.store.down = False
+    world.clock.advance(120)
+    world.cycle()
+    assert world.usage(profile, "app", "cpu")["samples"] == 2  # the skipped cycle's samples are simply missing
+
+
+def test_a_failing_source_is_counted_per_profile_backs_off_and_reports_missing_samples(world: World) -> None:
+    profile = measured(world)
+    world.kubelet.answers.append(FetchResult([UsageSample("shop", "api-1", "app", "ephemeral-storage", 4096, 0)]))
+    world.cycle("kubelet")
+    world.cycle("metrics")
+    assert world.ready(profile)["status"] == "True"
+    labels = {"profile": profile, "app": "api", "source": "kubelet"}
+    before = FETCH_ERRORS.value(**labels)
+
+    world.kubelet.answers.append(FetchError("no node answered"))
+    world.clock.advance(30)
+    world.cycle("kubelet")
+
+    assert FETCH_ERRORS.value(**labels) - before == 1
+    ready = world.ready(profile)
+    assert (ready["status"], ready["reason"]) == ("False", "MissingSamples")
+    assert ready["message"] == "No samples in the latest collection cycle for: ephemeral-storage"
+    assert world.usage(profile, "app", "ephemeral-storage")["samples"] == 1  # history still reported
+
+    calls = len(world.kubelet.calls)
+    world.clock.advance(0.5)  # within the 1 s backoff: the source is not called at all
+    world.cycle("kubelet")
+    assert len(world.kubelet.calls) == calls
+    assert FETCH_ERRORS.value(**labels) - before == 1
+
+    world.kubelet.answers.append(FetchResult([UsageSample("shop", "api-1", "app", "ephemeral-storage", 8192, 0)]))
+    world.clock.advance(1)
+    world.cycle("kubelet")
+    assert len(world.kubelet.calls) == calls + 1
+    assert world.ready(profile)["status"] == "True"
+
+
+def test_the_kubelet_source_is_asked_only_for_nodes_hosting_fed_pods(world: World) -> None:
+    measured(world)
+    world.pod("api-2", "api", "api--default", node="node-b")
+    world.pod("pending", "api", "api--default", node="")
+    world.profile("web", policy=None)
+    world.pod("web-1", "web", "web--nopolicy", node="node-c")
+
+    world.cycle("kubelet")
+
+    [target] = world.kubelet.calls
+    assert target.nodes == frozenset({"node-a", "node-b"})

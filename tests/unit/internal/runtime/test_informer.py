@@ -1,0 +1,263 @@
+"""Shared informers on the in-memory API server: delivery, relists after 410, late handlers, failing handlers."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from ballast.internal.runtime.apierrors import BadRequestError
+from ballast.internal.runtime.client import Client, ListerWatcher, WatchStream
+from ballast.internal.runtime.clock import FakeClock
+from ballast.internal.runtime.decode import DictDecoder, Projection, ProjectionDecoder
+from ballast.internal.runtime.fake import FakeAPI
+from ballast.internal.runtime.gvk import GroupVersionKind
+from ballast.internal.runtime.informer import FuncHandler, SharedIndexInformer
+from ballast.internal.runtime.store import NAMESPACE_INDEX
+from tests.unit.internal.runtime.support import configmap, eventually
+
+CONFIGMAP = GroupVersionKind("", "v1", "ConfigMap")
+
+
+class Recorder:
+    """Informer callbacks as (event, name, detail) tuples; detail: is_initial_list, or (old RV, new RV)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, Any]] = []
+        self.objects: list[Any] = []
+        self._lock = threading.Lock()
+        self.handler = FuncHandler(
+            add=lambda obj, initial: self._record("add", obj, initial),
+            update=lambda old, new: self._record(
+                "update", new, (old["metadata"]["resourceVersion"], new["metadata"]["resourceVersion"])
+            ),
+            delete=lambda obj: self._record("delete", obj, None),
+        )
+
+    def _record(self, event: str, obj: Any, detail: Any) -> None:
+        with self._lock:
+            self.events.append((event, obj["metadata"]["name"], detail))
+            self.objects.append(obj)
+
+    def snapshot(self) -> list[tuple[str, str, Any]]:
+        with self._lock:
+            return list(self.events)
+
+    def wait_for(self, count: int) -> list[tuple[str, str, Any]]:
+        def enough() -> list[tuple[str, str, Any]] | None:
+            events = self.snapshot()
+            return events if len(events) >= count else None
+
+        return eventually(enough, f"{count} informer events")
+
+
+class GatedListerWatcher:
+    """Wraps a ListerWatcher: records LIST versions, and can hold new watches until released."""
+
+    def __init__(self, inner: ListerWatcher, *, fail_streaming_list: bool = False) -> None:
+        self.inner = inner
+        self.list_versions: list[str | None] = []
+        self.fail_streaming_list = fail_streaming_list
+        self.open = threading.Event()
+        self.open.set()
+        self.held = threading.Event()
+
+    def list(self, *, resource_version: str | None, limit: int | None, continue_: str | None) -> bytes:
+        self.list_versions.append(resource_version)
+        return self.inner.list(resource_version=resource_version, limit=limit, continue_=continue_)
+
+    def watch(self, **options: Any) -> WatchStream:
+        if options["send_initial_events"] and self.fail_streaming_list:
+            raise BadRequestError(400, "BadRequest", "sendInitialEvents is not supported")
+        if not self.open.is_set():
+            self.held.set()
+            self.open.wait(10)
+        return self.inner.watch(**options)
+
+
+def stored(informer: SharedIndexInformer, key: str) -> Any:
+    obj = informer.store.get(key)
+    assert obj is not None, f"{key} is not in the store"
+    return obj
+
+
+@pytest.fixture
+def started() -> Iterator[list[SharedIndexInformer]]:
+    informers: list[SharedIndexInformer] = []
+    yield informers
+    for informer in informers:
+        informer.stop()
+
+
+def _informer(lister_watcher: ListerWatcher, started: list[SharedIndexInformer], **options: Any) -> SharedIndexInformer:
+    informer = SharedIndexInformer(lister_watcher, DictDecoder(CONFIGMAP), name="test", **options)
+    started.append(informer)
+    return informer
+
+
+def test_list_then_watch_delivers_every_change_with_final_state(
+    client: Client, started: list[SharedIndexInformer]
+) -> None:
+    client.create(configmap("before", "shop", mode="x"))
+    informer = _informer(client.lister_watcher(CONFIGMAP), started)
+    recorder = Recorder()
+    informer.add_event_handler(recorder.handler)
+    informer.start()
+    assert informer.wait_for_sync(5)
+    assert informer.has_synced()
+    assert recorder.snapshot() == [("add", "before", True)]
+    created = client.create(configmap("after", "shop", mode="1"))
+    updated = client.patch(created, {"data": {"mode": "2"}})
+    client.delete(updated)
+    events = recorder.wait_for(4)
+    assert events[1:] == [
+        ("add", "after", False),
+        ("update", "after", (created["metadata"]["resourceVersion"], updated["metadata"]["resourceVersion"])),
+        ("delete", "after", None),
+    ]
+    assert recorder.objects[-1]["data"] == {"mode": "2"}  # a delete carries the last state
+    before = stored(informer, "shop/before")
+    assert before["kind"] == "ConfigMap"
+    assert before["apiVersion"] == "v1"
+    assert informer.store.keys() == ["shop/before"]
+    assert informer.store.index_keys(NAMESPACE_INDEX, "shop") == ["shop/before"]
+    deleted_version = str(int(updated["metadata"]["resourceVersion"]) + 1)
+    eventually(lambda: informer.last_sync_resource_version == deleted_version, "the version of the last event")
+
+
+def test_a_410_relists_from_the_last_version_and_delivers_the_difference(started: list[SharedIndexInformer]) -> None:
+    api = FakeAPI(history=2)
+    client = api.client()
+    for name in "abc":
+        client.create(configmap(name, "shop"))
+    gated = GatedListerWatcher(client.lister_watcher(CONFIGMAP, "shop"))
+    informer = _informer(gated, started)
+    recorder = Recorder()
+    informer.add_event_handler(recorder.handler)
+    informer.start()
+    assert informer.wait_for_sync(5)
+    assert informer.last_sync_resource_version == "3"
+    gated.open.clear()
+    api.close()  # the watch ends; the informer re-watches and is held there
+    eventually(gated.held.is_set, "the informer to re-watch")
+    a = client.patch(client.get(CONFIGMAP, "a", "shop"), {"data": {"v": "2"}})  # 4
+    client.delete(configmap("b", "shop"))  # 5
+    d = client.create(configmap("d", "shop"))  # 6
+    client.patch(d, {"data": {"v": "1"}})  # 7: history keeps only 6 and 7, so a watch from 3 is expired
+    gated.open.set()
+    events = recorder.wait_for(6)
+    assert events[3:] == [("update", "a", ("1", a["metadata"]["resourceVersion"])), ("add", "d", False),
+                          ("delete", "b", None)]  # fmt: skip
+    assert gated.list_versions == ["0", "3"]  # first from the watch cache, then from the last synced version
+    assert informer.relists == 1
+    assert sorted(informer.store.keys()) == ["shop/a", "shop/c", "shop/d"]
+    assert stored(informer, "shop/d")["data"] == {"v": "1"}
+    client.create(configmap("e", "shop"))  # and it watches again
+    assert recorder.wait_for(7)[-1] == ("add", "e", False)
+
+
+def test_a_handler_added_late_gets_the_cache_as_initial_adds(
+    client: Client, started: list[SharedIndexInformer]
+) -> None:
+    for name in "ab":
+        client.create(configmap(name, "shop"))
+    informer = _informer(client.lister_watcher(CONFIGMAP), started)
+    informer.start()
+    assert informer.wait_for_sync(5)
+    late = Recorder()
+    registration = informer.add_event_handler(late.handler)
+    assert sorted(late.snapshot()) == [("add", "a", True), ("add", "b", True)]
+    assert registration.has_synced()
+    client.create(configmap("c", "shop"))
+    assert late.wait_for(3)[-1] == ("add", "c", False)
+    registration.remove()
+    other = Recorder()
+    informer.add_event_handler(other.handler)
+    client.create(configmap("d", "shop"))
+    other.wait_for(4)
+    assert len(late.snapshot()) == 3  # removed: nothing more
+
+
+def test_a_failing_handler_does_not_stop_the_others(client: Client, started: list[SharedIndexInformer]) -> None:
+    def explode(*args: Any) -> None:
+        raise RuntimeError("handler bug")
+
+    informer = _informer(client.lister_watcher(CONFIGMAP), started)
+    informer.add_event_handler(FuncHandler(add=explode, update=explode, delete=explode))
+    recorder = Recorder()
+    informer.add_event_handler(recorder.handler)
+    informer.start()
+    assert informer.wait_for_sync(5)
+    created = client.create(configmap("a", "shop"))
+    client.patch(created, {"data": {"x": "1"}})
+    client.delete(created)
+    assert [event for event, _, _ in recorder.wait_for(3)] == ["add", "update", "delete"]
+
+
+def test_a_streaming_list_syncs_from_initial_events(client: Client, started: list[SharedIndexInformer]) -> None:
+    for name in "ab":
+        client.create(configmap(name, "shop"))
+    gated = GatedListerWatcher(client.lister_watcher(CONFIGMAP))
+    informer = _informer(gated, started, watch_list=True)
+    recorder = Recorder()
+    informer.add_event_handler(recorder.handler)
+    informer.start()
+    assert informer.wait_for_sync(5)
+    assert sorted(recorder.snapshot()) == [("add", "a", True), ("add", "b", True)]
+    assert gated.list_versions == []  # no LIST at all
+    client.create(configmap("c", "shop"))
+    assert recorder.wait_for(3)[-1] == ("add", "c", False)
+
+
+def test_a_failed_streaming_list_falls_back_to_list(client: Client, started: list[SharedIndexInformer]) -> None:
+    client.create(configmap("a", "shop"))
+    gated = GatedListerWatcher(client.lister_watcher(CONFIGMAP), fail_streaming_list=True)
+    informer = _informer(gated, started, watch_list=True)
+    recorder = Recorder()
+    informer.add_event_handler(recorder.handler)
+    informer.start()
+    assert informer.wait_for_sync(5)
+    assert recorder.snapshot() == [("add", "a", True)]
+    assert gated.list_versions == ["0"]
+
+
+def test_resyncs_replay_the_cache_as_unchanged_updates(client: Client, started: list[SharedIndexInformer]) -> None:
+    clock = FakeClock()
+    created = client.create(configmap("a", "shop"))
+    informer = _informer(client.lister_watcher(CONFIGMAP), started, resync_period=60.0, clock=clock)
+    recorder = Recorder()
+    informer.add_event_handler(recorder.handler)
+    informer.start()
+    assert informer.wait_for_sync(5)
+    clock.advance(60)
+    version = created["metadata"]["resourceVersion"]
+    assert recorder.wait_for(2)[1] == ("update", "a", (version, version))
+    assert recorder.objects[1] is informer.store.get("shop/a")
+
+
+def test_a_projection_informer_stores_frozen_structs(client: Client, started: list[SharedIndexInformer]) -> None:
+    client.create(configmap("a", "shop", mode="x"))
+    informer = SharedIndexInformer(client.lister_watcher(CONFIGMAP), ProjectionDecoder(Projection), name="proj")
+    started.append(informer)
+    informer.start()
+    assert informer.wait_for_sync(5)
+    projected = stored(informer, "shop/a")
+    assert isinstance(projected, Projection)
+    assert projected.metadata.name == "a"
+    client.delete(configmap("a", "shop"))
+    eventually(lambda: informer.store.get("shop/a") is None, "the delete to reach the store")
+
+
+def test_stop_ends_the_watch_and_the_thread(client: Client) -> None:
+    informer = SharedIndexInformer(client.lister_watcher(CONFIGMAP), DictDecoder(CONFIGMAP))
+    informer.start()
+    assert informer.wait_for_sync(5)
+    informer.stop()
+    assert informer.stopped
+    recorder = Recorder()
+    informer.add_event_handler(recorder.handler)
+    client.create(configmap("a", "shop"))
+    assert recorder.snapshot() == []
+    assert informer.store.keys() == []
