@@ -1,4 +1,4 @@
-"""One collection cycle over 10,000 enrolled pods, against the anchor's sample-write pattern in the same run, and
+"""One collection cycle over 10,000 enrolled pods, against the Go operator's sample-write pattern in the same run, and
 the operator's memory with 1,000 enrolled pods among 1,000 vs among 20,000 cluster pods.
 
 Cycle part: a real kube-apiserver + etcd (`Environment`, our CRDs), a test metrics.k8s.io backend behind the
@@ -10,8 +10,8 @@ index, our kinds in the scheme), and the benchmark calls the collector's reconci
 
 - "ours": the collector as shipped — one LIST of PodMetrics, one EVAL writing the 40,000 samples, reads for the
   statistics of the series that are due (one EVAL per 32 series), a status apply per profile whose status changed;
-- "anchor write pattern": the same collector and reads, but samples written as the Go operator's AddSample
-  does: RPUSH, LTRIM, SETNX per sample, each its own round trip (ballast-anchor.md §4.4);
+- "Go-operator write pattern": the same collector and reads, but samples written as the Go operator's AddSample
+  does: RPUSH, LTRIM, SETNX per sample, each its own round trip (docs/compatibility.md);
 
 alternating, each measured for: process CPU (every thread: the reconcile, status writers, and the informer
 decoding our own status updates until the cache has them), CPU of the reconcile thread alone, wall time, store
@@ -27,7 +27,7 @@ and max; `--new-fraction 0.01,0.02` runs the steady state once per refresh fract
 
 Scale part: a fresh control plane with 1,000 enrolled pods (100 profiles); the operator process starts (cache
 sync) and runs one cycle, its RSS is read; then 19,000 pods without the mode label are added and a fresh operator
-process does the same. Memory should follow enrolled pods, not cluster pods (architecture.md §8).
+process does the same. Memory should follow enrolled pods, not cluster pods (benchmarks/RESULTS.md).
 
     .venv/bin/python benchmarks/collection.py [--pods 10000] [--pods-per-profile 10] [--runs 2] [--depth 10000]
                                               [--steady 12] [--new-fraction 0.02,0.01]
@@ -91,7 +91,7 @@ CONTAINERS = ("app", "sidecar")
 NAMESPACES = 10
 RESERVOIR = 10_000
 OURS = "ours"
-ANCHOR = "anchor write pattern"
+ANCHOR = "Go-operator write pattern"
 FIRST = "first cycle of a fresh leader"
 STEADY = "steady state"
 POLL_SECONDS = 60.0

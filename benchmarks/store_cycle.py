@@ -2,11 +2,11 @@
 operator's access pattern measured side by side in the same run.
 
 Write: one cycle of 10k pods × 2 containers × cpu+memory = 40,000 samples. Ours is one EVAL (one round trip);
-the baseline is the anchor's AddSample per sample — RPUSH, LTRIM, SETNX, each a round trip (ballast-anchor.md
-§4.4) — and, for reference, the same 120,000 commands in one pipeline. Round trips are counted on the client
-(requests put on the wire), server CPU from INFO.
+the baseline is the Go operator's AddSample per sample — RPUSH, LTRIM, SETNX, each a round trip
+(docs/compatibility.md) — and, for reference, the same 120,000 commands in one pipeline. Round trips are counted
+on the client (requests put on the wire), server CPU from INFO.
 Read: 1,000 series of 10,000 samples, then a sorted()-based percentile/mean/stddev per series. Ours is
-`read_many` (one EVAL per 32 series); the baseline is the anchor's LRANGE 0 -1 + GET first_seen per series.
+`read_many` (one EVAL per 32 series); the baseline is the Go operator's LRANGE 0 -1 + GET first_seen per series.
 
     .venv/bin/python benchmarks/store_cycle.py [--pods 10000] [--pods-per-profile 10] [--series 1000]
 """
@@ -39,9 +39,9 @@ from machine import cpu_model, redis_server
 
 RESERVOIR = 10_000
 T0 = 1_732_900_000_000
-ANCHOR_WRITE = "anchor: RPUSH+LTRIM+SETNX per sample"
-ANCHOR_READ_STATS = "anchor: LRANGE + GET per series + stats"
-ANCHOR_READ = "anchor: LRANGE + GET per series only"
+ANCHOR_WRITE = "Go operator: RPUSH+LTRIM+SETNX per sample"
+ANCHOR_READ_STATS = "Go operator: LRANGE + GET per series + stats"
+ANCHOR_READ = "Go operator: LRANGE + GET per series only"
 
 
 class CountingConnection(redis.Connection):
@@ -133,7 +133,7 @@ def write_benchmark(url: str, pods: int, pods_per_profile: int, runs: int) -> li
         with measured() as figures:
             anchor_add_samples(client, cycle, pipelined=pipelined)
         figures["server_cpu"] = server_cpu(client) - before
-        label = "anchor pattern, pipelined (reference)" if pipelined else ANCHOR_WRITE
+        label = "Go-operator pattern, pipelined (reference)" if pipelined else ANCHOR_WRITE
         rows.append((label, figures))
     sqlite_figures = sqlite_write(pods, pods_per_profile)
     rows.append(("SQLite backend, same cycle (reference)", sqlite_figures))
@@ -157,7 +157,7 @@ def median_figures(runs: Sequence[dict[str, float]]) -> dict[str, float]:
 
 
 def stats(values: Sequence[int]) -> tuple[float, ...]:
-    """Nearest-rank percentiles, population stddev (ballast-anchor.md §5.1), with a plain sorted()."""
+    """Nearest-rank percentiles, population stddev (docs/compatibility.md), with a plain sorted()."""
     ordered = sorted(values)
     n = len(ordered)
     mean = sum(ordered) / n

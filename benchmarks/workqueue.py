@@ -1,6 +1,6 @@
 """Workqueue throughput: add/get/done with metrics on, against a naive `queue.Queue` + set measured in the same run.
 
-The performance contract (architecture §8) asks ≥ 200,000 add/get/done per second single-threaded with metrics
+The performance contract (benchmarks/RESULTS.md) asks ≥ 200,000 add/get/done per second single-threaded with metrics
 on. One "cycle" below is one add + one get + one done of a fresh key; the contract figure is cycles per second.
 
 - cycle: add, get, done one key at a time (the queue stays at depth ≤ 1);

@@ -1,21 +1,21 @@
 """Collection (`metricscollector`): one cycle per MetricsSource poll — fetch once, write once, then status.
 
 The reconcile key is a MetricsSource (cluster-scoped), driven by `Result(requeue_after=pollInterval)` — the
-interval is honoured, not capped at 60 s (architecture.md §5 item 1). A cycle (§5 item 19):
+interval is honoured, not capped at 60 s (docs/design.md, difference 1). A cycle (difference 19):
 
 1. the profiles the source feeds: WorkloadProfiles (cache) whose policy (`status.policyRef`, defaults applied)
    has a `metrics[]` entry with `source` = this MetricsSource; profiles without a policy are never measured;
 2. one fetch (`internal/sources`, one backoff per source), for the nodes hosting those profiles' pods;
 3. attribution through the cached pod, failing closed (`collection.attribution`), and every sample of every fed
    profile written in ONE `store.write_cycle` (cycle id `<source>/<cycle time ms>`, so a retry is a no-op;
-   §5 items 11 and 12 — reservoir from the source, retention from `BallastConfig ballast`);
+   differences 11 and 12 — reservoir from the source, retention from `BallastConfig ballast`);
 4. per fed profile: the series that are due are read back and their statistics → readiness → recommendations
    recomputed, the others keep their last computation (`collection.refresh`); the status is applied with
    server-side apply on the status subresource as field manager `ballast-collector`, which owns only
    `containers`, `meetsThreshold`, `state` and the `Ready` condition — and only when it differs from the status
    this process last applied.
 
-Statistics are cached within a documented tolerance (architecture.md §8: a cycle over 10k enrolled pods costs
+Statistics are cached within a documented tolerance (benchmarks/RESULTS.md: a cycle over 10k enrolled pods costs
 ≤ 2 s CPU). A series is recomputed while it accrues (below `minDataPoints` or younger than `minTimeSpan`, so
 readiness flips at the exact cycle), when it first appears, when the policy, the profile's history identity or
 the MetricsSource changed, once the samples written since reach 2 % of the series, and at least every 15
@@ -119,7 +119,7 @@ class MetricsCollector:
     """Reconciles one MetricsSource: a collection cycle per poll.
 
     `plugins` maps a MetricsSource `spec.type` to the factory of its source (default: `SOURCE_TYPES`); a type
-    without one is skipped with a log line, as the anchor does. `refresh` sets when statistics are recomputed
+    without one is skipped with a log line, as the Go operator does. `refresh` sets when statistics are recomputed
     rather than reused (see the module docstring).
     """
 
@@ -493,7 +493,7 @@ def setup(
     """Register the `metricscollector` controller: one reconcile per MetricsSource, requeued at its pollInterval.
 
     Spec changes of a MetricsSource start a cycle at once; status writes and profile or pod events never do —
-    a profile is picked up at its sources' next poll. One worker, as the anchor: cycles never overlap.
+    a profile is picked up at its sources' next poll. One worker, as the Go operator: cycles never overlap.
     `refresh` tunes when statistics are recomputed (default: 2 % new samples, 15 minutes).
     """
     collector = MetricsCollector(manager, store, kill_switch, options, refresh=refresh)

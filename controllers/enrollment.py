@@ -4,10 +4,10 @@ For each enrolled pod (the cache holds only pods with the mode label, as `PodPro
 compute its identity (tuple labels, profile name, measurement hash), make sure the WorkloadProfile exists with
 that identity in its status, and stamp `profile-ref`/`policy-ref` on the pod. A pod whose identity or policy
 changes simply gets a new profile-ref — the old profile is recounted by the profile lane, which counts pods
-per profile from the profile-ref index (no pod finalizers: architecture.md §5 item 7).
+per profile from the profile-ref index (no pod finalizers: docs/design.md, difference 7).
 
 A pod that left the scoped watch (its mode label was removed) or carries an invalid mode still exists: its
-stale refs are removed. The Go operator's pod finalizer is removed wherever it is found (§5 item 17).
+stale refs are removed. The Go operator's pod finalizer is removed wherever it is found (difference 17).
 """
 
 from __future__ import annotations

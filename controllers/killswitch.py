@@ -1,8 +1,8 @@
 """Kill switch (`killswitch`): keeps the in-memory kill-switch state current — on **every** replica.
 
 Active while ConfigMap `ballast-kill-switch` exists in the operator namespace or `BallastConfig ballast` has
-`spec.suspended: true` (ballast-anchor.md §11). The Go operator runs this controller on the leader only, so a
-standby's webhook never sees the switch; here it does not need leadership (architecture.md §5 item 2).
+`spec.suspended: true` (docs/compatibility.md). The Go operator runs this controller on the leader only, so a
+standby's webhook never sees the switch; here it does not need leadership (docs/design.md, difference 2).
 """
 
 from __future__ import annotations

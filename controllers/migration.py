@@ -1,4 +1,4 @@
-"""Migration from the Go operator (architecture.md §5 item 17): remove its pod finalizer everywhere, once.
+"""Migration from the Go operator (docs/design.md, difference 17): remove its pod finalizer everywhere, once.
 
 Pods still carrying `ballast.tightlinesoftware.com/workloadwatcher` would hang in Terminating with no operator
 to remove it. Some may have lost the mode label (the Go operator's unenroll never ran), so they are found by one

@@ -1,7 +1,7 @@
 """Policy status (`policystatus-cluster`, `policystatus-namespaced`): the discriminator and the `Valid` condition.
 
-`status.profileDiscriminator` is what profile names under this policy end with (ballast-anchor.md §3.5).
-`Valid` says whether the policy's regexes, selectors and quantities are usable (architecture.md §5 items 8 and
+`status.profileDiscriminator` is what profile names under this policy end with (docs/compatibility.md).
+`Valid` says whether the policy's regexes, selectors and quantities are usable (docs/design.md, difference 8 and
 18): an invalid policy is skipped by resolution, alone, and this condition says why.
 """
 

@@ -3,10 +3,10 @@
 Level-triggered per profile: `activeWorkloads` is the number of enrolled, non-terminating cached pods whose
 `profile-ref` names the profile (the profile-ref index). Pod events enqueue the profile of the old and of the
 new pod state — a pod deleted, or dropped from the scoped watch because its mode label went, arrives as a
-delete carrying its last state — so counts follow without pod finalizers (architecture.md §5 item 7).
+delete carrying its last state — so counts follow without pod finalizers (docs/design.md, difference 7).
 
 At zero the profile gets `Orphaned=True`; after the BallastConfig's `orphanTTL` it is deleted, and its cleanup
-finalizer purges its history from the store. The kill switch does not stop this lane (ballast-anchor.md §11).
+finalizer purges its history from the store. The kill switch does not stop this lane (docs/compatibility.md).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """In-place resize (`resourceadjuster`): move running `resize`-mode pods toward their profile's recommendations.
 
-Per WorkloadProfile (ballast-anchor.md §7, with architecture.md §5 items 4, 5, 10 and 20): once the profile has
+Per WorkloadProfile (docs/compatibility.md, with docs/design.md, differences 4, 5, 10 and 20): once the profile has
 ready containers and its policy is loaded, every cached pod of the profile in `resize` mode is checked in turn —
 backoff after a block, the kubelet's verdict on the previous resize, the cooldown — then each cpu/memory field
 whose recommendation drifts beyond its threshold moves one capped step toward it (snapping when close). The
@@ -8,13 +8,13 @@ step is sent as a **strategic-merge** patch of `pods/<name>/resize` naming only 
 fields, built from a live re-read of the pod.
 
 Where we differ from the Go operator, deliberately:
-- Readiness is per container (§5 item 5): while `meetsThreshold` is false, containers that are ready are resized
+- Readiness is per container (difference 5): while `meetsThreshold` is false, containers that are ready are resized
   on their own (the rule admission uses); `not_ready` means no container is ready.
 - Guaranteed pods move request and limit together and stay Guaranteed; BestEffort pods, and Burstable changes
-  that would flip the class, are `qos_pinned` (§5 item 10).
+  that would flip the class, are `qos_pinned` (difference 10).
 - A request never exceeds a limit: a limit the policy does not manage is raised keeping the container's
-  limit:request ratio, and counted in `ballast_apply_limit_scaled_total` (§5 item 4).
-- The kubelet's outcome is followed (§5 item 20): `PodResizeInProgress` → skip (`in_progress`), no resize on
+  limit:request ratio, and counted in `ballast_apply_limit_scaled_total` (difference 4).
+- The kubelet's outcome is followed (difference 20): `PodResizeInProgress` → skip (`in_progress`), no resize on
   top; `PodResizePending`/`Deferred` → wait out the interval since the last resize (`deferred`), then retry;
   `PodResizePending`/`Infeasible` → blocked annotations and a `ResizeBlocked` event, as a rejected patch gets.
 - On API servers older than in-place resize GA (1.35) nothing is patched: the profile gets the condition
@@ -23,7 +23,7 @@ Where we differ from the Go operator, deliberately:
 - Dry-run (`options.dry_run.resize`, on whenever measure or apply dry-run is) writes nothing: no patch, no
   annotation, no event, no condition; it logs and counts `skipped{dry_run}`.
 
-Skip reasons are the anchor's (`kill_switch`, `not_ready`, `no_policy` with policy and namespace ""; `blocked`,
+Skip reasons are the Go operator's (`kill_switch`, `not_ready`, `no_policy` with policy and namespace ""; `blocked`,
 `cooldown`, `no_drift`, `not_resizable`, `qos_pinned`, `dry_run`) plus `in_progress` and `deferred`.
 
 Every decision is pure code in `ballast.internal.resize` (`ResizeSettings`, `decide`, `plan_resize`, the kubelet's

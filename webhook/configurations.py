@@ -5,11 +5,11 @@
                                      ca_bundle=ca_pem)
 
 Both are plain dicts, ready for `client.apply`, `envtest.install_webhooks` (which rewrites the service
-reference to a local URL), `make dev` and the packaging under `config/`. As in the anchor (§6.1): pod webhooks
+reference to a local URL), `make dev` and the packaging under `config/`. As in the Go operator: pod webhooks
 see only pods with the mode label (`objectSelector: … Exists`) outside the operator's own namespace,
 `failurePolicy: Fail`, `sideEffects: None`, `admissionReviewVersions: [v1]`; unlike it, the mutating webhook
-sets `reinvocationPolicy: IfNeeded` (architecture §5 item 21), so a sidecar injected by a later webhook is
-sized too, and the validating webhooks check policies and pod mode updates (§5 item 18).
+sets `reinvocationPolicy: IfNeeded` (docs/design.md, difference 21), so a sidecar injected by a later webhook is
+sized too, and the validating webhooks check policies and pod mode updates (difference 18).
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ def validating_webhook_configuration(
             }
         ],
         # Ignore, not Fail: a policy applied while the operator starts (a chart's default policy) must not be
-        # refused; a bad policy that slips through is still skipped alone at resolve time (§5 item 8).
+        # refused; a bad policy that slips through is still skipped alone at resolve time (difference 8).
         "failurePolicy": "Ignore",
         "sideEffects": "None",
         "admissionReviewVersions": ["v1"],

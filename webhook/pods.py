@@ -1,13 +1,13 @@
-"""Pod admission (ballast-anchor.md §6): `/mutate-v1-pod` applies a WorkloadProfile's recommendations to enrolled
-pods at CREATE; `/validate-v1-pod` refuses a pod UPDATE that sets an invalid mode label (architecture §5 item 18).
+"""Pod admission (docs/compatibility.md): `/mutate-v1-pod` applies a WorkloadProfile's recommendations to enrolled
+pods at CREATE; `/validate-v1-pod` refuses a pod UPDATE that sets an invalid mode label (docs/design.md, difference 18).
 
     pods.register(server, reader=manager.client, owner_reader=manager.api_reader,
                   kill_switch=kill_switch, options=options)
 
-The mutation follows the anchor's Handle step by step — kill switch first (every replica keeps the state,
-§5 item 2), decode, mode, measure-only, policy, profile, readiness, mutate, dry-run — with our differences:
-per-container readiness (§5 item 5) and request ≤ limit (§5 item 4), see `webhook.recommendations`; dry-run
-cascades (`--dry-run-measure` implies apply, §5 item 3); the owner chain for policy `kinds` (§5 item 9, see
+The mutation follows the Go operator's Handle step by step — kill switch first (every replica keeps the state,
+difference 2), decode, mode, measure-only, policy, profile, readiness, mutate, dry-run — with our differences:
+per-container readiness (difference 5) and request ≤ limit (difference 4), see `webhook.recommendations`; dry-run
+cascades (`--dry-run-measure` implies apply, difference 3); the owner chain for policy `kinds` (difference 9, see
 `webhook.reader`). Every outcome is counted in `ballast_webhook_mutations` and, once apply is requested, in
 `ballast_apply_*`. A bad object is answered (400 or a denial), never raised.
 """
@@ -148,11 +148,11 @@ def _pod_name(request: AdmissionRequest, pod: Mapping[str, Any]) -> str:
 
 
 class PodMutator:
-    """The `/mutate-v1-pod` handler (ballast-anchor.md §6.2, in order):
+    """The `/mutate-v1-pod` handler (docs/compatibility.md, in order):
 
     1. kill switch active → allowed "kill switch active" (`result=kill_switch`), before anything else;
     2. the object does not decode as a pod → errored 400 (failurePolicy Fail rejects the pod);
-    3. an invalid mode label → denied with the anchor's exact message;
+    3. an invalid mode label → denied with the Go operator's exact message;
     4. mode `measure` (or no label) → allowed "apply not requested" (`skipped`);
     5. the policy cannot be resolved (a read failed) → allowed "policy not available" (`not_available`);
     6. no BallastConfig `ballast`, or no profile name → allowed "profile not available" (`not_available`);
@@ -313,9 +313,9 @@ def _log_fields(mutation: Mutation, *, dry_run: bool) -> dict[str, Any]:
 
 
 class PodModeValidator:
-    """The `/validate-v1-pod` handler (pod UPDATE, architecture §5 item 18).
+    """The `/validate-v1-pod` handler (pod UPDATE, docs/design.md, difference 18).
 
-    A mode label changed to a value outside `measure`, `apply`, `resize` is denied with the anchor's exact
+    A mode label changed to a value outside `measure`, `apply`, `resize` is denied with the Go operator's exact
     message; a valid or absent mode is allowed, and so is an update that leaves an (already stored) invalid
     value as it was — so metadata edits and finalizer removal on such a pod are never blocked. While the kill
     switch is active everything is allowed, as in the mutating webhook.

@@ -1,6 +1,6 @@
-"""Write-time validation of ClusterResourcePolicies and ResourcePolicies (architecture §5 item 18).
+"""Write-time validation of ClusterResourcePolicies and ResourcePolicies (docs/design.md, difference 18).
 
-The anchor finds a bad regex, label selector or quantity only when it resolves a policy (and then fails
+The Go operator finds a bad regex, label selector or quantity only when it resolves a policy (and then fails
 resolution for every pod); we refuse it when it is written, with every problem named by its field path, in the
 shape of a Kubernetes validation error:
 

@@ -1,12 +1,12 @@
-"""A WorkloadProfile's recommendations written into a pod at admission (ballast-anchor.md §6.2 step 8), with two
-deliberate differences: only ready containers are applied (architecture §5 item 5), and no request is ever left
+"""A WorkloadProfile's recommendations written into a pod at admission (docs/compatibility.md), with two
+deliberate differences: only ready containers are applied (docs/design.md, difference 5), and no request is ever left
 above its limit (item 4).
 
 **Which containers are ready.** The collector writes a container's recommendations for a resource only once
 that resource's series is ready, and judges a container ready when all its measured resources are; the
 profile's `meetsThreshold` is the all-containers summary. So at admission, from the profile status alone:
 
-- `meetsThreshold: true` — every container in `status.containers` is ready (the anchor's rule);
+- `meetsThreshold: true` — every container in `status.containers` is ready (the Go operator's rule);
 - otherwise a container is ready when it has at least one `usageStats` entry and a `recommendations` entry for
   every resource of its `usageStats`. A container with some resources still accruing is not applied at all
   (never half of it), and a sparse sidecar does not hold back the main container.
@@ -68,7 +68,7 @@ class ScaledLimit:
 class Mutation:
     """What `apply_recommendations` changed.
 
-    `containers` are the pod's containers that had recommendations — the anchor's count for
+    `containers` are the pod's containers that had recommendations — the Go operator's count for
     `ballast_apply_applied` versus `no_change`, even when the values were already in place.
     """
 
@@ -84,7 +84,7 @@ def apply_recommendations(pod: MutableMapping[str, Any], recommendations: Recomm
     non-empty value that parses as a quantity is set in `resources.requests`/`resources.limits` (maps created
     only when something is written), limits are raised where needed to keep request ≤ limit (module docstring),
     and `ballast.tightlinesoftware.com/applied-<resource>-<request|limit>` is set to the value written (the last
-    container wins, as in the anchor).
+    container wins, as in the Go operator).
     """
     matched: list[str] = []
     values: list[AppliedValue] = []
@@ -142,7 +142,7 @@ def _apply_resource(
 
 
 def _usable(value: str | None) -> str | None:
-    """The recommended value when it is non-empty and a quantity, else None (the anchor skips it)."""
+    """The recommended value when it is non-empty and a quantity, else None (the Go operator skips it)."""
     if not value:
         return None
     try:

@@ -3,7 +3,7 @@
 A sample `(namespace, pod, container, resource)` counts only when the pod is in the enrolled-pod cache with a
 valid mode label, carries the `profile-ref` of a profile this source feeds, still matches that profile's selector
 labels, the container is one Ballast manages (regular containers and restartable-init sidecars; never
-run-to-completion init or ephemeral containers — ballast-anchor.md §4.7, architecture.md §5 item 6) and the policy
+run-to-completion init or ephemeral containers — docs/compatibility.md, docs/design.md, difference 6) and the policy
 takes that resource from this source. Anything else is skipped: an unknown container is never measured.
 """
 

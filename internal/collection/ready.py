@@ -1,5 +1,5 @@
 """The `Ready` condition of a profile: did every policy resource get samples in the latest cycle of its own source
-(architecture.md §5 item 19)? A resource is judged by the source that owns it, whichever source's cycle writes."""
+(docs/design.md, difference 19)? A resource is judged by the source that owns it, whichever source's cycle writes."""
 
 from __future__ import annotations
 

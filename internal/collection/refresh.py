@@ -1,4 +1,4 @@
-"""When a series' statistics are recomputed and when the last computation is reused (architecture.md §8).
+"""When a series' statistics are recomputed and when the last computation is reused (benchmarks/RESULTS.md).
 
 Reading a full series back (10,000 samples) and computing its statistics costs milliseconds; doing it for every
 series at every poll is what made a steady-state cycle over 10,000 pods cost ~17 s of CPU. Most of those

@@ -1,14 +1,14 @@
 """A profile's collected status — `containers`, `meetsThreshold`, `state` — from its history series
-(ballast-anchor.md §4.1 steps 8–12, §5), one MetricsSource cycle at a time.
+(docs/compatibility.md), one MetricsSource cycle at a time.
 
 A cycle of source S recomputes the usage statistics of the resources S *owns* in a profile (the source of the
 resource's first policy metric entry, which is also what `usageStats.source` shows); the other resources' entries
-are carried over from the last status, with their readiness. Differences from the anchor (architecture.md §5):
+are carried over from the last status, with their readiness. Differences from the Go operator (docs/design.md):
 
 - readiness is per container (item 5): a container is ready when every resource it has is ready;
   `meetsThreshold` stays the all-containers summary;
 - a (container, resource) entry whose series has no sample newer than the policy's `minTimeSpan` leaves the
-  status, and a container without entries leaves `status.containers` (item 6; the anchor keeps them forever).
+  status, and a container without entries leaves `status.containers` (item 6; the Go operator keeps them forever).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def state_from_status(containers: Iterable[Mapping[str, Any]] | None, policy: Po
 def resource_status(
     series: Series, policy: PolicyView, now_ms: int, now_text: str, *, profile: str = ""
 ) -> ResourceStatus:
-    """Statistics, readiness and recommendation of one series (ballast-anchor.md §4.1 step 9, §5)."""
+    """Statistics, readiness and recommendation of one series (docs/compatibility.md)."""
     resource = series.key.resource
     stats = compute_stats(series.values)
     first_seen = series.first_seen_ms or 0
@@ -83,7 +83,7 @@ def _recommendation(stats: Stats, resource: str, metrics: Sequence[MetricConfig]
             continue
         try:
             values[metric.field] = recommend(stats, metric.aggregation or "", metric.headroom, resource)
-        except ValueError as exc:  # the anchor logs it and leaves the field unset
+        except ValueError as exc:  # the Go operator logs it and leaves the field unset
             _log.error("cannot compute recommendation: %s", exc, extra={"profile": profile, "resource": resource})
     return values
 
@@ -99,7 +99,7 @@ class ProfileStatus:
 
 
 def profile_status(state: ContainerState, policy: PolicyView) -> ProfileStatus:
-    """Containers sorted by name with their entries sorted by resource (as the anchor writes them); a container
+    """Containers sorted by name with their entries sorted by resource (as the Go operator writes them); a container
     with no entry left is dropped. Ready is per container; meetsThreshold needs every container ready."""
     containers: list[dict[str, Any]] = []
     readiness: dict[str, dict[str, bool]] = {}

@@ -1,4 +1,4 @@
-"""Bulk enrollment (`ballast enroll`, a port of the Go project's `scripts/enroll.sh`, ballast-anchor.md §12):
+"""Bulk enrollment (`ballast enroll`, a port of the Go project's `scripts/enroll.sh`, docs/compatibility.md):
 which Deployments, StatefulSets and DaemonSets to label with the mode, how (restart or in place), the patches,
 and the records, summary line and exit code. Pure functions; `ballast.internal.cmd.enroll` does the I/O.
 

@@ -1,7 +1,7 @@
 """What to do with each workload: which ones are targets, and for each a decision — a record on its own
 (skipped, warned), nothing to do (converged), or a `Step` naming the restart strategy (`Route`).
 
-Targets, as in the enroll script (ballast-anchor.md §12): Deployments whose pod template carries the whole
+Targets, as in the enroll script (docs/compatibility.md): Deployments whose pod template carries the whole
 identity tuple, whatever their mode — so a half-enrolled one (template labeled, pods not) is repaired; and
 StatefulSets and DaemonSets with the tuple that are not enrolled yet (with `remode`: not at the requested mode).
 Those already enrolled are reported in bulk (at the mode) or warned about (at another mode, without `remode`).

@@ -1,4 +1,4 @@
-"""Which containers Ballast measures, applies to and resizes (ballast-anchor.md §4.7).
+"""Which containers Ballast measures, applies to and resizes (docs/compatibility.md).
 
 Regular containers and restartable-init sidecars (`initContainers[*].restartPolicy == Always`) are managed;
 run-to-completion init containers and ephemeral containers are excluded by name — the metrics API and the

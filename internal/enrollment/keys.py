@@ -1,4 +1,4 @@
-"""Names on the wire, exactly as the Go operator uses them (ballast-anchor.md §3.1, §3.6, §9.2)."""
+"""Names on the wire, exactly as the Go operator uses them (docs/compatibility.md)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ RESIZE_BLOCKED = f"{GROUP}/resize-blocked"
 RESIZE_BLOCKED_AT = f"{GROUP}/resize-blocked-at"
 
 LEGACY_POD_FINALIZER = f"{GROUP}/workloadwatcher"
-"""The Go operator's pod finalizer; we never add it and remove it where we find it (architecture.md §5 item 17)."""
+"""The Go operator's pod finalizer; we never add it and remove it where we find it (docs/design.md, difference 17)."""
 PROFILE_CLEANUP_FINALIZER = f"{GROUP}/profile-cleanup"
 
 KILL_SWITCH_CONFIGMAP = "ballast-kill-switch"
@@ -25,7 +25,7 @@ LEADER_ELECTION_ID = "910c37cf.tightlinesoftware.com"
 
 
 def invalid_mode_message(value: str) -> str:
-    """The anchor's denial message for a bad mode value, word for word."""
+    """The Go operator's denial message for a bad mode value, word for word."""
     return f'invalid Ballast {MODE_LABEL} label "{value}": must be one of {", ".join(MODES)}'
 
 

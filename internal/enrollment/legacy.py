@@ -1,4 +1,4 @@
-"""The Go operator's pod finalizer, removed wherever it is found (architecture.md §5 item 17)."""
+"""The Go operator's pod finalizer, removed wherever it is found (docs/design.md, difference 17)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Owner lookups for policy matching (`kinds` matches the pod's top-level owner, architecture.md §5 item 9).
+"""Owner lookups for policy matching (`kinds` matches the pod's top-level owner, docs/design.md, difference 9).
 
 Walking ReplicaSet → Deployment needs the ReplicaSet. Caching every ReplicaSet in the cluster would make memory
 follow cluster size, so owners are read live, by uid, and remembered: an ownerReference's uid names one object

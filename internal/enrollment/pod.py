@@ -1,5 +1,5 @@
 """The pod as the operator caches it: a typed projection that keeps what enrollment, collection and resize read
-(architecture.md §5 item 16, issue 7) — identity, owners, container names and resources, restartable-init
+(docs/design.md, difference 16, issue 7) — identity, owners, container names and resources, restartable-init
 sidecars, node, phase and the resize conditions — and nothing else, so memory follows enrolled pods.
 """
 

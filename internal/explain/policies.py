@@ -1,4 +1,4 @@
-"""Which policy governs the pod and why, in words: the winner by the anchor's precedence (§8.2), the other
+"""Which policy governs the pod and why, in words: the winner by the Go operator's precedence, the other
 matching policies with the reason each loses, those that do not select the pod, those skipped as invalid. The
 resolution itself is `resolve_policy`'s, the operator's own; this module only sorts and words the rest."""
 
@@ -36,7 +36,7 @@ def policy_label(kind: str, namespace: str, name: str) -> str:
 
 
 def why_loses(winner: Resolution, other: CompiledPolicy) -> str:
-    """Why `other`, which also selects the pod, loses to `winner` (the anchor's precedence, §8.2)."""
+    """Why `other`, which also selects the pod, loses to `winner` (the Go operator's precedence)."""
     if winner.kind != other.kind:
         return "a ResourcePolicy in the pod's namespace wins over any ClusterResourcePolicy, whatever the priorities"
     if winner.priority != other.priority:

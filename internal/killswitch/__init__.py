@@ -1,4 +1,4 @@
-"""Kill-switch state, held on every replica (architecture.md §5 item 2)."""
+"""Kill-switch state, held on every replica (docs/design.md, difference 2)."""
 
 from .state import KillSwitchState
 

@@ -1,5 +1,5 @@
 """The kill switch: active while the ConfigMap `ballast-kill-switch` exists in the operator namespace, or while
-`BallastConfig ballast` has `spec.suspended: true` (ballast-anchor.md §11).
+`BallastConfig ballast` has `spec.suspended: true` (docs/compatibility.md).
 
 The state lives in memory on every replica (the killswitch controller runs everywhere), so a standby's webhook
 sees it too — the Go operator keeps it on the leader only.
@@ -41,7 +41,7 @@ class KillSwitchState:
 
     @property
     def reason(self) -> str:
-        """Why it is active: the anchor's three reason strings; "" when inactive."""
+        """Why it is active: the Go operator's three reason strings; "" when inactive."""
         with self._lock:
             return self._reason()
 

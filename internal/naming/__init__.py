@@ -1,8 +1,8 @@
 """Profile identity: tuple and selector labels, policy discriminators, profile names and hashes.
 
-Byte-for-byte the Go operator's names and hashes (ballast-anchor.md §3.2), so profiles and Redis history written
-by either implementation are shared — except that an empty identity-label value counts as absent (architecture.md
-§5 item 15), which keeps every profile name a valid DNS subdomain.
+Byte-for-byte the Go operator's names and hashes (docs/compatibility.md), so profiles and Redis history written
+by either implementation are shared — except that an empty identity-label value counts as absent (docs/design.md,
+difference 15), which keeps every profile name a valid DNS subdomain.
 
     labels = tuple_labels(pod.metadata.labels, config.identity_labels)
     disc = policy_discriminator("ClusterResourcePolicy", "", "default")  # "default-a9696153", or NO_POLICY

@@ -16,7 +16,7 @@ def sanitize_segment(value: str) -> str:
     """Return `value` lowercased, with every rune that is not a letter, a digit or `-` replaced by `-`.
 
     Leading and trailing `-` are trimmed, so the result may be empty (`"..."` gives `""`). Letters and digits are
-    Unicode ones, as in the Go anchor; for Kubernetes label values and object names (ASCII) the result is a valid
+    Unicode ones, as in the Go operator; for Kubernetes label values and object names (ASCII) the result is a valid
     DNS-label fragment: `My_App.v2` gives `my-app-v2`.
     """
     lowered = lower_runes(value)

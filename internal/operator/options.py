@@ -1,6 +1,6 @@
 """Operator options shared by controllers and admission handlers (they never import each other).
 
-Dry-run cascades as documented (architecture.md §5 item 3): measure ⇒ apply ⇒ resize — with the collector not
+Dry-run cascades as documented (docs/design.md, difference 3): measure ⇒ apply ⇒ resize — with the collector not
 writing, neither admission nor resize act on stale recommendations.
 """
 

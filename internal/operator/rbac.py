@@ -10,14 +10,14 @@ so a grant exists only where the feature is on. `hack/gen-rbac` renders them twi
   the chart's hook Jobs (CRD upgrade, uninstall) are hook objects of those Jobs' events, created before the Job
   and deleted once it succeeded.
 
-`tests/integration/config/rbac/` runs the operator as its ServiceAccount with exactly `config/rbac/` and compares the API
-server's audit log with these grants: every grant is used, no request is refused.
+`tests/integration/config/rbac/` runs the operator as its ServiceAccount with exactly `config/rbac/` and compares
+the API server's audit log with these grants: every grant is used, no request is refused.
 
-What the rules encode (ballast-anchor.md §9.3, narrowed to what this code calls):
+What the rules encode (docs/compatibility.md, narrowed to what this code calls):
 
 - reads of our kinds are list/watch only: the manager's cache serves every `get`;
 - pods are listed and watched cluster-wide: the informer's label selector cannot be expressed in RBAC, and the
-  Go-operator migration pages through every pod once (architecture.md §5 item 17);
+  Go-operator migration pages through every pod once (docs/design.md, difference 17);
 - owners (ReplicaSet → Deployment, Job → CronJob, …) are read one `get` at a time, for policies' `kinds`;
 - events are core `v1` Events (`create`, and `patch` to count a repeated one); `events.k8s.io` is not used;
 - the kill-switch ConfigMap is watched in the operator namespace with a `metadata.name` field selector, which

@@ -1,5 +1,5 @@
-"""Policy resolution (ballast-anchor.md §8): which ClusterResourcePolicy or ResourcePolicy governs a pod, with
-per-policy validity (architecture §5 items 8, 9 and 18).
+"""Policy resolution (docs/compatibility.md): which ClusterResourcePolicy or ResourcePolicy governs a pod, with
+per-policy validity (docs/design.md, differences 8, 9 and 18).
 
     pod = PodFacts.from_pod(pod_json, namespace=request_namespace, lookup=owner_from_cache)
     resolution = resolve_policy(pod, [*cluster_policies, *namespace_policies])

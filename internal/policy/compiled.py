@@ -26,7 +26,7 @@ class CompiledPolicy:
     """A policy ready for matching: its identity, priority, compiled selector and every problem found.
 
     `matcher` is None when a regex or label selector cannot be compiled; such a policy never matches and
-    resolution skips it (architecture §5 item 8). `problems` feed the `Valid` condition and the validating
+    resolution skips it (docs/design.md, difference 8). `problems` feed the `Valid` condition and the validating
     webhook. `policy` is the model compiled from: treat it as read-only.
     """
 

@@ -69,7 +69,7 @@ class PodFacts:
 
         `namespace` overrides `metadata.namespace` (an admission request carries it outside the object). The
         owner chain follows controller references through `lookup` (see `owner_kinds`); without one only the
-        direct controller's kind is known, as in the anchor. Raises ValueError for a controller ownerReference
+        direct controller's kind is known, as in the Go operator. Raises ValueError for a controller ownerReference
         without a kind, TypeError for labels or annotations that are not string maps.
         """
         metadata = pod.get("metadata") or {}

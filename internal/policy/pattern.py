@@ -1,4 +1,4 @@
-"""Policy patterns: an exact string, or `/regex/` matched in full with RE2 (the anchor's Go `regexp` semantics).
+"""Policy patterns: an exact string, or `/regex/` matched in full with RE2 (the Go operator's Go `regexp` semantics).
 
 RE2 runs in time linear in the input, so no pattern a user writes can stall admission the way a backtracking
 engine (Python's `re`) can on `(a+)+$`.
@@ -73,7 +73,7 @@ class Pattern:
 def compile_pattern(text: str) -> Pattern:
     """Return the pattern `text` stands for: `/web-.*/` matches `web-a` but not `xweb-a`; `web` only `web`.
 
-    The text between the slashes is RE2 syntax (Go's `regexp`), matched against the whole value as the anchor's
+    The text between the slashes is RE2 syntax (Go's `regexp`), matched against the whole value as the Go operator's
     `^(?:re)$` does; it must be a complete expression on its own, so `/a)|(b/` is refused rather than turned
     into an unanchored alternation. Raises PatternError naming the pattern when RE2 cannot compile it
     (backreferences, look-around, unbalanced parentheses, repetitions over 1000, a program over RE2's memory

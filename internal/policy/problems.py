@@ -14,7 +14,7 @@ class PolicyProblem:
     `spec.readiness.cvMeanFloor[cpu]`). `blocks_matching` is True for a regex or label selector that cannot be
     compiled: the policy cannot be matched at all and is skipped by resolution. Other problems (quantities,
     durations, percentages) are refused at write time, but an already-stored policy keeps matching and those
-    fields fall back to their defaults at use time, as in the anchor.
+    fields fall back to their defaults at use time, as in the Go operator.
     """
 
     path: str

@@ -1,4 +1,4 @@
-"""Policy resolution: the one policy that governs a pod, by the anchor's precedence (ballast-anchor.md §8.2)."""
+"""Policy resolution: the one policy that governs a pod, by the Go operator's precedence (docs/compatibility.md)."""
 
 from __future__ import annotations
 

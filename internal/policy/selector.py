@@ -36,8 +36,8 @@ def _is_annotation_key(text: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class PolicyMatcher:
-    """A compiled selector: `matches(pod)` is the anchor's selector check, except that kinds are matched against
-    both ends of the pod's owner chain (architecture §5 item 9). Empty parts match everything."""
+    """A compiled selector: `matches(pod)` is the Go operator's selector check, except that kinds are matched against
+    both ends of the pod's owner chain (docs/design.md, difference 9). Empty parts match everything."""
 
     kinds: frozenset[str] = frozenset()
     include: tuple[Pattern, ...] = ()
@@ -46,7 +46,7 @@ class PolicyMatcher:
     labels: Selector | None = None
 
     def matches(self, pod: PodFacts) -> bool:
-        """Return whether every selector part passes for `pod`, checked in the anchor's order: kinds, namespaces,
+        """Return whether every selector part passes for `pod`, checked in the Go operator's order: kinds, namespaces,
         annotations, labelSelector.
 
         Kinds: the pod's direct controller kind or its top-level owner kind is listed (a Deployment's pod
@@ -141,7 +141,7 @@ def compile_selector(selector: PolicySelector | None) -> tuple[PolicyMatcher | N
     A regex RE2 cannot compile or an invalid label selector blocks matching (`blocks_matching=True`, matcher
     None): the policy is skipped by resolution. A namespace entry that is neither a namespace name nor a
     `/regex/`, or an annotation key no pod can carry, is reported but does not block: it simply never matches,
-    as in the anchor. Never raises for bad content.
+    as in the Go operator. Never raises for bad content.
     """
     if selector is None:
         return PolicyMatcher(), ()

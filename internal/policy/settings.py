@@ -1,5 +1,5 @@
-"""Checks of a policy's values (headrooms, readiness, thresholds, resize pace) that the anchor silently replaces
-with a default at use time; the validating webhook refuses them at write time instead (architecture §5 item 18).
+"""Checks of a policy's values (headrooms, readiness, thresholds, resize pace) that the Go operator silently replaces
+with a default at use time; the validating webhook refuses them at write time instead (docs/design.md, difference 18).
 """
 
 from __future__ import annotations

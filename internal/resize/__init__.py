@@ -1,8 +1,8 @@
-"""In-place resize as pure code (ballast-anchor.md §7): drift, the step cap, thresholds and QoS, and on top of them
+"""In-place resize as pure code (docs/compatibility.md): drift, the step cap, thresholds and QoS, and on top of them
 the planning of one pod's next resize, the kubelet's outcome, the per-pod decision and the policy's settings.
 
 Quantities are Kubernetes strings (`"250m"`, `"1Gi"`) or int units (millicores for cpu, bytes otherwise);
-percentages are Decimals or ints. Arithmetic is exact (architecture §5 item 13).
+percentages are Decimals or ints. Arithmetic is exact (docs/design.md, difference 13).
 
     settings = ResizeSettings.from_spec(policy.spec)
     decision = decide(pod, recommendations_from(profile.status), settings, now)   # skip / mark_blocked / resize

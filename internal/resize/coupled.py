@@ -1,4 +1,4 @@
-"""Guaranteed pods: requests and limits move together, so the pod stays Guaranteed (architecture §5 item 10)."""
+"""Guaranteed pods: requests and limits move together, so the pod stays Guaranteed (docs/design.md, difference 10)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """What the resize lane does with one pod: skip it (with the reason it is counted under), mark it blocked, or
-resize it — the anchor's per-pod order (ballast-anchor.md §7 6a–6e) with the kubelet's outcome read first.
+resize it — the Go operator's per-pod order (its steps 6a–6e) with the kubelet's outcome read first.
 
-Skip reasons are the anchor's (`kill_switch`, `not_ready`, `no_policy` for a whole profile; `blocked`, `cooldown`,
+Skip reasons are the Go operator's (`kill_switch`, `not_ready`, `no_policy` for a whole profile; `blocked`, `cooldown`,
 `no_drift`, `not_resizable`, `qos_pinned`, `dry_run` per pod) plus `in_progress` and `deferred`.
 """
 
@@ -78,8 +78,8 @@ def _gate(pod: Mapping[str, Any], settings: ResizeSettings, now: datetime.dateti
 def decide(
     pod: Mapping[str, Any], recommendations: Recommendations, settings: ResizeSettings, now: datetime.datetime
 ) -> Decision:
-    """The anchor's per-pod order (§7 6a–6e) with the kubelet's outcome (§5 item 20) read before the cooldown:
-    an Infeasible verdict on the last resize is reported at once, not an interval later."""
+    """The Go operator's per-pod order (steps 6a–6e) with the kubelet's outcome (difference 20) read before the
+    cooldown: an Infeasible verdict on the last resize is reported at once, not an interval later."""
     gated = _gate(pod, settings, now)
     if gated is not None:
         return gated

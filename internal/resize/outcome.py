@@ -1,4 +1,4 @@
-"""The kubelet's verdict on a pod's last resize, read from its conditions (KEP-1287; architecture.md §5 item 20).
+"""The kubelet's verdict on a pod's last resize, read from its conditions (KEP-1287; docs/design.md, difference 20).
 
 `PodResizeInProgress` — being actuated; `PodResizePending` with reason `Infeasible` — the node can never fit it;
 with reason `Deferred` — not now, maybe later. A pending verdict about an older spec (its observedGeneration below

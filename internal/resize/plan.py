@@ -2,7 +2,7 @@
 
 Each cpu/memory field whose recommendation drifts beyond its threshold moves one capped step toward it (snapping
 when close); a step that rounds to the current value is no change. Guaranteed pods move request and limit together
-(architecture.md §5 item 10); elsewhere a limit below the new request is raised keeping the container's
+(docs/design.md, difference 10); elsewhere a limit below the new request is raised keeping the container's
 limit:request ratio (item 4). Other resources are never patched: when they drift they are reported as not
 resizable in place.
 """
@@ -58,7 +58,7 @@ class Plan:
     not_resizable: frozenset[str] = frozenset()
     """Resources beyond their threshold that cannot be resized in place (left out of the patch)."""
     limits_scaled: tuple[str, ...] = ()
-    """The resource of each limit raised to keep request ≤ limit (architecture.md §5 item 4)."""
+    """The resource of each limit raised to keep request ≤ limit (docs/design.md, difference 4)."""
 
     def patch(self) -> dict[str, Any]:
         """The strategic-merge patch of `pods/<name>/resize`: changed containers by name, changed fields only."""

@@ -1,6 +1,6 @@
 """Controllers: a queue of Requests, a pool of worker threads, and a reconciler (controller-runtime's `controller`).
 
-Semantics (framework-anchor.md §1c):
+Semantics (docs/compatibility.md, controller-runtime and client-go):
 - sources start first and must sync within `cache_sync_timeout`; then `max_concurrent_reconciles` workers;
 - a key is never reconciled by two workers at once (the queue guarantees it);
 - an exception → requeue with the rate limiter's backoff (the Result is ignored); `TerminalError` → counted,

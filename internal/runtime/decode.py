@@ -61,7 +61,7 @@ class Decoder(Protocol):
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
 
-# Bulk decoding of a large LIST triggers generational collections that cost 2-5x (framework-anchor §3);
+# Bulk decoding of a large LIST triggers generational collections that cost 2-5x (benchmarks/RESULTS.md, informers);
 # pausing the collector for the few hundred milliseconds of one decode avoids them. Reference-counted
 # because several informers may decode at once.
 class _GCPause:

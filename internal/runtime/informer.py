@@ -1,6 +1,6 @@
 """Shared informers: one list+watch per scope, an indexed store, and handlers told about every change.
 
-Reflector semantics follow client-go (framework-anchor.md §1b):
+Reflector semantics follow client-go (docs/compatibility.md, controller-runtime and client-go):
 - LIST first (`resourceVersion=0` the first time, served from the watch cache; the last synced version on
   relists; `""` — a quorum read — if the server says that version is gone), then WATCH from the list's
   version with bookmarks on and a server timeout drawn from [5, 10) minutes; a stream that ends is re-watched

@@ -1,7 +1,7 @@
 """Per-source exponential backoff: after a failed poll a source is left alone for 1 s, doubling up to 5 min.
 
-The Go operator keeps this per profile identity (ballast-anchor.md §4.5); we poll per MetricsSource, so there is
-one backoff per source (architecture.md §5 item 19). A success resets it.
+The Go operator keeps this per profile identity (docs/compatibility.md); we poll per MetricsSource, so there is
+one backoff per source (docs/design.md, difference 19). A success resets it.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from typing import NamedTuple, Protocol
 
 
 class UsageSample(NamedTuple):
-    """One usage reading: millicores for `cpu`, bytes for every other resource (the anchor's integers).
+    """One usage reading: millicores for `cpu`, bytes for every other resource (the Go operator's integers).
 
     `timestamp_ms` is when the source read it (epoch ms); the collector dates a whole cycle at its poll time, as
     the Go operator dates samples at "now".
@@ -30,8 +30,8 @@ class UsageSample(NamedTuple):
 class FetchTarget:
     """What one poll is for: its time, and the nodes hosting the enrolled pods it measures.
 
-    `nodes` lets per-node sources (the kubelet Summary API) call only where enrolled pods run (architecture.md §5
-    item 16); cluster-wide sources ignore it.
+    `nodes` lets per-node sources (the kubelet Summary API) call only where enrolled pods run
+    (docs/design.md, difference 16); cluster-wide sources ignore it.
     """
 
     now_ms: int

@@ -1,13 +1,13 @@
 """The `kubeletSummary` source: ephemeral-storage from the kubelet Summary API, through the API server's node proxy.
 
 Only nodes hosting enrolled pods are called (`FetchTarget.nodes`, from the label-scoped pod cache —
-architecture.md §5 item 16; the Go operator lists every node and every pod), a few at a time (bounded thread
+docs/design.md, difference 16; the Go operator lists every node and every pod), a few at a time (bounded thread
 pool), each `GET /api/v1/nodes/<node>/proxy/stats/summary` with its own timeout. A node whose call fails keeps its
-last good summary for up to two cycles — the anchor's 2×TTL staleness rule (ballast-anchor.md §4.6) — and is
+last good summary for up to two cycles — the Go operator's 2×TTL staleness rule (docs/compatibility.md) — and is
 skipped after that; the poll fails as a whole only when no node produced anything.
 
 Per pod with `ephemeral-storage.usedBytes`, each container listed in the summary gets `usedBytes // number of
-listed containers` (integer division, as the anchor).
+listed containers` (integer division, as the Go operator).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ RESOURCE = "ephemeral-storage"
 DEFAULT_CONCURRENCY = 8
 DEFAULT_NODE_TIMEOUT = 10.0
 STALE_CYCLES = 2
-"""A failed node's last good summary is used for this many more cycles (the anchor: age < 2 × cache TTL)."""
+"""A failed node's last good summary is used for this many more cycles (the Go operator: age < 2 × cache TTL)."""
 
 
 class Response(Protocol):

@@ -1,8 +1,8 @@
 """The `kubernetesMetrics` source: cpu and memory from metrics.k8s.io PodMetrics (metrics-server).
 
 One LIST per cycle, all namespaces, with `labelSelector=<mode label>`: metrics-server honours label selectors, so
-the answer scales with enrolled pods, not with the cluster (architecture.md §5 item 16; the Go operator lists
-every PodMetrics in the cluster and filters client-side, ballast-anchor.md §4.5). One sample per pod, container
+the answer scales with enrolled pods, not with the cluster (docs/design.md, difference 16; the Go operator lists
+every PodMetrics in the cluster and filters client-side, docs/compatibility.md). One sample per pod, container
 and resource in `usage`, in integer units.
 """
 

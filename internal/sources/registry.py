@@ -1,4 +1,4 @@
-"""Which plugin serves which MetricsSource `spec.type` (the anchor implements two; unknown types are skipped)."""
+"""Which plugin serves which MetricsSource `spec.type` (the Go operator implements two; unknown types are skipped)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Statistics, readiness and recommendations of usage series (ballast-anchor.md §5).
+"""Statistics, readiness and recommendations of usage series (docs/compatibility.md).
 
-Series are integer samples: millicores for cpu, bytes otherwise. Arithmetic is exact (architecture §5 item 13):
-the mean and variance are fractions, headroom is a Decimal, and results truncate toward zero as the anchor does.
+Series are integer samples: millicores for cpu, bytes otherwise. Arithmetic is exact (docs/design.md, difference 13):
+the mean and variance are fractions, headroom is a Decimal, and results truncate toward zero as the Go operator does.
 """
 
 from __future__ import annotations

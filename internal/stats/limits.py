@@ -1,4 +1,4 @@
-"""The request ≤ limit guarantee for limits a policy does not manage (architecture §5 item 4, VPA's ratio rule)."""
+"""The request ≤ limit guarantee for limits a policy does not manage (VPA's ratio; docs/design.md, difference 4)."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ _SPEC_KEYS = {
 
 @dataclass(frozen=True, slots=True)
 class Readiness:
-    """A policy's `readiness` settings, as written (strings), with the anchor's defaults.
+    """A policy's `readiness` settings, as written (strings), with the Go operator's defaults.
 
     None stands for an omitted field. `cv_mean_floor=None` means the default floors (cpu 25m, memory 25Mi,
     ephemeral-storage 2Mi); an empty mapping disables every floor. Invalid values are not errors here: the
@@ -105,7 +105,7 @@ def _max_cv(text: str | None) -> Decimal:
 def evaluate_readiness(
     stats: Stats, first_seen_ms: int, now_ms: int, resource: str, readiness: Readiness | Mapping[str, object]
 ) -> bool:
-    """Return whether a series is ready to drive recommendations: every gate of the anchor's §5.2 passes.
+    """Return whether a series is ready to drive recommendations: every readiness gate of the Go operator passes.
 
     1. at least `minDataPoints` samples (500 when unset or ≤ 0);
     2. now − first_seen ≥ `minTimeSpan` (24h when unset, invalid or ≤ 0); a first_seen of 0 (unknown) passes;
@@ -141,7 +141,7 @@ def container_ready(resources: Mapping[str, bool]) -> bool:
 
 
 def ready_containers(containers: Mapping[str, Mapping[str, bool]]) -> frozenset[str]:
-    """Return the names of the ready containers of {container: {resource: ready}} (architecture §5 item 5).
+    """Return the names of the ready containers of {container: {resource: ready}} (docs/design.md, difference 5).
 
     Each ready container is applied and resized on its own, even while a sibling is still accruing.
     """

@@ -1,6 +1,6 @@
-"""Which containers of a profile are ready to have their recommendations applied (architecture.md §5 item 5).
+"""Which containers of a profile are ready to have their recommendations applied (docs/design.md, difference 5).
 
-With `meetsThreshold` every container is ready (the anchor's rule). Otherwise a container is ready when it has at
+With `meetsThreshold` every container is ready (the Go operator's rule). Otherwise a container is ready when it has at
 least one `usageStats` entry and a recommendation for every resource of them — the collector writes a
 resource's recommendation only once that resource is ready — so a sparse sidecar still accruing does not hold
 back the main container. Admission and in-place resize use this same rule.

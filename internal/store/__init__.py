@@ -7,8 +7,8 @@
 
 A cycle (every sample of one poll of a MetricsSource) is written atomically, once (by cycle id), in one round
 trip for Redis; series keep the newest `reservoir_size` samples and, with a `retention`, only the window, with
-`first_seen` moving along (architecture.md §5 items 11 and 12). The Redis keys are the Go operator's
-(ballast-anchor.md §4.4) plus a parallel `:ts` list, so history migrates either way.
+`first_seen` moving along (docs/design.md, differences 11 and 12). The Redis keys are the Go operator's
+(docs/compatibility.md) plus a parallel `:ts` list, so history migrates either way.
 """
 
 from .errors import StoreError, StoreUnavailableError, StoreURLError

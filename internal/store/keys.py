@@ -1,4 +1,4 @@
-"""The Redis/Valkey key schema, shared with the Go operator (ballast-anchor.md §4.4).
+"""The Redis/Valkey key schema, shared with the Go operator (docs/compatibility.md).
 
 - `ballast:metrics:<measurementHash>:<container>:<resource>`: LIST of decimal integers, oldest first.
 - `…:first_seen`: STRING, epoch milliseconds of the series' first sample (of the retention window).

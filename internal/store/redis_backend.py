@@ -27,7 +27,7 @@ DEFAULT_TIMEOUT = 5.0
 READ_BATCH = 32
 """Series per read EVAL: at the default reservoir about 30 ms of server time, so other clients never wait long."""
 
-_PURGE_SCAN_COUNT = 100  # the anchor's SCAN COUNT
+_PURGE_SCAN_COUNT = 100  # the Go operator's SCAN COUNT
 
 
 _DECIMAL_BYTES = b"0123456789 -"
@@ -166,7 +166,7 @@ class RedisHistoryStore:
         return self.read_many([key], with_times=with_times)[0]
 
     def purge(self, measurement_hash: str) -> int:
-        """SCAN `ballast:metrics:<hash>:*` (COUNT 100, as the anchor) and DEL every key; returns the series count.
+        """SCAN `ballast:metrics:<hash>:*` (COUNT 100, as the Go operator) and DEL every key; returns the series count.
 
         Not atomic: a purge cut short is simply run again (the profile finalizer retries).
         """

@@ -47,7 +47,7 @@ class SeriesKey:
 
 @dataclass(frozen=True, slots=True)
 class Sample:
-    """One usage value: millicores for `cpu`, bytes for every other resource (the anchor's integers).
+    """One usage value: millicores for `cpu`, bytes for every other resource (the Go operator's integers).
 
     Raises `ValueError` for a value that is not a non-negative `int`.
     """

@@ -1,4 +1,4 @@
-"""The retention window: where `first_seen` goes when a cycle is written (architecture.md §5 item 12)."""
+"""The retention window: where `first_seen` goes when a cycle is written (docs/design.md, difference 12)."""
 
 from __future__ import annotations
 

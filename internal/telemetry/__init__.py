@@ -1,4 +1,4 @@
-"""The operator's own metrics (`ballast_*`), named and labelled as the Go operator's (ballast-anchor.md §10.1)."""
+"""The operator's own metrics (`ballast_*`), named and labelled as the Go operator's (docs/compatibility.md)."""
 
 from .metrics import (
     APPLY_APPLIED,

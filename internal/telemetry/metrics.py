@@ -134,7 +134,7 @@ APPLY_SKIPPED = LabelledCounter(
 )
 APPLY_LIMIT_SCALED = LabelledCounter(
     "ballast_apply_limit_scaled",
-    "Limits raised to keep request ≤ limit (the container's limit:request ratio kept; architecture.md §5 item 4)",
+    "Limits raised to keep request ≤ limit (the container's limit:request ratio kept; docs/design.md, difference 4)",
     otel_name="ballast.apply.limit_scaled",
 )
 WEBHOOK_MUTATIONS = LabelledCounter(

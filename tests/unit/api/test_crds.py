@@ -1,5 +1,5 @@
 """The generated CRDs: the committed YAML is what the models generate, and each CRD carries exactly the names,
-columns, subresources, enums, minimums, defaults and markers of the anchors (and architecture.md §5 items 14, 18)."""
+columns, subresources, enums, minimums, defaults and markers of the anchors (and docs/design.md, differences 14, 18)."""
 
 from __future__ import annotations
 
@@ -206,7 +206,7 @@ def test_printer_columns(kind: type[CustomResource], columns: list[Schema] | Non
     ids=kind_id,
 )
 def test_schema_defaults_are_exactly_the_anchors(kind: type[CustomResource], defaults: Schema) -> None:
-    # policies carry no schema defaults: they are applied at resolve time (ballast-anchor §2.3, §8.3)
+    # policies carry no schema defaults: they are applied at resolve time (as the Go operator does)
     assert collect(_schema(kind), "default") == defaults
 
 

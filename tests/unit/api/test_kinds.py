@@ -1,5 +1,5 @@
 """The kind models: identity constants and API paths, wire round trips, defaults, validation errors naming the
-field, unknown-field preservation, and the policy's resolve-time defaults (ballast-anchor §8.3)."""
+field, unknown-field preservation, and the policy's resolve-time defaults (as the Go operator's)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`/mutate-v1-pod`: every step of ballast-anchor.md §6.2 in order, its answer and its counters, the JSON patch,
+"""`/mutate-v1-pod`: every step of docs/compatibility.md in order, its answer and its counters, the JSON patch,
 and our differences (per-container readiness, request ≤ limit, cascading dry-run, the owner chain)."""
 
 from __future__ import annotations
@@ -354,7 +354,7 @@ def test_unparseable_recommendations_are_skipped(reader: MemoryReader) -> None:
     }
 
 
-# ---------------------------------------------------------------------- per-container readiness (§5 item 5)
+# ---------------------------------------------------------------------- per-container readiness (difference 5)
 
 
 def test_a_ready_container_is_applied_while_a_sparse_sidecar_still_accrues(reader: MemoryReader) -> None:
@@ -369,7 +369,7 @@ def test_a_ready_container_is_applied_while_a_sparse_sidecar_still_accrues(reade
     assert applied() == 1
 
 
-# -------------------------------------------------------------------------------- request ≤ limit (§5 item 4)
+# -------------------------------------------------------------------------------- request ≤ limit (difference 4)
 
 
 def test_a_limit_the_policy_does_not_manage_is_scaled_to_keep_the_ratio_and_counted(reader: MemoryReader) -> None:
@@ -430,7 +430,7 @@ def test_dry_run_resize_alone_still_applies(reader: MemoryReader) -> None:
     assert response.patch
 
 
-# ------------------------------------------------------------------------- owner chain (§5 item 9)
+# ------------------------------------------------------------------------- owner chain (difference 9)
 
 
 @pytest.fixture

@@ -80,7 +80,7 @@ def test_nothing_applied_leaves_the_pod_as_it_was() -> None:
     before = repr(target)
     mutation = apply_recommendations(target, {"app": recs(cpu={"request": "x"}), "ghost": recs(cpu={"request": "1"})})
     assert repr(target) == before
-    assert mutation.containers == ("app",)  # it had recommendations: the anchor's "applied", not "no_change"
+    assert mutation.containers == ("app",)  # it had recommendations: the Go operator's "applied", not "no_change"
     assert mutation.values == ()
 
 

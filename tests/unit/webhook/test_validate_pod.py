@@ -1,4 +1,4 @@
-"""`/validate-v1-pod`: a pod UPDATE that sets an invalid mode is denied with the anchor's exact message."""
+"""`/validate-v1-pod`: a pod UPDATE that sets an invalid mode is denied with the Go operator's exact message."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """One collection cycle per MetricsSource poll: fetch once, attribute through the pod (fail closed), one store
-write, then each fed profile's status (ballast-anchor.md §4.1, architecture.md §5 items 1, 6, 11, 12, 19)."""
+write, then each fed profile's status (docs/compatibility.md, docs/design.md, differences 1, 6, 11, 12, 19)."""
 
 from __future__ import annotations
 
@@ -191,4 +191,4 @@ def test_a_profile_being_deleted_is_not_measured(world: World) -> None:
 
     world.cycle()
 
-    assert world.store.cycles == []  # its history is being purged: writing now would leak keys (anchor §14.22)
+    assert world.store.cycles == []  # history being purged: writing would leak keys (a Go operator bug)

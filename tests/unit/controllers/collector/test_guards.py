@@ -1,5 +1,5 @@
 """What stops or skips a cycle: the kill switch, `--dry-run-measure`, a store outage, a failing source and its
-backoff (ballast-anchor.md §4.1 steps 4, 7, 10, §11; architecture.md §5 items 3 and 19)."""
+backoff (docs/compatibility.md; docs/design.md, differences 3 and 19)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""When a cycle recomputes a series' statistics and when it reuses them (architecture.md §8; `collection.refresh`):
+"""When a cycle recomputes a series' statistics and when it reuses them (benchmarks/RESULTS.md; `collection.refresh`):
 recomputed while accruing, after enough new samples, after the staleness bound, on a policy change and for a
 fresh leader; reused otherwise, with no read and no status write; readiness flips at the exact cycle."""
 

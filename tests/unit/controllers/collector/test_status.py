@@ -1,4 +1,4 @@
-"""The status a cycle writes: readiness per container (architecture.md §5 item 5), containers leaving after
+"""The status a cycle writes: readiness per container (docs/design.md, difference 5), containers leaving after
 minTimeSpan unobserved (item 6), `Ready` judged per resource by its own source's latest cycle (item 19), and the
 state a fresh leader starts from."""
 

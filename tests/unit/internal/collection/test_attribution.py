@@ -1,4 +1,4 @@
-"""Attribution through the pod, failing closed (ballast-anchor.md §4.7; architecture.md §5 item 6)."""
+"""Attribution through the pod, failing closed (docs/compatibility.md; docs/design.md, difference 6)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""A profile's status from its series: statistics with the anchor's numbers, readiness per container, stale
-entries, and the Ready condition (ballast-anchor.md §4.1, §4.2, §5)."""
+"""A profile's status from its series: statistics with the Go operator's numbers, readiness per container, stale
+entries, and the Ready condition (docs/compatibility.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""config/samples: the presets as plain objects, valid for the API models and equal to ballast-anchor.md §8.5."""
+"""config/samples: the presets as plain objects, valid for the API models and equal to docs/compatibility.md"""
 
 from __future__ import annotations
 

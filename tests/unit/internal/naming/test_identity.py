@@ -1,4 +1,4 @@
-"""Identity naming against literal values computed from the anchor's recipe (ballast-anchor.md §3.2)."""
+"""Identity naming against literal values computed from the Go operator's recipe (docs/compatibility.md)."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def test_missing_label_placeholder(key: str, expected: str) -> None:
     [
         (BILLING_API, BILLING_API, BILLING_API),
         ({NAME: "nginx"}, {NAME: "nginx", COMPONENT: "nocomponent"}, {NAME: "nginx", COMPONENT: LABEL_MISSING}),
-        # architecture.md §5 item 15: an empty value is absent (the anchor would keep "")
+        # docs/design.md, difference 15: an empty value is absent (the Go operator would keep "")
         (
             {NAME: "nginx", COMPONENT: ""},
             {NAME: "nginx", COMPONENT: "nocomponent"},

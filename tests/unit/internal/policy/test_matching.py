@@ -1,4 +1,4 @@
-"""Selector matching rules (ballast-anchor.md §8.1, architecture §5 item 9): kinds, namespaces, annotations,
+"""Selector matching rules (docs/compatibility.md, docs/design.md, difference 9): kinds, namespaces, annotations,
 label selectors, and the pod facts they read."""
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ def matches(selector: dict[str, Any], pod: PodFacts) -> bool:
     [
         ([], DEPLOYMENT_POD, True),
         ([], (), True),
-        (["Deployment"], DEPLOYMENT_POD, True),  # the top-level owner (the anchor only sees ReplicaSet)
-        (["ReplicaSet"], DEPLOYMENT_POD, True),  # the direct controller, as in the anchor
+        (["Deployment"], DEPLOYMENT_POD, True),  # the top-level owner (the Go operator only sees ReplicaSet)
+        (["ReplicaSet"], DEPLOYMENT_POD, True),  # the direct controller, as in the Go operator
         (["StatefulSet"], DEPLOYMENT_POD, False),
         (["StatefulSet", "Deployment"], DEPLOYMENT_POD, True),
         (["StatefulSet"], ("StatefulSet",), True),
@@ -35,7 +35,7 @@ def matches(selector: dict[str, Any], pod: PodFacts) -> bool:
         (["CronJob"], ("Job", "CronJob"), True),
         (["deployment"], DEPLOYMENT_POD, False),  # kinds are case-sensitive
         (["Deployment"], (), False),  # a standalone pod has kind ""
-        ([""], (), True),  # …which a literal "" matches, as in the anchor
+        ([""], (), True),  # …which a literal "" matches, as in the Go operator
         # Only the ends of the chain count: an intermediate owner does not.
         (["Deployment"], ("ReplicaSet", "Deployment", "Rollout"), False),
         (["Rollout"], ("ReplicaSet", "Deployment", "Rollout"), True),

@@ -1,4 +1,4 @@
-"""Policy patterns: exact strings and /regex/ with the anchor's full-match RE2 semantics."""
+"""Policy patterns: exact strings and /regex/ with the Go operator's full-match RE2 semantics."""
 
 from __future__ import annotations
 

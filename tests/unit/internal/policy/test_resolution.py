@@ -1,5 +1,5 @@
-"""Policy resolution: candidates, precedence (ballast-anchor.md §8.2), per-policy validity (architecture §5 item
-8), resolve-time defaults (§8.3) and the compile cache."""
+"""Policy resolution: candidates, precedence (docs/compatibility.md), per-policy validity (docs/design.md,
+difference 8), resolve-time defaults and the compile cache."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def test_a_pod_without_namespace_sees_no_resource_policy() -> None:
 
 @pytest.mark.parametrize("selector", [BAD_REGEX, BAD_SELECTOR, {"annotations": {"team": "/(?P<x/"}}])
 def test_invalid_policy_is_skipped_and_the_others_still_resolve(selector: dict[str, object]) -> None:
-    # The broken policy would win on priority; the anchor would fail resolution for every pod instead.
+    # The broken policy would win on priority; the Go operator would fail resolution for every pod instead.
     policies: list[Policy] = [crp("broken", 100, selector), crp("fleet", 1)]
     assert winner(policies) == (CRP, "", "fleet")
     compiled = compile_policy(policies[0])
@@ -100,7 +100,7 @@ def test_skipped_policy_is_logged_at_debug(caplog: pytest.LogCaptureFixture) -> 
 
 
 def test_value_problems_do_not_skip_the_policy() -> None:
-    # A bad headroom is refused at write time, but a stored one falls back to 1.0 at use time, as in the anchor;
+    # A bad headroom is refused at write time, but a stored one falls back to 1.0 at use time, as in the Go operator;
     # skipping it would move its pods to another profile.
     policy = crp("sloppy", 5, metrics=[{"resource": "cpu", "source": "m", "headroom": "lots"}])
     assert winner([policy, crp("fleet")]) == (CRP, "", "sloppy")

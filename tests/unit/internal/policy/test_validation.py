@@ -1,4 +1,4 @@
-"""Write-time validation (architecture §5 item 18): every problem named by its field path."""
+"""Write-time validation (docs/design.md, difference 18): every problem named by its field path."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ def _walk(current: str, recommended: str, max_change: int, threshold: int, **kwa
 
 
 def test_the_anchor_walk_from_1000m_to_288m_is_exact() -> None:
-    # Go's binary floats give 644m, 465m, 376m, 331m, 288m (architecture §5 item 13).
+    # Go's binary floats give 644m, 465m, 376m, 331m, 288m (docs/design.md, difference 13).
     assert _walk("1000m", "288m", 50, 10) == ["644m", "466m", "377m", "332m", "288m"]
     assert _walk("1", "288m", 50, 10, resource="cpu") == ["644m", "466m", "377m", "332m", "288m"]
 
@@ -41,12 +41,12 @@ def test_the_same_walk_in_int_units() -> None:
         (("0", "250m", 50, 10), None, "250m"),  # current 0 jumps straight to the target
         (("100m", "301m", 50, 10), None, "200m"),  # 200.5 truncates toward zero
         (("100m", "200m", 100, 10), None, "200m"),
-        (("100m", "200m", 150, 10), None, "250m"),  # not capped at 100 %: overshoots, as the anchor does
+        (("100m", "200m", 150, 10), None, "250m"),  # not capped at 100 %: overshoots, as the Go operator does
         (("100m", "1000m", 25, 10), None, "325m"),
         (("1Gi", "512Mi", 50, 10), None, "768Mi"),
         (("1Gi", "1", 50, 10), None, "512Mi"),  # 536870912.5 bytes truncates to whole bytes
         (("333", "0", 50, 10), None, "166"),  # 166.5 bytes truncates
-        (("1", "2", 50, 10), None, "1"),  # anchor rule without resource: whole cores truncate
+        (("1", "2", 50, 10), None, "1"),  # the Go operator's rule without resource: whole cores truncate
         (("1", "2", 50, 10), "cpu", "1500m"),  # with resource: exact millicores
         (("1", "2000m", 50, 10), "cpu", "1500m"),
         (("4", "1", 50, 10), "cpu", "2500m"),

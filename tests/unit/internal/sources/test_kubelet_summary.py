@@ -1,5 +1,5 @@
 """The kubeletSummary source: ephemeral-storage per container from the nodes hosting enrolled pods, a few nodes
-at a time, a failed node's last good summary kept for two cycles (ballast-anchor.md §4.6)."""
+at a time, a failed node's last good summary kept for two cycles (docs/compatibility.md)."""
 
 from __future__ import annotations
 

@@ -172,7 +172,7 @@ def test_bad_arguments_are_named() -> None:
         ({}, frozenset(), False),
         ({"app": {"cpu": True, "memory": True}}, {"app"}, True),
         ({"app": {"cpu": True, "memory": False}}, frozenset(), False),
-        # a ready container is applied while its sparse sidecar accrues (architecture §5 item 5)
+        # a ready container is applied while its sparse sidecar accrues (docs/design.md, difference 5)
         ({"app": {"cpu": True, "memory": True}, "sidecar": {"cpu": False}}, {"app"}, False),
         ({"app": {"cpu": True}, "sidecar": {"cpu": True}}, {"app", "sidecar"}, True),
         ({"app": {}}, frozenset(), False),  # nothing judged is not ready

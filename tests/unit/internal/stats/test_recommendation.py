@@ -16,7 +16,7 @@ MI = 2**20
 @pytest.mark.parametrize(
     ("values", "aggregation", "headroom", "resource", "expected"),
     [
-        ([230] * 10, "avg", "1.25", "cpu", "287m"),  # 287.5 truncates (the anchor README's 288m is wrong)
+        ([230] * 10, "avg", "1.25", "cpu", "287m"),  # 287.5 truncates (the Go operator README's 288m is wrong)
         ([200], "avg", "1.15", "cpu", "230m"),  # exact; Go's float gives 229m
         ([192], "avg", "1.25", "cpu", "240m"),
         ([300], "avg", "1.25", "cpu", "375m"),

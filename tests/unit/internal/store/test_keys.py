@@ -1,4 +1,4 @@
-"""The Redis key schema (ballast-anchor.md §4.4 plus our `:ts` list and cycle markers)."""
+"""The Redis key schema (docs/compatibility.md plus our `:ts` list and cycle markers)."""
 
 from __future__ import annotations
 

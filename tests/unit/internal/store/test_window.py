@@ -1,4 +1,4 @@
-"""The first_seen rule shared by both backends and the Lua script (architecture.md §5 item 12)."""
+"""The first_seen rule shared by both backends and the Lua script (docs/design.md, difference 12)."""
 
 from __future__ import annotations
 

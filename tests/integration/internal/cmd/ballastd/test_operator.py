@@ -171,7 +171,7 @@ def test_the_operator_end_to_end(
     # 50 % of the gap per step, truncated, snapping within 10 % (the API server writes 1000m as "1").
     assert seen == ["1", "643m", "465m", "376m", "331m", "287m"]
 
-    # Bad input is refused at write time, with the anchor's exact message.
+    # Bad input is refused at write time, with the Go operator's exact message.
     exact = 'invalid Ballast ballast.tightlinesoftware.com/mode label "Apply": must be one of measure, apply, resize'
     with pytest.raises(APIError, match=re.escape(exact)):
         create_pod(envtest, pod("bad-mode", first, "checkout", "Apply"))

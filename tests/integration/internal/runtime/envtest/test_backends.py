@@ -74,7 +74,7 @@ def test_metrics_api_answers_through_the_api_server_in_loopback_mode(loopback_en
             "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods", params={"labelSelector": "app=api"}
         )
         assert listed["items"][0]["containers"][0]["usage"] == {"cpu": "287m", "memory": "192Mi"}
-        # The API server forwards the selector: the backend can honour it (architecture.md §5 item 16).
+        # The API server forwards the selector: the backend can honour it (docs/design.md, difference 16).
         assert (
             "GET",
             "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods?labelSelector=app%3Dapi",
