@@ -38,6 +38,7 @@ from ballast.internal.naming import profile_name, tuple_labels
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.policy import PodFacts, Policy, PolicyCache, Resolution, discriminator_for, resolve_policy
 from ballast.internal.runtime.admission import AdmissionRequest, AdmissionResponse, allowed, denied, errored, patched
+from ballast.internal.runtime.apierrors import NotFoundError
 from ballast.internal.runtime.log import Logger, get_logger
 from ballast.internal.runtime.webhook import WebhookServer
 from ballast.internal.stats.ready import ready_recommendations
@@ -212,25 +213,26 @@ class PodMutator:
         return self._apply(request, pod, namespace, log)
 
     def _apply(self, request: AdmissionRequest, pod: dict[str, Any], namespace: str, log: Logger) -> AdmissionResponse:
+        # Each broad `except` below: whatever broke (an unreadable owner, a timeout, a stored object that no
+        # longer fits its model, a bug), the pod is admitted unchanged — never refused for our failure — and the
+        # failure is a warning with its traceback and `result="not_available"`, apart from a plain absence.
         try:
             resolution = self._resolve(pod, namespace)
-        except Exception:
+        except Exception:  # see above
             log.warning("cannot resolve the policy; admitting unchanged", exc_info=True)
             _mutations("not_available", namespace)
             return allowed(POLICY_NOT_AVAILABLE)
         try:
             name, identity = self._profile_identity(_labels(pod), resolution)
-        except Exception:
+        except Exception:  # see above
             log.warning("cannot name the profile; admitting unchanged", exc_info=True)
             _mutations("not_available", namespace)
             return allowed(PROFILE_NOT_AVAILABLE)
         outcome = _Outcome(profile_attributes(name, identity), resolution.name if resolution else "", namespace)
         log = log.with_values(profile=name, policy=outcome.policy)
-        try:
-            profile = as_model(WorkloadProfile, self.reader.get(WorkloadProfile, name))
-        except Exception:
-            log.debug("no profile; admitting unchanged")
-            return outcome.skipped("no_profile", PROFILE_NOT_FOUND)
+        profile = self._profile(name, outcome, log)
+        if isinstance(profile, AdmissionResponse):
+            return profile
         mutated = request.object_copy()
         if resolution is not None:
             annotate(mutated, POLICY_REF, resolution.ref)
@@ -243,6 +245,17 @@ class PodMutator:
             return outcome.dry_run(mutation)
         log.info("applying recommendations", extra=_log_fields(mutation, dry_run=False))
         return outcome.mutated(mutation, patched(request, mutated))
+
+    def _profile(self, name: str, outcome: _Outcome, log: Logger) -> WorkloadProfile | AdmissionResponse:
+        """The profile, or the answer when there is none (a skip) or it cannot be read (not available)."""
+        try:
+            return as_model(WorkloadProfile, self.reader.get(WorkloadProfile, name))
+        except NotFoundError:
+            log.debug("no profile; admitting unchanged")
+            return outcome.skipped("no_profile", PROFILE_NOT_FOUND)
+        except Exception:  # a profile that no longer fits its model, a timeout, a bug: see `_apply`
+            log.warning("cannot read the profile; admitting unchanged", exc_info=True)
+            return outcome.not_available(PROFILE_NOT_AVAILABLE)
 
     def _resolve(self, pod: Mapping[str, Any], namespace: str) -> Resolution | None:
         policies: list[Policy] = [as_model(ClusterResourcePolicy, p) for p in self.reader.list(ClusterResourcePolicy)]
@@ -278,6 +291,11 @@ class _Outcome:
     def skipped(self, reason: str, message: str) -> AdmissionResponse:
         APPLY_SKIPPED.inc(self._apply_labels(reason=reason))
         _mutations("skipped", self.namespace, self.attributes)
+        return allowed(message)
+
+    def not_available(self, message: str) -> AdmissionResponse:
+        """The profile exists, or may, but could not be read: not a skip, a failure to look into."""
+        _mutations("not_available", self.namespace, self.attributes)
         return allowed(message)
 
     def dry_run(self, mutation: Mutation) -> AdmissionResponse:

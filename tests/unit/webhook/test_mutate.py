@@ -1,9 +1,10 @@
-"""`/mutate-v1-pod`: every step of docs/compatibility.md in order, its answer and its counters, the JSON patch,
+"""`/mutate-v1-pod`: every step of the Go operator's handler in order, its answer and its counters, the JSON patch,
 and our differences (per-container readiness, request ≤ limit, cascading dry-run, the owner chain)."""
 
 from __future__ import annotations
 
 import base64
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -207,12 +208,29 @@ def test_a_missing_profile_is_skipped_as_no_profile(reader: MemoryReader) -> Non
     assert (skipped(), counted()) == (1, 1)
 
 
-def test_a_profile_read_error_counts_as_no_profile(reader: MemoryReader) -> None:
+def test_a_profile_read_error_is_not_available_not_a_missing_profile(
+    reader: MemoryReader, caplog: pytest.LogCaptureFixture
+) -> None:
     reader.fail["WorkloadProfile"] = ServerTimeoutError(504, "Timeout", "slow")
     skipped = delta(APPLY_SKIPPED, **APPLY_LABELS, reason="no_profile")
+    counted = delta(WEBHOOK_MUTATIONS, **PROFILE_ATTRS, result="not_available", namespace=NAMESPACE)
+    with caplog.at_level(logging.WARNING, logger="ballast.webhook"):
+        response = mutator(reader)(review(pod()))
+    assert (response.allowed, response.message, response.patch) == (True, "profile not available", None)
+    assert (skipped(), counted()) == (0, 1)
+    (record,) = [r for r in caplog.records if "cannot read the profile" in r.getMessage()]
+    assert record.levelno == logging.WARNING
+    assert record.exc_info is not None
+    assert isinstance(record.exc_info[1], ServerTimeoutError)
+
+
+def test_a_stored_profile_that_no_longer_fits_its_model_is_not_available(reader: MemoryReader) -> None:
+    reader.add({"apiVersion": "ballast.tightlinesoftware.com/v1", "kind": "WorkloadProfile",
+                "metadata": {"name": DEFAULT_PROFILE}, "status": {"containers": "not a list"}})  # fmt: skip
+    counted = delta(WEBHOOK_MUTATIONS, **PROFILE_ATTRS, result="not_available", namespace=NAMESPACE)
     response = mutator(reader)(review(pod()))
-    assert (response.allowed, response.message) == (True, "profile not found")
-    assert skipped() == 1
+    assert (response.allowed, response.message, response.patch) == (True, "profile not available", None)
+    assert counted() == 1
 
 
 # ------------------------------------------------------------------------------------------- 7. not ready
@@ -504,7 +522,9 @@ def test_read_failures_of_any_kind_are_answered_not_raised(broken_reader: Memory
     broken_reader.fail.pop("ResourcePolicy")
     assert mutator(broken_reader)(review(pod())).message == "profile not available"
     broken_reader.fail.pop("BallastConfig")
-    assert mutator(broken_reader)(review(pod())).message == "profile not found"
+    assert mutator(broken_reader)(review(pod())).message == "profile not available"
+    broken_reader.fail.pop("WorkloadProfile")
+    assert mutator(broken_reader)(review(pod())).message != "profile not available"
 
 
 def test_the_patch_is_base64_json_in_the_review(reader: MemoryReader) -> None:
