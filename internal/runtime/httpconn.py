@@ -12,8 +12,10 @@ pauses accepting briefly, never ending the loop.
 
 Memory is bounded twice: a body over `max_body_bytes` is discarded while it is read (the request is then
 refused with 413 once complete, so the client is listening), and while the bodies held by all connections
-exceed `max_in_flight_bytes`, connections sending a body are paused until workers free some. After a burst the
-freed heap is handed back to the OS (`malloc_trim`, glibc).
+exceed `max_in_flight_bytes`, connections sending a body are paused (not read, under the same read deadline) —
+all but one: the paused request closest to complete keeps reading, so a burst of large bodies always drains
+and nobody holds the budget without sending the bytes. After a burst the freed heap is handed back to the OS
+(`malloc_trim`, glibc).
 """
 
 from __future__ import annotations
@@ -65,18 +67,21 @@ class Phase(enum.Enum):
     IDLE = "idle"
     READING = "reading"
     BUSY = "busy"  # on a worker
-    PAUSED = "paused"  # sending a body while the in-flight budget is spent
+    PAUSED = "paused"  # its request's body waits for in-flight budget
     CLOSED = "closed"
 
 
 class Message:
     """One parsed request (httptools callbacks fill it)."""
 
-    __slots__ = ("body", "complete", "content_type", "keep_alive", "malformed", "method", "size", "too_large", "url")
+    __slots__ = ("body", "complete", "content_type", "held", "keep_alive", "length", "malformed", "method", "size",
+                 "too_large", "url")  # fmt: skip
 
     def __init__(self, *, malformed: bool = False) -> None:
         self.malformed = malformed  # not HTTP: answered 400, then the connection closes
         self.url = b""
+        self.length: int | None = None  # Content-Length, when sent
+        self.held = 0  # body bytes counted in the loop's in-flight total
         self.method = b""
         self.content_type = b""
         self.body: list[bytes] = []
@@ -87,11 +92,11 @@ class Message:
 
 
 class _Parser:
-    """httptools protocol: turns bytes into `Message`s, pipelined requests included; counts buffered bytes."""
+    """httptools protocol: turns bytes into `Message`s, pipelined requests included; counts held body bytes."""
 
-    def __init__(self, limits: Limits, buffered: Callable[[int], None]) -> None:
+    def __init__(self, limits: Limits, held: Callable[[Message, int], None]) -> None:
         self.limits = limits
-        self.buffered = buffered
+        self.held = held
         self.parser = httptools.HttpRequestParser(self)
         self.current: Message | None = None
         self.completed: list[Message] = []
@@ -115,8 +120,10 @@ class _Parser:
         lowered = name.lower()
         if lowered == b"content-type":
             self.current.content_type = value
-        elif lowered == b"content-length" and value.isdigit() and int(value) > self.limits.max_body_bytes:
-            self.current.too_large = True  # refused from its Content-Length: nothing of it is kept
+        elif lowered == b"content-length" and value.isdigit():
+            self.current.length = int(value)
+            if self.current.length > self.limits.max_body_bytes:
+                self.current.too_large = True  # refused from its Content-Length: nothing of it is kept
 
     def on_headers_complete(self) -> None:
         # Asked here: llhttp forgets the request's Connection header once the message is complete.
@@ -129,13 +136,12 @@ class _Parser:
         assert message is not None
         message.size += len(body)
         if message.size > self.limits.max_body_bytes:
-            if not message.too_large:
-                self.buffered(-sum(len(part) for part in message.body))
-                message.body.clear()
+            message.body.clear()  # a body that outgrew the cap (no Content-Length said so): discarded from here
+            self.held(message, -message.held)
             message.too_large = True
         elif not message.too_large:
             message.body.append(body)
-            self.buffered(len(body))
+            self.held(message, len(body))
 
     def on_message_complete(self) -> None:
         assert self.current is not None
@@ -190,6 +196,15 @@ class _Trimmer:
             self._trim(0)
 
 
+def _remaining(connection: Connection) -> int:
+    """Body bytes still to come (unknown length: as much as the cap allows)."""
+    current = connection.parser.current
+    if current is None:
+        return 0
+    expected = current.length if current.length is not None else connection.parser.limits.max_body_bytes
+    return max(0, expected - current.size)
+
+
 class ConnectionLoop:
     """Accepts, handshakes and reads on the calling thread; hands complete requests to a worker pool."""
 
@@ -212,6 +227,7 @@ class ConnectionLoop:
         self._wake_reader, self._wake_writer = socket.socketpair()
         self._returned: list[Connection] = []
         self._paused: list[Connection] = []
+        self._drainer: Connection | None = None  # the one connection that reads over budget
         self._lock = threading.Lock()  # guards _returned, _in_flight
         self._in_flight = 0
         self._trimmer = _Trimmer()
@@ -292,7 +308,7 @@ class ConnectionLoop:
         except (OSError, ssl.SSLError):
             raw.close()
             return
-        parser = _Parser(self.limits, self._buffered)
+        parser = _Parser(self.limits, self._hold)
         connection = Connection(sock, parser, self.generation(), time.monotonic() + self.limits.handshake_timeout)
         self.connections[sock.fileno()] = connection
         self._selector.register(sock, _READ, connection)
@@ -325,7 +341,7 @@ class ConnectionLoop:
     def _read(self, connection: Connection) -> None:
         parser = connection.parser
         while True:
-            if connection.phase is Phase.READING and self.in_flight_bytes >= self.limits.max_in_flight_bytes:
+            if self._over_budget(connection):
                 self._pause(connection)
                 return
             try:
@@ -369,6 +385,8 @@ class ConnectionLoop:
         return True
 
     def _dispatch(self, connection: Connection) -> None:
+        if self._drainer is connection:
+            self._drainer = None  # its body is complete: the next paused one may drain
         with contextlib.suppress(KeyError, ValueError):
             self._selector.unregister(connection.sock)
         connection.phase = Phase.BUSY
@@ -379,7 +397,7 @@ class ConnectionLoop:
         keep = True
         while keep and connection.parser.completed:
             message = connection.parser.completed.pop(0)
-            size = sum(len(part) for part in message.body)
+            size = message.size
             try:
                 keep = self.handle(connection, message)
             except (OSError, ssl.SSLError):
@@ -389,7 +407,7 @@ class ConnectionLoop:
                 keep = False
             finally:
                 message.body.clear()
-                self._buffered(-size)
+                self._hold(message, -message.held)
                 self._trimmer.handled(size, idle=self.in_flight_bytes == 0)
         with self._lock:
             self._returned.append(connection)
@@ -410,25 +428,48 @@ class ConnectionLoop:
             self._selector.register(connection.sock, _READ, connection)
             self._set_idle(connection)
             self._read(connection)  # TLS may hold decrypted bytes the selector cannot see
-        if self._paused and self.in_flight_bytes < self.limits.max_in_flight_bytes:
+        self._resume_paused()
+
+    def _resume_paused(self) -> None:
+        """Under budget, every paused connection reads again; over it, one (the closest to complete) drains."""
+        if not self._paused or self._stopping:
+            return
+        if self.in_flight_bytes < self.limits.max_in_flight_bytes:
             paused, self._paused = self._paused, []
             for connection in paused:
-                self._selector.register(connection.sock, _READ, connection)
-                connection.phase = Phase.READING
-                self._read(connection)
+                self._unpause(connection)
+        elif self._drainer is None:
+            drainer = min(self._paused, key=_remaining)
+            self._paused.remove(drainer)
+            self._drainer = drainer
+            self._unpause(drainer)
+
+    def _unpause(self, connection: Connection) -> None:
+        self._selector.register(connection.sock, _READ, connection)
+        connection.phase = Phase.READING
+        self._read(connection)
+
+    def _over_budget(self, connection: Connection) -> bool:
+        return (
+            connection.phase is Phase.READING
+            and connection is not self._drainer
+            and self.in_flight_bytes >= self.limits.max_in_flight_bytes
+        )
 
     def _pause(self, connection: Connection) -> None:
         with contextlib.suppress(KeyError, ValueError):
             self._selector.unregister(connection.sock)
         connection.phase = Phase.PAUSED
         self._paused.append(connection)
+        self._resume_paused()  # no drainer yet: the closest to complete goes on
 
     def _set_idle(self, connection: Connection) -> None:
         connection.phase = Phase.IDLE
         connection.last_active = time.monotonic()
         connection.deadline = connection.last_active + self.limits.idle_timeout
 
-    def _buffered(self, delta: int) -> None:
+    def _hold(self, message: Message, delta: int) -> None:
+        message.held += delta
         with self._lock:
             self._in_flight += delta
 
@@ -441,7 +482,7 @@ class ConnectionLoop:
         expired = [
             c
             for c in list(self.connections.values())
-            if c.phase in (Phase.HANDSHAKE, Phase.IDLE, Phase.READING) and c.deadline <= now
+            if c.phase in (Phase.HANDSHAKE, Phase.IDLE, Phase.READING, Phase.PAUSED) and c.deadline <= now
         ]
         for connection in expired:
             self._close(connection)
@@ -467,11 +508,14 @@ class ConnectionLoop:
         fileno = sock.fileno()
         if fileno >= 0:
             self.connections.pop(fileno, None)
-        current = connection.parser.current
-        if current is not None and current.body:
-            self._buffered(-sum(len(part) for part in current.body))
-            current.body.clear()
+        for message in (connection.parser.current, *connection.parser.completed):
+            if message is not None:
+                message.body.clear()
+                self._hold(message, -message.held)
         connection.phase = Phase.CLOSED
+        if self._drainer is connection:
+            self._drainer = None
+            self._resume_paused()
         with contextlib.suppress(OSError):
             sock.close()
 

@@ -220,3 +220,28 @@ def test_running_out_of_descriptors_pauses_accepting_and_never_ends_the_server(s
             served.review(pool, timeout=2.0)
     assert served.review(pool)
     assert loop.refused_accepts == 2  # EMFILE and ENFILE; a reset connection is simply skipped
+
+
+def test_a_burst_larger_than_the_in_flight_budget_drains(serve: Any) -> None:
+    """Twenty 3 MiB bodies against a 4 MiB budget: no body can complete before the budget is spent, yet one
+    paused request at a time keeps reading, so every review is answered."""
+    served = serve(max_in_flight_bytes=4 * 1024 * 1024)
+    pod = {"metadata": {"name": "big", "annotations": {"blob": "x" * (3 * 1024 * 1024)}}}
+    body = orjson.dumps(
+        {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {**REQUEST, "object": pod}}
+    )
+    pool = served.pool(maxsize=20)
+
+    def post(_: int) -> bool:
+        response = pool.request(
+            "POST", f"https://127.0.0.1:{served.server.port}/validate", body=body,
+            headers={"Content-Type": "application/json"}, timeout=30.0,
+        )  # fmt: skip
+        return response.status == 200 and orjson.loads(response.data)["response"]["allowed"] is True
+
+    with ThreadPoolExecutor(20) as clients:
+        assert list(clients.map(post, range(20))) == [True] * 20
+    loop = served.server.connections
+    assert loop is not None
+    assert loop.in_flight_bytes == 0  # every held byte was given back
+    assert loop.phases()[Phase.PAUSED] == 0
