@@ -20,6 +20,7 @@ from typing import Any
 from ballast import __version__
 from ballast.internal.operator.wiring import (
     CONTROLLERS,
+    Dependencies,
     add_core_lanes,
     add_optional_lanes,
     new_manager,
@@ -249,14 +250,15 @@ def build(args: argparse.Namespace) -> Any:
     store = open_store(url)
     manager.add_healthz_check("store", store.ping)
 
-    add_core_lanes(manager, controllers, store=store, kill_switch=kill_switch, options=options)
-    add_optional_lanes(manager, controllers, store=store, kill_switch=kill_switch, options=options, refresh=refresh)
+    deps = Dependencies(store=store, kill_switch=kill_switch, options=options, refresh=refresh)
+    add_core_lanes(manager, controllers, deps)
+    add_optional_lanes(manager, controllers, deps)
 
     for runnable in telemetry:
         manager.add(runnable)
 
     server = webhook_server(args)
-    register_webhooks(server, manager, kill_switch=kill_switch, options=options)
+    register_webhooks(server, manager, deps)
     manager.add_webhook_server(server)
     if args.webhook_self_signed:
         manager.add(

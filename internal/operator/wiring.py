@@ -5,7 +5,16 @@ Imports of the controllers happen inside the functions, so `ballastd --help` sta
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the modules themselves load inside the functions below
+    from ballast.internal.collection import RefreshPolicy
+    from ballast.internal.killswitch import KillSwitchState
+    from ballast.internal.runtime import Client, Manager, WebhookServer
+    from ballast.internal.store import HistoryStore
+
+    from .options import OperatorOptions
 
 CONTROLLERS = (
     "workloadwatcher-pod",
@@ -19,7 +28,17 @@ CONTROLLERS = (
 """Controller names `--controllers` accepts (the Go operator's names: they label metrics and logs)."""
 
 
-def new_manager(client: Any, *, namespace: str, **options: Any) -> Any:
+@dataclass(frozen=True)
+class Dependencies:
+    """What the lanes and the admission handlers share; `ballastd` builds it once."""
+
+    store: HistoryStore
+    kill_switch: KillSwitchState
+    options: OperatorOptions
+    refresh: RefreshPolicy | None = None  # when the collector recomputes statistics (None: its default rule)
+
+
+def new_manager(client: Client, *, namespace: str, **options: Any) -> Manager:
     """A Manager with the operator's cache: enrolled pods only (as projections, indexed by profile-ref) and the
     kill-switch ConfigMap only. `options` go to `Manager` (addresses, leader elector, shutdown timeout)."""
     from ballast.internal.enrollment import (  # noqa: PLC0415
@@ -43,38 +62,38 @@ def new_manager(client: Any, *, namespace: str, **options: Any) -> Any:
     return manager
 
 
-def add_core_lanes(manager: Any, controllers: set[str], **deps: Any) -> None:
+def add_core_lanes(manager: Manager, controllers: set[str], deps: Dependencies) -> None:
     """The kill switch (always: every replica's webhook needs it), enrollment, profiles, policy status."""
     from ballast.controllers import enrollment, killswitch, migration, policystatus, profile  # noqa: PLC0415
 
-    options = deps["options"]
-    killswitch.setup(manager, state=deps["kill_switch"], options=options)
+    options = deps.options
+    killswitch.setup(manager, state=deps.kill_switch, options=options)
     if "workloadwatcher-pod" in controllers:
-        enrollment.setup(manager, kill_switch=deps["kill_switch"], options=options)
+        enrollment.setup(manager, kill_switch=deps.kill_switch, options=options)
         migration.setup(manager)
     if "workloadwatcher-profile" in controllers:
-        profile.setup(manager, store=deps["store"], options=options)
+        profile.setup(manager, store=deps.store, options=options)
     if {"policystatus-cluster", "policystatus-namespaced"} & controllers:
         policystatus.setup(manager, options=options)
 
 
-def add_optional_lanes(manager: Any, controllers: set[str], **deps: Any) -> None:
+def add_optional_lanes(manager: Manager, controllers: set[str], deps: Dependencies) -> None:
     """The collection and resize lanes."""
     from ballast.controllers import collector, resize  # noqa: PLC0415
 
     if "metricscollector" in controllers:
         collector.setup(
             manager,
-            store=deps["store"],
-            kill_switch=deps["kill_switch"],
-            options=deps["options"],
-            refresh=deps.get("refresh"),
+            store=deps.store,
+            kill_switch=deps.kill_switch,
+            options=deps.options,
+            refresh=deps.refresh,
         )
     if "resourceadjuster" in controllers:
-        resize.setup(manager, kill_switch=deps["kill_switch"], options=deps["options"])
+        resize.setup(manager, kill_switch=deps.kill_switch, options=deps.options)
 
 
-def register_webhooks(server: Any, manager: Any, **deps: Any) -> None:
+def register_webhooks(server: WebhookServer, manager: Manager, deps: Dependencies) -> None:
     """The admission handlers on the webhook server: pods (mutate, validate) and policies (validate)."""
     from ballast.webhook import pods, policies  # noqa: PLC0415
 
@@ -82,7 +101,7 @@ def register_webhooks(server: Any, manager: Any, **deps: Any) -> None:
         server,
         reader=manager.client,
         owner_reader=manager.api_reader,  # owners live: a new ReplicaSet may not be cached yet at its first pod
-        kill_switch=deps["kill_switch"],
-        options=deps["options"],
+        kill_switch=deps.kill_switch,
+        options=deps.options,
     )
     policies.register(server)

@@ -13,16 +13,18 @@ The default name is the lower-cased kind of `for_`; names must be unique (they l
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .cache import CacheScope
 from .client import KindRef
-from .controller import Controller
+from .controller import Controller, ControllerOptions
 from .handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
 from .predicate import Predicate
-from .reconcile import FuncReconciler, ReconcileFunc, Reconciler
+from .ratelimiter import RateLimiter
+from .reconcile import FuncReconciler, ReconcileFunc, Reconciler, Request
 from .source import Kind, Source
+from .workqueue import WorkQueue
 
 if TYPE_CHECKING:
     from .manager import Manager
@@ -51,7 +53,7 @@ class Builder:
         self._watches: list[_Watch] = []
         self._sources: list[Source] = []
         self._filters: list[Predicate] = []
-        self._options: dict[str, Any] = {}
+        self._options = ControllerOptions()
         self._name: str | None = None
 
     def for_(self, kind: KindRef, *, predicates: Sequence[Predicate] = (), scope: CacheScope | None = None) -> Builder:
@@ -89,10 +91,25 @@ class Builder:
         self._filters.append(predicate)
         return self
 
-    def with_options(self, **options: Any) -> Builder:
-        """Controller options: max_concurrent_reconciles, rate_limiter, reconcile_timeout, queue,
-        cache_sync_timeout, need_leader_election."""
-        self._options.update(options)
+    def with_options(
+        self,
+        options: ControllerOptions | None = None,
+        *,
+        max_concurrent_reconciles: int | None = None,
+        rate_limiter: RateLimiter[Request] | None = None,
+        queue: WorkQueue[Request] | None = None,
+        reconcile_timeout: float | None = None,
+        cache_sync_timeout: float | None = None,
+        need_leader_election: bool | None = None,
+    ) -> Builder:
+        """Controller options (`ControllerOptions`), whole or field by field; fields not given are kept."""
+        given: dict[str, Any] = {
+            "max_concurrent_reconciles": max_concurrent_reconciles, "rate_limiter": rate_limiter, "queue": queue,
+            "reconcile_timeout": reconcile_timeout, "cache_sync_timeout": cache_sync_timeout,
+            "need_leader_election": need_leader_election,
+        }  # fmt: skip
+        base = options if options is not None else self._options
+        self._options = replace(base, **{name: value for name, value in given.items() if value is not None})
         return self
 
     def named(self, name: str) -> Builder:
@@ -113,7 +130,7 @@ class Builder:
             raise BuilderError(f"a controller named {name!r} already exists; controller names must be unique")
         if not hasattr(reconciler, "reconcile"):
             reconciler = FuncReconciler(reconciler)
-        controller = Controller(name, reconciler, clock=self._manager.clock, **self._options)
+        controller = Controller(name, reconciler, clock=self._manager.clock, **vars(self._options))
         for watch in ([self._for] if self._for else []) + self._watches:
             controller.watch(self._source(watch))
         for source in self._sources:

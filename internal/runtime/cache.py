@@ -9,22 +9,24 @@ projections as frozen structs, registered models as fresh model instances.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from . import labels as label_selectors
 from . import objects
 from .apierrors import NotFoundError
-from .client import Client, KindRef
+from .client import MERGE, Client, KindRef, PatchType, SubResourceClient
 from .clock import Clock, RealClock
 from .decode import Decoder, DictDecoder, Projection, ProjectionDecoder, Transform, strip_managed_fields
 from .gvk import GroupVersionKind
 from .informer import SharedIndexInformer
 from .objects import freeze, labels
+from .scheme import Scheme
 from .store import NAMESPACE_INDEX, IndexFunc
 
 DEFAULT_SYNC_TIMEOUT = 120.0
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -219,7 +221,7 @@ def _informer_name(gvk: GroupVersionKind, scope: CacheScope) -> str:
 
 
 class DelegatingClient:
-    """The manager's client: reads from the cache, writes straight to the API server.
+    """The manager's client (an `interfaces.Client`): reads from the cache, writes straight to the API server.
 
     Reads of kinds listed in `uncached` go to the API server (controller-runtime's `DisableFor`).
     """
@@ -229,15 +231,130 @@ class DelegatingClient:
         self.writer = client
         self._uncached = {client.gvk(kind) for kind in uncached}
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.writer, name)  # writes, subresources, status(): the direct client
+    @property
+    def scheme(self) -> Scheme:
+        return self.writer.scheme
+
+    def gvk(self, kind: KindRef | Any) -> GroupVersionKind:
+        return self.writer.gvk(kind)
+
+    # ------------------------------------------------------------------------------------------- reads
+
+    @overload
+    def get(self, kind: type[T], name: str, namespace: str | None = None) -> T: ...
+
+    @overload
+    def get(self, kind: GroupVersionKind | str, name: str, namespace: str | None = None) -> Any: ...
 
     def get(self, kind: KindRef, name: str, namespace: str | None = None) -> Any:
         if self.writer.gvk(kind) in self._uncached:
             return self.writer.get(kind, name, namespace)
         return self.cache.get(kind, name, namespace)
 
-    def list(self, kind: KindRef, namespace: str | None = None, **options: Any) -> list[Any]:
+    def list(
+        self,
+        kind: KindRef,
+        namespace: str | None = None,
+        *,
+        label_selector: str | Mapping[str, str] | None = None,
+        index: tuple[str, str] | None = None,
+    ) -> list[Any]:
+        """Cached objects (`index`: one index lookup, cached kinds only); live for `uncached` kinds."""
         if self.writer.gvk(kind) in self._uncached:
-            return self.writer.list(kind, namespace, **options).items
-        return self.cache.list(kind, namespace, **options)
+            if index is not None:
+                raise ValueError(f"index lookups need a cached kind; {self.writer.gvk(kind)} is uncached")
+            selector = (
+                label_selector
+                if isinstance(label_selector, str) or label_selector is None
+                else (",".join(f"{key}={value}" for key, value in label_selector.items()))
+            )
+            return self.writer.list(kind, namespace, label_selector=selector).items
+        return self.cache.list(kind, namespace, label_selector=label_selector, index=index)
+
+    # ------------------------------------------------------------------------------------------ writes
+
+    def create(
+        self,
+        obj: T,
+        *,
+        namespace: str | None = None,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        field_validation: str | None = None,
+    ) -> T:
+        return self.writer.create(
+            obj, namespace=namespace, dry_run=dry_run, field_manager=field_manager, field_validation=field_validation
+        )
+
+    def update(
+        self,
+        obj: T,
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        field_validation: str | None = None,
+        subresource: str | None = None,
+    ) -> T:
+        return self.writer.update(
+            obj, dry_run=dry_run, field_manager=field_manager, field_validation=field_validation,
+            subresource=subresource,
+        )  # fmt: skip
+
+    def patch(
+        self,
+        obj: Any,
+        patch: Mapping[str, Any] | Sequence[Any] | bytes,
+        *,
+        patch_type: PatchType = MERGE,
+        name: str | None = None,
+        namespace: str | None = None,
+        subresource: str | None = None,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        force: bool | None = None,
+        field_validation: str | None = None,
+    ) -> Any:
+        return self.writer.patch(
+            obj, patch, patch_type=patch_type, name=name, namespace=namespace, subresource=subresource,
+            dry_run=dry_run, field_manager=field_manager, force=force, field_validation=field_validation,
+        )  # fmt: skip
+
+    def apply(
+        self,
+        obj: T,
+        *,
+        field_manager: str | None = None,
+        force: bool = True,
+        subresource: str | None = None,
+        dry_run: bool = False,
+    ) -> T:
+        return self.writer.apply(
+            obj, field_manager=field_manager, force=force, subresource=subresource, dry_run=dry_run
+        )
+
+    def delete(
+        self,
+        obj: Any,
+        *,
+        name: str | None = None,
+        namespace: str | None = None,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        preconditions: Mapping[str, str] | None = None,
+        dry_run: bool = False,
+        ignore_not_found: bool = False,
+    ) -> None:
+        self.writer.delete(
+            obj, name=name, namespace=namespace, propagation_policy=propagation_policy,
+            grace_period_seconds=grace_period_seconds, preconditions=preconditions, dry_run=dry_run,
+            ignore_not_found=ignore_not_found,
+        )  # fmt: skip
+
+    def status(self) -> SubResourceClient:
+        return self.writer.status()
+
+    def subresource(self, subresource: str) -> SubResourceClient:
+        return self.writer.subresource(subresource)
+
+    def evict(self, pod: Any, *, grace_period_seconds: int | None = None, dry_run: bool = False) -> None:
+        self.writer.evict(pod, grace_period_seconds=grace_period_seconds, dry_run=dry_run)

@@ -9,7 +9,7 @@ Semantics (docs/compatibility.md, controller-runtime and client-go):
   also counted as `controller_runtime_reconcile_panics_total`, the closest Python has to a Go panic;
 - `reconcile_timeout` is a cooperative deadline: `ctx.deadline`, and every client call inside honours it;
 - a failed or requeued request keeps the priority it was dequeued with, unless the Result sets one;
-- any queue fits: one without priorities (`workqueue.RateLimitingQueue`) is adapted, and priorities are dropped;
+- any `workqueue.WorkQueue` fits; one without priorities (`RateLimitingQueue`) ignores them;
 - on stop the queue is shut down and the workers finish what they hold (bounded by the stop timeout);
 - workers run in the context `start` was called in: when the manager cancels it (leadership lost), client
   calls of in-flight reconciles raise `CanceledError` (`ctx.cancelled()` tells), so nothing more is written.
@@ -25,12 +25,12 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
 from . import metrics
 from .apierrors import DeadlineExceededError
 from .clock import Clock, RealClock
-from .handler import RequestQueue
 from .log import Logger, get_logger
 from .priorityqueue import PriorityQueue
 from .ratelimiter import RateLimiter
@@ -46,67 +46,16 @@ _PROGRAMMING_ERRORS = (
 _RESULTS = ("success", "error", "requeue", "requeue_after")
 
 
-class ControllerQueue(RequestQueue, Protocol):
-    """The queue a controller drives: `priorityqueue.PriorityQueue`; any `WorkQueue` is adapted to it."""
+@dataclass(frozen=True)
+class ControllerOptions:
+    """controller-runtime's `controller.Options`: what `Builder.with_options` sets on a controller."""
 
-    def add_after(self, item: Request, delay: float, *, priority: int = 0) -> None: ...
-
-    def add_rate_limited(self, item: Request, *, priority: int = 0) -> None: ...
-
-    def get_with_priority(self, timeout: float | None = None) -> tuple[Request | None, int, bool]: ...
-
-    def done(self, item: Request) -> None: ...
-
-    def forget(self, item: Request) -> None: ...
-
-    def num_requeues(self, item: Request) -> int: ...
-
-    def shutdown(self) -> None: ...
-
-    def shutdown_with_drain(self) -> None: ...
-
-
-class _Unprioritized:
-    """A queue without priorities (`WorkQueue`: `RateLimitingQueue`, client-go's interface) as a
-    `ControllerQueue`: priorities are accepted and dropped; every item is handed out at priority 0."""
-
-    def __init__(self, queue: WorkQueue[Request]) -> None:
-        self.queue = queue
-
-    def add(self, item: Request, *, priority: int = 0) -> None:
-        self.queue.add(item)
-
-    def add_after(self, item: Request, delay: float, *, priority: int = 0) -> None:
-        self.queue.add_after(item, delay)
-
-    def add_rate_limited(self, item: Request, *, priority: int = 0) -> None:
-        self.queue.add_rate_limited(item)
-
-    def get_with_priority(self, timeout: float | None = None) -> tuple[Request | None, int, bool]:
-        item, shutdown = self.queue.get(timeout)
-        return item, 0, shutdown
-
-    def done(self, item: Request) -> None:
-        self.queue.done(item)
-
-    def forget(self, item: Request) -> None:
-        self.queue.forget(item)
-
-    def num_requeues(self, item: Request) -> int:
-        return self.queue.num_requeues(item)
-
-    def shutdown(self) -> None:
-        self.queue.shutdown()
-
-    def shutdown_with_drain(self) -> None:
-        self.queue.shutdown_with_drain()
-
-    def __len__(self) -> int:
-        return len(self.queue)
-
-
-def _controller_queue(queue: ControllerQueue | WorkQueue[Request]) -> ControllerQueue:
-    return queue if isinstance(queue, PriorityQueue) else _Unprioritized(queue)  # type: ignore[arg-type]
+    max_concurrent_reconciles: int = 1
+    rate_limiter: RateLimiter[Request] | None = None
+    queue: WorkQueue[Request] | None = None
+    reconcile_timeout: float | None = None
+    cache_sync_timeout: float = DEFAULT_CACHE_SYNC_TIMEOUT
+    need_leader_election: bool = True
 
 
 class CacheSyncTimeoutError(TimeoutError):
@@ -123,7 +72,7 @@ class Controller:
         *,
         max_concurrent_reconciles: int = 1,
         rate_limiter: RateLimiter[Request] | None = None,
-        queue: ControllerQueue | WorkQueue[Request] | None = None,
+        queue: WorkQueue[Request] | None = None,
         reconcile_timeout: float | None = None,
         cache_sync_timeout: float = DEFAULT_CACHE_SYNC_TIMEOUT,
         need_leader_election: bool = True,
@@ -140,10 +89,8 @@ class Controller:
         self._need_leader_election = need_leader_election
         self.clock = clock or RealClock()
         # `is None`, not `or`: an empty queue is falsy (it has __len__).
-        self.queue: ControllerQueue = (
-            PriorityQueue(name=name, rate_limiter=rate_limiter, clock=self.clock)
-            if queue is None
-            else _controller_queue(queue)
+        self.queue: WorkQueue[Request] = (
+            PriorityQueue(name=name, rate_limiter=rate_limiter, clock=self.clock) if queue is None else queue
         )
         self.logger = logger or get_logger(f"ballast.runtime.controller.{name}", controller=name)
         self._sources: list[Source] = []

@@ -15,14 +15,13 @@ from . import objects
 from .event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
 from .gvk import GroupVersionKind
 from .reconcile import Request
+from .workqueue import WorkQueue
 
 LOW_PRIORITY = -100
 
 
-class RequestQueue(Protocol):
-    """The part of a controller's queue that handlers use."""
-
-    def add(self, item: Request, *, priority: int = 0) -> None: ...
+RequestQueue = WorkQueue[Request]
+"""The queue handlers add to: a controller's `workqueue.WorkQueue` of Requests."""
 
 
 class EventHandler(Protocol):

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Protocol
+from typing import Protocol
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -45,7 +45,7 @@ class Runnable(Protocol):
     def start(self, stop: threading.Event) -> None: ...
 
 
-def needs_leader_election(runnable: Any) -> bool:
+def needs_leader_election(runnable: object) -> bool:
     """controller-runtime's rule: runnables that don't say otherwise run only on the leader."""
     method = getattr(runnable, "need_leader_election", None)
     return bool(method()) if callable(method) else True
@@ -152,8 +152,8 @@ class Manager:
         self.client = DelegatingClient(self.cache, client, uncached)
         self.graceful_shutdown_timeout = graceful_shutdown_timeout
         self._leader_elector = leader_elector
-        self._runnables: list[Any] = []
-        self._webhooks: list[Any] = []
+        self._runnables: list[Runnable] = []
+        self._webhooks: list[Runnable] = []
         self.healthz = Checks()
         self.readyz = Checks()
         self.healthz.add("ping", ping)
@@ -173,7 +173,7 @@ class Manager:
 
     # ----------------------------------------------------------------------------------- registration
 
-    def add(self, runnable: Any) -> None:
+    def add(self, runnable: Runnable) -> None:
         """Add a runnable (controllers, servers, your own objects with `start(stop)`)."""
         with self._runnables_lock:
             if self._started and needs_leader_election(runnable):
@@ -182,7 +182,7 @@ class Manager:
             if self._others is not None and not self._others.stop.is_set():
                 self._launch(self._others, runnable)  # added while running: start it now
 
-    def add_webhook_server(self, server: Any) -> None:
+    def add_webhook_server(self, server: Runnable) -> None:
         """Add a webhook server: started before caches (conversion webhooks must answer first), on every replica.
 
         Its `ready()` (certificate loaded, port listening) becomes the `webhook` readiness check.
@@ -219,7 +219,7 @@ class Manager:
 
     # ---------------------------------------------------------------------------------------- running
 
-    def _launch(self, group: _Group, runnable: Any) -> None:
+    def _launch(self, group: _Group, runnable: Runnable) -> None:
         name = getattr(runnable, "name", type(runnable).__name__)
 
         def run() -> None:

@@ -8,7 +8,9 @@ returns `(None, True)` only once the queue is shutting down *and* empty, so work
 `DelayingQueue` adds `add_after` (a waiting heap served by one background thread; re-adding a waiting item keeps
 the earlier ready time) and `RateLimitingQueue` adds `add_rate_limited`/`forget`/`num_requeues` on top of a
 `RateLimiter`. controller-runtime's priority queue, which presents the same consumer API, is in
-`priorityqueue.py`; `WorkQueue` is the protocol a controller programs against.
+`priorityqueue.py`; `WorkQueue` is the one protocol handlers and controllers program against. Adds take a
+`priority` everywhere: the plain queues accept and ignore it (every item is handed out at priority 0), so any
+queue fits any controller.
 
 Named queues record the seven `workqueue_*` metrics of `metrics.py` (labels `name` = `controller` = the queue's
 name); unnamed queues record none. To keep them off the hot path a queue counts in plain numbers under its own
@@ -41,18 +43,23 @@ EXCEEDED_CARDINALITY_LABEL = "exceeded_cardinality_limit"
 
 
 class WorkQueue(Protocol[T]):
-    """What a controller needs from its queue; both `RateLimitingQueue` and `PriorityQueue` provide it."""
+    """What handlers and controllers need from a queue; `Queue`, `DelayingQueue`, `RateLimitingQueue` and
+    `PriorityQueue` all provide it (the plain ones ignore `priority`)."""
 
-    def add(self, item: T) -> None:
+    def add(self, item: T, *, priority: int = 0) -> None:
         """Queue `item` unless it is already queued; ignored while shutting down."""
         ...
 
-    def add_after(self, item: T, delay: float) -> None:
+    def add_after(self, item: T, delay: float, *, priority: int = 0) -> None:
         """Queue `item` once `delay` seconds have passed (immediately if `delay` <= 0)."""
         ...
 
-    def add_rate_limited(self, item: T) -> None:
+    def add_rate_limited(self, item: T, *, priority: int = 0) -> None:
         """Queue `item` after the delay its rate limiter gives (one more failure for the item)."""
+        ...
+
+    def get_with_priority(self, timeout: float | None = None) -> tuple[T | None, int, bool]:
+        """`get`, and the priority the item was queued at (0 on queues without priorities)."""
         ...
 
     def get(self, timeout: float | None = None) -> tuple[T | None, bool]:
@@ -457,10 +464,11 @@ class Queue(_QueueBase, Generic[T]):
         self._waiting_entry: dict[T, tuple[float, int, T]] = {}
         self._metrics = _attach_metrics(name, self, self._lock, self._clock, self._dirty)
 
-    def add(self, item: T) -> None:
+    def add(self, item: T, *, priority: int = 0) -> None:
         """Mark `item` as needing processing; a no-op if it already is, or while shutting down.
 
-        If a worker holds `item` right now it is not queued again until that worker calls `done`.
+        If a worker holds `item` right now it is not queued again until that worker calls `done`. `priority` is
+        ignored: this queue is FIFO.
         """
         with self._lock:
             if self._waiting:
@@ -512,6 +520,11 @@ class Queue(_QueueBase, Generic[T]):
                     metrics.queue_duration.observe(now - added)
                 metrics.started_at[item] = now
             return item, False
+
+    def get_with_priority(self, timeout: float | None = None) -> tuple[T | None, int, bool]:
+        """`get`; every item of this queue has priority 0."""
+        item, shutdown = self.get(timeout)
+        return item, 0, shutdown
 
     def done(self, item: T) -> None:
         """Mark `item` as processed; if it was added again meanwhile it goes back into the queue now."""
@@ -567,7 +580,7 @@ class DelayingQueue(Queue[T]):
         super().__init__(name=name, clock=clock)
         self._sequence = 0
 
-    def add_after(self, item: T, delay: float) -> None:
+    def add_after(self, item: T, delay: float, *, priority: int = 0) -> None:
         """Add `item` once `delay` seconds (of the queue's clock) have passed; `delay` <= 0 adds it now.
 
         If `item` is already waiting, the earlier of the two ready times wins. Ignored while shutting down.
@@ -611,7 +624,7 @@ class RateLimitingQueue(DelayingQueue[T]):
             rate_limiter if rate_limiter is not None else default_controller_rate_limiter(clock=self._clock)
         )
 
-    def add_rate_limited(self, item: T) -> None:
+    def add_rate_limited(self, item: T, *, priority: int = 0) -> None:
         """Add `item` after the delay the rate limiter gives it (counting one more failure)."""
         self.add_after(item, self.rate_limiter.when(item))
 

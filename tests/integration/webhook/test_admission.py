@@ -197,7 +197,7 @@ def test_a_pod_created_gets_the_recommendations_of_its_profile(admission: Admiss
         poll_until(
             lambda: (
                 admission.reader.list(ResourcePolicy, envtest_namespace)
-                and admission.reader.get(WorkloadProfile, name).status.meets_threshold
+                and getattr(admission.reader.get(WorkloadProfile, name).status, "meets_threshold", False)
             ),
             timeout=10,
             what="the cache to hold the policy and the profile's status",

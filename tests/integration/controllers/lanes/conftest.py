@@ -13,7 +13,7 @@ import pytest
 from ballast.api.scheme import add_to_scheme
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.operator.wiring import CONTROLLERS, add_core_lanes, new_manager
+from ballast.internal.operator.wiring import CONTROLLERS, Dependencies, add_core_lanes, new_manager
 from ballast.internal.runtime import Client, Manager, RESTConfig, Scheme
 from ballast.internal.runtime.envtest import Environment
 from ballast.internal.store import HistoryStore, open_store
@@ -57,7 +57,7 @@ def operator(envtest: Environment, operator_namespace: str, tmp_path: Path) -> I
     options = OperatorOptions(operator_namespace=operator_namespace)
     kill_switch = KillSwitchState()
     store = open_store(f"sqlite:///{tmp_path / 'history.db'}")
-    add_core_lanes(manager, set(CONTROLLERS), store=store, kill_switch=kill_switch, options=options)
+    add_core_lanes(manager, set(CONTROLLERS), Dependencies(store=store, kill_switch=kill_switch, options=options))
     with running(manager, stop_timeout=40):
         yield Operator(manager, client, kill_switch, store, options)
     store.close()

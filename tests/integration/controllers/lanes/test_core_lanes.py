@@ -13,7 +13,7 @@ from ballast.api.ballast.v1 import ClusterResourcePolicy, WorkloadProfile
 from ballast.internal.enrollment import LEGACY_POD_FINALIZER, POLICY_REF, PROFILE_REF
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.operator.wiring import CONTROLLERS, add_core_lanes, new_manager
+from ballast.internal.operator.wiring import CONTROLLERS, Dependencies, add_core_lanes, new_manager
 from ballast.internal.runtime import Client, NotFoundError
 from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.wait import poll_until
@@ -198,7 +198,11 @@ def test_the_go_operators_finalizer_is_removed_even_from_unlabelled_pods(
     assert operator_client.get("v1/Pod", "stuck", namespaces[0])["metadata"]["deletionTimestamp"]
     manager = new_manager(operator_client, namespace="ballast-system")
     with open_store(f"sqlite:///{tmp_path / 'h.db'}") as store:
-        add_core_lanes(manager, set(CONTROLLERS), store=store, kill_switch=KillSwitchState(), options=OperatorOptions())
+        add_core_lanes(
+            manager,
+            set(CONTROLLERS),
+            Dependencies(store=store, kill_switch=KillSwitchState(), options=OperatorOptions()),
+        )
         with running(manager, stop_timeout=40):
             poll_until(
                 lambda: _gone(operator_client, namespaces[0], "stuck"),

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from ballast.internal.runtime.envtest.wait import poll_until
 from ballast.internal.runtime.manager import Manager
 from ballast.internal.runtime.metrics import REGISTRY
+from ballast.internal.runtime.priorityqueue import PriorityQueue
 from ballast.internal.runtime.reconcile import Request
 
 T = TypeVar("T")
@@ -32,16 +33,18 @@ def configmap(
     return obj
 
 
-class RecordingQueue:
-    """A RequestQueue that records what handlers add, with priorities."""
+class RecordingQueue(PriorityQueue[Request]):
+    """A controller queue that also records what handlers add, with priorities."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.added: list[tuple[Request, int]] = []
-        self._lock = threading.Lock()
+        self._recorded = threading.Lock()
 
-    def add(self, item: Request, *, priority: int = 0) -> None:
-        with self._lock:
+    def add(self, item: Request, *, priority: int = 0, after: float = 0.0, rate_limited: bool = False) -> None:
+        with self._recorded:
             self.added.append((item, priority))
+        super().add(item, priority=priority, after=after, rate_limited=rate_limited)
 
 
 @contextlib.contextmanager
