@@ -25,11 +25,10 @@ from ballast.internal.enrollment import (
     is_enrolled,
 )
 from ballast.internal.enrollment.legacy import remove_legacy_finalizer
-from ballast.internal.enrollment.owners import OwnerLookup
 from ballast.internal.killswitch import KillSwitchState
-from ballast.internal.naming import measurement_hash, profile_name, selector_labels, tuple_labels
+from ballast.internal.naming import measurement_hash, selector_labels
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.policy import PodFacts, PolicyCache, Resolution, discriminator_for, policy_key_for, resolve_policy
+from ballast.internal.policy import OwnerReader, Resolver, pod_identity, policy_key_for
 from ballast.internal.runtime import (
     APPLY,
     AlreadyExistsError,
@@ -65,8 +64,8 @@ class EnrollmentReconciler:
         self.live = manager.api_reader
         self.kill_switch = kill_switch
         self.options = options
-        self.owners = OwnerLookup(manager.api_reader)
-        self.policies = PolicyCache()
+        # The same resolution and naming as admission (webhook/pods.py): a pod must feed the profile it is sized by.
+        self.resolver = Resolver(manager.client, owners=OwnerReader(manager.api_reader))
 
     def reconcile(self, ctx: Context, request: Request) -> Result | None:
         try:
@@ -93,21 +92,13 @@ class EnrollmentReconciler:
 
     # ------------------------------------------------------------------------------------------ enroll
 
-    def _resolve(self, pod_json: dict[str, Any], namespace: str) -> Resolution | None:
-        facts = PodFacts.from_pod(pod_json, lookup=self.owners)
-        policies: list[Any] = list(self.client.list(ClusterResourcePolicy))
-        if namespace:
-            policies += self.client.list(ResourcePolicy, namespace)
-        return resolve_policy(facts, policies, cache=self.policies)
-
     def _enroll(self, ctx: Context, pod: Any, config: BallastConfig) -> Result | None:
-        pod_json = objects.thaw(pod)
         namespace = objects.namespace(pod)
-        resolution = self._resolve(pod_json, namespace)
+        resolution = self.resolver.resolve(objects.thaw(pod), namespace)
         identity = list(config.spec.identity_labels)
         labels = objects.labels(pod)
-        tuple_ = tuple_labels(labels, identity)
-        name = profile_name(tuple_, identity, discriminator_for(resolution))
+        profile = pod_identity(labels, identity, resolution)
+        name, tuple_ = profile.profile, profile.tuple_labels
         status: dict[str, Any] = {
             "tupleLabels": tuple_,
             "selectorLabels": selector_labels(labels, identity),

@@ -21,8 +21,6 @@ import msgspec
 
 from ballast.api.ballast.v1 import (
     BallastConfig,
-    ClusterResourcePolicy,
-    ResourcePolicy,
     WorkloadProfile,
 )
 from ballast.internal.enrollment import (
@@ -34,9 +32,8 @@ from ballast.internal.enrollment import (
     wants_apply,
 )
 from ballast.internal.killswitch import KillSwitchState
-from ballast.internal.naming import profile_name, tuple_labels
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.policy import PodFacts, Policy, PolicyCache, Resolution, discriminator_for, resolve_policy
+from ballast.internal.policy import OwnerReader, PolicyCache, Resolution, Resolver, pod_identity
 from ballast.internal.runtime.admission import AdmissionRequest, AdmissionResponse, allowed, denied, errored, patched
 from ballast.internal.runtime.apierrors import NotFoundError
 from ballast.internal.runtime.log import Logger, get_logger
@@ -50,7 +47,7 @@ from ballast.internal.telemetry import (
     profile_attributes,
 )
 
-from .reader import Reader, as_model, owner_lookup
+from .reader import Reader, as_model
 from .recommendations import Mutation, annotate, apply_recommendations
 
 MUTATE_PATH = "/mutate-v1-pod"
@@ -182,8 +179,9 @@ class PodMutator:
         self.reader = reader
         self.kill_switch = kill_switch
         self.options = options
-        self._owners = owner_lookup(owner_reader if owner_reader is not None else reader)
-        self._policies = policy_cache if policy_cache is not None else PolicyCache()
+        # The same resolution and naming as enrollment (controllers/enrollment.py).
+        owners = OwnerReader(owner_reader if owner_reader is not None else reader)
+        self._resolver = Resolver(reader, owners=owners, cache=policy_cache)
 
     @property
     def dry_run(self) -> bool:
@@ -258,23 +256,12 @@ class PodMutator:
             return outcome.not_available(PROFILE_NOT_AVAILABLE)
 
     def _resolve(self, pod: Mapping[str, Any], namespace: str) -> Resolution | None:
-        policies: list[Policy] = [as_model(ClusterResourcePolicy, p) for p in self.reader.list(ClusterResourcePolicy)]
-        if namespace:
-            policies += [as_model(ResourcePolicy, p) for p in self.reader.list(ResourcePolicy, namespace)]
-        # The owner chain costs reads; only `kinds` selectors look past the direct controller.
-        lookup = self._owners if any(self._lists_kinds(policy) for policy in policies) else None
-        facts = PodFacts.from_pod(pod, namespace=namespace, lookup=lookup)
-        return resolve_policy(facts, policies, cache=self._policies)
-
-    def _lists_kinds(self, policy: Policy) -> bool:
-        matcher = self._policies.compile(policy).matcher
-        return matcher is not None and bool(matcher.kinds)
+        return self._resolver.resolve(pod, namespace)
 
     def _profile_identity(self, labels: Mapping[str, str], resolution: Resolution | None) -> tuple[str, dict[str, str]]:
         config = as_model(BallastConfig, self.reader.get(BallastConfig, BALLAST_CONFIG_NAME))
-        identity_labels = config.spec.identity_labels
-        identity = tuple_labels(labels, identity_labels)
-        return profile_name(identity, identity_labels, discriminator_for(resolution)), identity
+        identity = pod_identity(labels, config.spec.identity_labels, resolution)
+        return identity.profile, identity.tuple_labels
 
 
 class _Outcome:

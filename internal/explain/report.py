@@ -19,8 +19,8 @@ from ballast.internal.enrollment import (
     RESIZE_BLOCKED_AT,
     managed_containers,
 )
-from ballast.internal.naming import NO_POLICY, profile_name, tuple_labels
-from ballast.internal.policy import PodFacts, discriminator_for
+from ballast.internal.naming import NO_POLICY, tuple_labels
+from ballast.internal.policy import PodFacts, discriminator_for, pod_identity
 
 from .context import PodContext, owner_lookup, template_container
 from .figures import applied_lines, formula, headroom_text, limit_lines, readiness_line, running_line, usage_lines
@@ -99,7 +99,7 @@ def _identity_section(ctx: PodContext, verdict: PolicyVerdict) -> list[str]:
     lines.append("  tuple:        " + ", ".join(f"{key}={values[key]}" for key in ctx.identity_labels))
     discriminator = discriminator_for(verdict.resolution)
     try:
-        expected = profile_name(values, ctx.identity_labels, discriminator)
+        expected = pod_identity(labels, ctx.identity_labels, verdict.resolution).profile  # as the operator names it
     except ValueError as exc:
         lines.append(f"  profile name: none ({exc})")
         return lines

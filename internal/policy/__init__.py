@@ -14,7 +14,9 @@ regex or label selector does not compile is skipped, never failing resolution fo
 
 from .compiled import DEFAULT_CACHE_ENTRIES, CompiledPolicy, Policy, PolicyCache, compile_policy
 from .facts import MAX_OWNER_DEPTH, OwnerLookup, PodFacts, controller_reference, owner_kinds
+from .owners import OwnerReader
 from .pattern import Pattern, PatternError, compile_pattern, is_regex
+from .pods import PodIdentity, Resolver, pod_identity
 from .problems import PolicyProblem
 from .resolver import Resolution, discriminator_for, policy_key_for, precedence, resolve_policy
 from .selector import PolicyMatcher, compile_selector
@@ -26,14 +28,17 @@ __all__ = [
     "MAX_OWNER_DEPTH",
     "CompiledPolicy",
     "OwnerLookup",
+    "OwnerReader",
     "Pattern",
     "PatternError",
     "PodFacts",
+    "PodIdentity",
     "Policy",
     "PolicyCache",
     "PolicyMatcher",
     "PolicyProblem",
     "Resolution",
+    "Resolver",
     "compile_pattern",
     "compile_policy",
     "compile_selector",
@@ -41,6 +46,7 @@ __all__ = [
     "discriminator_for",
     "is_regex",
     "owner_kinds",
+    "pod_identity",
     "policy_key_for",
     "policy_problems",
     "precedence",

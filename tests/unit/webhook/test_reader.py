@@ -1,4 +1,4 @@
-"""The readers behind the handlers: the owner lookup, models from any reader, and the mutation over the real
+"""The readers behind the handlers: models from any reader, and the mutation over the real
 client on the in-memory API server — live and through the shared cache."""
 
 from __future__ import annotations
@@ -15,22 +15,19 @@ from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.naming import policy_discriminator, profile_name, tuple_labels
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.runtime import objects
-from ballast.internal.runtime.apierrors import ForbiddenError, InternalServerError
 from ballast.internal.runtime.cache import Cache, DelegatingClient
 from ballast.internal.runtime.client import Client
 from ballast.internal.runtime.fake import FakeAPI
 from ballast.internal.runtime.gvk import GroupVersionKind
-from ballast.internal.runtime.restmapper import NoKindMatchError
 from ballast.internal.runtime.scheme import Scheme
 from ballast.webhook.pods import PodMutator
-from ballast.webhook.reader import Reader, as_model, owner_lookup
+from ballast.webhook.reader import Reader, as_model
 from tests.unit.internal.policy.builders import crp
 
 from .support import (
     APP_LABELS,
     IDENTITY,
     NAMESPACE,
-    MemoryReader,
     ballast_config,
     container_profile,
     owner,
@@ -45,45 +42,6 @@ REPLICA_SET = {
                  "ownerReferences": [owner("Deployment", "web", "dep-1")]},
 }  # fmt: skip
 DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": NAMESPACE}}
-
-
-# ------------------------------------------------------------------------------------------- owner lookup
-
-
-def test_the_lookup_returns_the_owner() -> None:
-    found = owner_lookup(MemoryReader(REPLICA_SET))(NAMESPACE, owner("ReplicaSet", "web-7d9", "rs-1"))
-    assert found is not None
-    assert objects.name(found) == "web-7d9"
-
-
-@pytest.mark.parametrize(
-    "error",
-    [ForbiddenError(403, "Forbidden", "no"), NoKindMatchError("no such kind")],
-)
-def test_an_owner_we_cannot_read_ends_the_chain(error: Exception) -> None:
-    reader = MemoryReader(REPLICA_SET)
-    reader.fail["ReplicaSet"] = error
-    assert owner_lookup(reader)(NAMESPACE, owner("ReplicaSet", "web-7d9", "rs-1")) is None
-
-
-@pytest.mark.parametrize(
-    "reference",
-    [
-        owner("ReplicaSet", "gone", "rs-9"),  # not found
-        owner("ReplicaSet", "web-7d9", "rs-2"),  # recreated under another uid
-        {"kind": "ReplicaSet", "name": "web-7d9", "controller": True},  # no apiVersion
-        owner("ReplicaSet", "web-7d9", "rs-1", api_version=""),  # an apiVersion without a version
-    ],
-)
-def test_a_reference_that_does_not_lead_to_its_owner_ends_the_chain(reference: dict[str, Any]) -> None:
-    assert owner_lookup(MemoryReader(REPLICA_SET))(NAMESPACE, reference) is None
-
-
-def test_other_read_errors_propagate() -> None:
-    reader = MemoryReader(REPLICA_SET)
-    reader.fail["ReplicaSet"] = InternalServerError(500, "InternalError", "etcd")
-    with pytest.raises(InternalServerError):
-        owner_lookup(reader)(NAMESPACE, owner("ReplicaSet", "web-7d9", "rs-1"))
 
 
 def test_models_come_from_models_dicts_and_read_only_views() -> None:
