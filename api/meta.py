@@ -1,8 +1,9 @@
 """Pieces of `meta/v1` shared by every kind: ObjectMeta, LabelSelector, Condition and Time.
 
 `ObjectMeta` is lenient: it types the fields controllers read and keeps every other field (managedFields,
-future additions) as it came. `Condition` has the fields of `metav1.Condition`, and `set_status_condition`
-follows `meta.SetStatusCondition`: `lastTransitionTime` moves only when the status flips.
+future additions) as it came. `Condition` has the fields of `metav1.Condition`. The condition helpers are the
+runtime's (`ballast.internal.runtime.conditions`, on typed models and dicts alike), re-exported here:
+`set_status_condition` follows `meta.SetStatusCondition`, so `lastTransitionTime` moves only when the status flips.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, PlainSerializer, Strict
+
+from ballast.internal.runtime.clock import rfc3339
+from ballast.internal.runtime.conditions import find_status_condition, remove_status_condition, set_status_condition
 
 from .wire import ATOMIC_LIST, ATOMIC_STRUCT, Int64, WireModel, list_map
 
@@ -21,15 +25,11 @@ def _utc_seconds(value: datetime) -> datetime:
     return value.replace(microsecond=0)
 
 
-def _rfc3339(value: datetime) -> str:
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 Time = Annotated[
     datetime,
     Strict(False),
     AfterValidator(_utc_seconds),
-    PlainSerializer(_rfc3339, return_type=str),
+    PlainSerializer(rfc3339, return_type=str),
 ]
 """A `metav1.Time`: parsed from RFC 3339, held as an aware UTC datetime truncated to seconds, written as
 `2026-01-02T03:04:05Z`."""
@@ -123,36 +123,18 @@ def _unique_types(conditions: list[Condition] | None) -> list[Condition] | None:
 Conditions = Annotated[list[Condition] | None, AfterValidator(_unique_types), list_map("type")]
 """`status.conditions`: one entry per type (a duplicate fails validation), merged by type on server-side apply."""
 
-
-def find_status_condition(conditions: list[Condition] | None, condition_type: str) -> Condition | None:
-    """The condition of `condition_type`, or None when the list has none."""
-    return next((c for c in conditions or () if c.type == condition_type), None)
-
-
-def set_status_condition(conditions: list[Condition], condition: Condition) -> bool:
-    """Add `condition` to `conditions`, or update the entry of its type in place; returns whether anything changed.
-
-    As `meta.SetStatusCondition`: an existing entry keeps its `lastTransitionTime` unless the status changes;
-    reason, message and observedGeneration are overwritten.
-    """
-    existing = find_status_condition(conditions, condition.type)
-    if existing is None:
-        conditions.append(condition.model_copy())
-        return True
-    changed = False
-    if existing.status != condition.status:
-        existing.status = condition.status
-        existing.last_transition_time = condition.last_transition_time
-        changed = True
-    for name in ("reason", "message", "observed_generation"):
-        if getattr(existing, name) != getattr(condition, name):
-            setattr(existing, name, getattr(condition, name))
-            changed = True
-    return changed
-
-
-def remove_status_condition(conditions: list[Condition], condition_type: str) -> bool:
-    """Remove the entry of `condition_type` from `conditions` in place; returns whether one was there."""
-    before = len(conditions)
-    conditions[:] = [c for c in conditions if c.type != condition_type]
-    return len(conditions) != before
+__all__ = [
+    "CONDITION_REASON_PATTERN",
+    "CONDITION_TYPE_PATTERN",
+    "Condition",
+    "ConditionStatus",
+    "Conditions",
+    "LabelSelector",
+    "LabelSelectorRequirement",
+    "ObjectMeta",
+    "OwnerReference",
+    "Time",
+    "find_status_condition",
+    "remove_status_condition",
+    "set_status_condition",
+]

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import datetime
 from typing import Any
 
 from ballast.api.ballast.v1 import ClusterResourcePolicy, ResourcePolicy
@@ -16,6 +15,7 @@ from ballast.internal.naming import policy_discriminator
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.policy import validate_policy
 from ballast.internal.runtime import APPLY, Builder, Context, Controller, Manager, NotFoundError, Request, Result
+from ballast.internal.runtime.conditions import condition, find_status_condition
 
 FIELD_MANAGER = "ballast-policystatus"
 PolicyKind = type[ClusterResourcePolicy] | type[ResourcePolicy]
@@ -23,10 +23,6 @@ NAMES: dict[PolicyKind, str] = {
     ClusterResourcePolicy: "policystatus-cluster",
     ResourcePolicy: "policystatus-namespaced",
 }
-
-
-def _time(value: datetime.datetime) -> str:
-    return value.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class PolicyStatusReconciler:
@@ -46,9 +42,7 @@ class PolicyStatusReconciler:
         valid = "False" if problems else "True"
         current_status = policy.status
         discriminator = policy_discriminator(self.kind.KIND, request.namespace, request.name)
-        current = (
-            next((c for c in (current_status.conditions or []) if c.type == VALID), None) if current_status else None
-        )
+        current = find_status_condition(current_status.conditions, VALID) if current_status else None
         message = "; ".join(problems) if problems else "the policy's selectors, regexes and quantities are valid"
         reason = "InvalidPolicy" if problems else "Valid"
         if (
@@ -58,15 +52,14 @@ class PolicyStatusReconciler:
             and (current.status, current.reason, current.message) == (valid, reason, message)
         ):
             return None
-        since = current.last_transition_time if current is not None and current.status == valid else self.clock.now()
         metadata: dict[str, Any] = {"name": request.name}
         if request.namespace:
             metadata["namespace"] = request.namespace
         body = {
             "apiVersion": self.kind.API_VERSION, "kind": self.kind.KIND, "metadata": metadata,
             "status": {"profileDiscriminator": discriminator, "conditions": [
-                {"type": VALID, "status": valid, "reason": reason, "message": message,
-                 "lastTransitionTime": _time(since), "observedGeneration": policy.metadata.generation or 0},
+                condition(VALID, valid, reason, message, previous=current, now=self.clock.now(),
+                          observed_generation=policy.metadata.generation or 0),
             ]},
         }  # fmt: skip
         self.client.status().patch(body, body, patch_type=APPLY, field_manager=FIELD_MANAGER, force=True)

@@ -37,6 +37,7 @@ from ballast.internal.runtime import (
     Result,
     objects,
 )
+from ballast.internal.runtime.conditions import condition, find_status_condition, kept_transition_time
 from ballast.internal.stats import parse_duration
 from ballast.internal.store import HistoryStore
 from ballast.internal.telemetry import WORKLOAD_PROFILES_PURGED, profile_attributes
@@ -45,10 +46,6 @@ NAME = "workloadwatcher-profile"
 FIELD_MANAGER = "ballast-workloadwatcher-profile"
 POD = "v1/Pod"
 NO_ACTIVE_WORKLOADS = "NoActiveWorkloads"
-
-
-def _time(value: datetime.datetime) -> str:
-    return value.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class ProfileReconciler:
@@ -81,15 +78,14 @@ class ProfileReconciler:
     def _write_count(self, profile: WorkloadProfile, count: int) -> datetime.datetime | None:
         """Apply activeWorkloads and the Orphaned condition; returns when it became orphaned (None if not)."""
         status = profile.status
-        current = next((c for c in (status.conditions or []) if c.type == ORPHANED), None) if status else None
+        current = find_status_condition(status.conditions, ORPHANED) if status else None
         now = self.clock.now()
         conditions: list[dict[str, Any]] = []
         since: datetime.datetime | None = None
         if count == 0:
-            since = current.last_transition_time if current is not None and current.status == "True" else now
+            since = kept_transition_time(current, "True") or now
             message = "No active workloads for this profile"
-            conditions.append({"type": ORPHANED, "status": "True", "reason": NO_ACTIVE_WORKLOADS,
-                               "message": message, "lastTransitionTime": _time(since)})  # fmt: skip
+            conditions.append(condition(ORPHANED, "True", NO_ACTIVE_WORKLOADS, message, previous=current, now=now))
         unchanged = (
             status is not None
             and status.active_workloads == count

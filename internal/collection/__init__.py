@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+from ballast.internal.runtime import rfc3339  # the times a cycle writes
+
 from .attribution import Attribution, MeasuredPod, MeasuredProfile, PodKey, attribute, measured_pod, node_name
 from .cycle import (
     DEFAULT_POLL_INTERVAL,
@@ -22,7 +24,6 @@ from .cycle import (
     FedProfile,
     poll_interval_seconds,
     retention_window,
-    rfc3339,
 )
 from .memory import CollectionMemory, ProfileMemory
 from .plan import READ_CHUNK, StatusPlan, chunks, is_stale, plan_status, recompute, series_to_read

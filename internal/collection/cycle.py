@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ballast.api.ballast.v1 import WorkloadProfile
+from ballast.internal.runtime import rfc3339
 from ballast.internal.stats import parse_duration
 from ballast.internal.store import SeriesKey
 
@@ -36,11 +37,6 @@ def retention_window(text: str) -> datetime.timedelta | None:
     is zero or negative. Raises ValueError for a duration that does not parse (the caller logs and ignores it)."""
     nanoseconds = parse_duration(text)
     return datetime.timedelta(microseconds=nanoseconds // 1000) if nanoseconds > 0 else None
-
-
-def rfc3339(moment: datetime.datetime) -> str:
-    """`moment` in UTC to the second, as status times are written (`2026-03-01T12:00:00Z`)."""
-    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ballast.api.ballast.v1.workloadprofile import READY
+from ballast.internal.runtime.conditions import condition
 
 from .policy import PolicyView
 
@@ -37,17 +38,11 @@ def ready_condition(
     """The `Ready` condition: True when every policy resource got samples in the latest cycle of its own source
     (`collected(resource)`), else False listing the missing ones. `lastTransitionTime` moves only on a flip."""
     missing = sorted(resource for resource in policy.resources if not collected(resource))
-    status = "False" if missing else "True"
-    condition = {
-        "type": READY,
-        "status": status,
-        "reason": MISSING_SAMPLES_REASON if missing else SAMPLES_COLLECTED_REASON,
-        "message": MISSING_PREFIX + ", ".join(missing) if missing else ALL_COLLECTED_MESSAGE,
-        "lastTransitionTime": now_text,
-    }
-    if previous is not None and previous.get("status") == status and previous.get("lastTransitionTime"):
-        condition["lastTransitionTime"] = previous["lastTransitionTime"]
-    return condition
+    if missing:
+        status, reason, message = "False", MISSING_SAMPLES_REASON, MISSING_PREFIX + ", ".join(missing)
+    else:
+        status, reason, message = "True", SAMPLES_COLLECTED_REASON, ALL_COLLECTED_MESSAGE
+    return condition(READY, status, reason, message, previous=previous, now=now_text)
 
 
 def collected_in_latest_cycles(

@@ -41,6 +41,7 @@ from ballast.api.crds import all_crds
 from ballast.internal.enrollment import invalid_mode_message
 from ballast.internal.quantity import parse_quantity
 from ballast.internal.resize import exceeds_drift
+from ballast.internal.runtime import rfc3339
 from ballast.internal.runtime.envtest import Backend, Environment, EnvtestError
 from ballast.internal.runtime.envtest.errors import APIError
 from ballast.internal.runtime.envtest.rest import RESTClient
@@ -157,7 +158,7 @@ def describe_resources(pod: Mapping[str, Any]) -> str:
 
 
 def _rfc3339_now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return rfc3339(datetime.datetime.now(datetime.UTC))
 
 
 class Demo:

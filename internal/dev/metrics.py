@@ -21,6 +21,7 @@ import orjson
 import urllib3
 
 from ballast.internal.enrollment import managed_containers
+from ballast.internal.runtime import rfc3339
 from ballast.internal.runtime.envtest.errors import APIError
 from ballast.internal.runtime.envtest.rest import RESTClient
 
@@ -55,8 +56,7 @@ def rest_pod_lister(rest: RESTClient) -> PodLister:
 
 
 def _rfc3339(epoch_seconds: float) -> str:
-    moment = datetime.datetime.fromtimestamp(epoch_seconds, tz=datetime.UTC).replace(microsecond=0)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return rfc3339(datetime.datetime.fromtimestamp(epoch_seconds, tz=datetime.UTC))
 
 
 class PodMetricsSource:

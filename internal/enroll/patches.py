@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ballast.internal.enrollment import MODE_LABEL
+from ballast.internal.runtime import rfc3339
 
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 """The template annotation `kubectl rollout restart` stamps; changing it rolls the pods."""
@@ -16,7 +17,7 @@ REVISION_HASH_LABEL = "controller-revision-hash"
 
 def restart_stamp(now: datetime.datetime) -> str:
     """`2026-11-29T12:00:00Z`: the restartedAt value for `now` (UTC, whole seconds)."""
-    return now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return rfc3339(now)
 
 
 def template_patch(mode: str, restarted_at: str | None = None) -> dict[str, Any]:

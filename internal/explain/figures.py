@@ -16,6 +16,7 @@ from typing import Any
 from ballast.api.ballast.v1 import MetricConfig, Recommendation, ResourcePolicySpec, UsageStats
 from ballast.internal.enrollment import applied_annotation
 from ballast.internal.quantity import QuantityError, format_units, to_units
+from ballast.internal.runtime import rfc3339
 from ballast.internal.stats import EMPTY_STATS, fit_limit, parse_headroom, recommend
 
 PERCENTILES = ("p50", "p75", "p90", "p95", "p99")
@@ -149,7 +150,7 @@ def usage_lines(usage: UsageStats) -> list[str]:
         if value is not None
     )
     source = f" from {usage.source}" if usage.source else ""
-    updated = f" (updated {usage.last_updated:%Y-%m-%dT%H:%M:%SZ})" if usage.last_updated else ""
+    updated = f" (updated {rfc3339(usage.last_updated)})" if usage.last_updated else ""
     span = f" over {usage.time_span}" if usage.time_span else ""
     return [f"{usage.resource}: {usage.samples or 0} samples{span}{source}{updated}", f"  {figures}"]
 

@@ -7,13 +7,14 @@ import datetime
 from typing import Any
 
 from ballast.internal.enrollment import LAST_RESIZE, RESIZE_BLOCKED, RESIZE_BLOCKED_AT
+from ballast.internal.runtime import rfc3339
 
 BLOCKED_MESSAGE_BYTES = 256
 
 
 def format_time(value: datetime.datetime) -> str:
     """`value` in UTC as RFC 3339 to the second (`2026-03-01T12:00:00Z`), as the annotations are written."""
-    return value.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return rfc3339(value)
 
 
 def parse_time(text: str | None) -> datetime.datetime | None:

@@ -10,8 +10,7 @@ from typing import Any
 
 from ballast.api.ballast.v1 import WorkloadProfile
 from ballast.api.meta import Condition
-
-from .annotations import format_time
+from ballast.internal.runtime.conditions import condition
 
 IN_PLACE_RESIZE = "InPlaceResize"
 """Profile condition type written by the resize lane (False/Unsupported on API servers before 1.35)."""
@@ -35,12 +34,10 @@ def supports_in_place(version: str) -> bool:
 
 def unsupported_condition(version: str, current: Condition | None, now: datetime.datetime) -> dict[str, Any]:
     """`InPlaceResize=False` naming the server version; an unchanged status keeps its transition time."""
-    since = current.last_transition_time if current is not None and current.status == "False" else None
     major, minor = IN_PLACE_RESIZE_GA
     message = (f"in-place pod resize needs Kubernetes {major}.{minor} or later; the API server is {version}: "
                "pods in resize mode are not resized")  # fmt: skip
-    return {"type": IN_PLACE_RESIZE, "status": "False", "reason": UNSUPPORTED, "message": message,
-            "lastTransitionTime": format_time(since or now)}  # fmt: skip
+    return condition(IN_PLACE_RESIZE, "False", UNSUPPORTED, message, previous=current, now=now)
 
 
 def wanted_condition(

@@ -23,12 +23,13 @@ from .apierrors import (
 from .builder import Builder
 from .cache import Cache, CacheScope
 from .client import APPLY, JSON_PATCH, MERGE, STRATEGIC, Client
-from .clock import Clock, FakeClock, RealClock
-from .controller import Controller
+from .clock import Clock, FakeClock, RealClock, rfc3339
+from .controller import Controller, ControllerOptions
 from .decode import Projection
 from .fake import FakeAPI
 from .gvk import GroupVersionKind
 from .handler import EnqueueRequestForObject, EnqueueRequestForOwner, EnqueueRequestsFromMapFunc
+from .interfaces import Reader, StatusWriter, Writer
 from .leaderelection import LeaderElectionConfig, LeaderElector
 from .leaderelection_process import ProcessLeaderElector
 from .manager import Manager
@@ -54,6 +55,7 @@ __all__ = [
     "ConflictError",
     "Context",
     "Controller",
+    "ControllerOptions",
     "EnqueueRequestForObject",
     "EnqueueRequestForOwner",
     "EnqueueRequestsFromMapFunc",
@@ -67,15 +69,19 @@ __all__ = [
     "ProcessLeaderElector",
     "Projection",
     "RESTConfig",
+    "Reader",
     "RealClock",
     "Reconciler",
     "Request",
     "Result",
     "Scheme",
+    "StatusWriter",
     "TerminalError",
     "WebhookServer",
+    "Writer",
     "allowed",
     "denied",
     "errored",
     "patched",
+    "rfc3339",
 ]

@@ -3,6 +3,8 @@
 `RealClock` is the system clock. `FakeClock` only moves when `advance()`/`set()` is called; threads blocked in
 `clock.wait(...)` or `clock.sleep(...)` wake when the fake time passes their deadline — the way client-go's
 `clock.FakeClock` fires timers on `Step`.
+
+`rfc3339` is the one form the runtime and its users write wall-clock times in (`metav1.Time`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,14 @@ from typing import Protocol
 
 # A blocked waiter on a fake clock also re-checks this often in real time, so a missed notify cannot hang it.
 _FAKE_POLL_SECONDS = 0.05
+
+
+def rfc3339(moment: datetime.datetime) -> str:
+    """`moment` as a `metav1.Time` is written: UTC, whole seconds, a trailing Z (`2026-01-02T03:04:05Z`).
+
+    Sub-seconds are dropped, not rounded. A naive `moment` is taken as local time, as `astimezone` takes it.
+    """
+    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class Clock(Protocol):

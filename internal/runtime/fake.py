@@ -20,7 +20,6 @@ as a merge that creates when absent. Behaviour that matters against a real API s
 from __future__ import annotations
 
 import copy
-import datetime
 import itertools
 import queue
 import threading
@@ -35,7 +34,7 @@ import orjson
 from . import labels as label_selectors
 from .apierrors import error_from_response
 from .client import Client
-from .clock import Clock, RealClock
+from .clock import Clock, RealClock, rfc3339
 from .gvk import GroupVersionKind, GroupVersionResource, RESTMapping
 from .rest import check_call
 from .restmapper import RESTMapper
@@ -601,7 +600,7 @@ class FakeAPI:
 
 
 def _now(clock: Clock) -> str:
-    return clock.now().astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return rfc3339(clock.now())
 
 
 def _check_version(kind: _Kind, name: str, old: dict[str, Any], new: dict[str, Any]) -> None:

@@ -24,7 +24,7 @@ from cachetools import LRUCache, TTLCache
 
 from . import objects
 from .apierrors import APIStatusError, NotFoundError
-from .clock import Clock, RealClock
+from .clock import Clock, RealClock, rfc3339
 from .gvk import GroupVersionKind
 from .log import get_logger
 
@@ -166,7 +166,7 @@ class EventRecorder:
 
     def _write(self, involved: dict[str, str], type_: str, reason: str, message: str, stamp: datetime.datetime) -> None:
         key, message = self._correlate(involved, type_, reason, message)
-        now = stamp.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = rfc3339(stamp)
         recorded = self._recorded.get(key)
         if recorded is not None:
             try:

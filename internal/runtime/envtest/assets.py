@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from ballast.internal.runtime.clock import rfc3339
+
 from .errors import AssetsNotFoundError, BuildError
 
 DEFAULT_KUBERNETES_VERSION = "1.37.2"
@@ -228,7 +230,7 @@ class _Builder:
             "gitMajor": self.version.split(".")[0],
             "gitMinor": minor,
             "gitTreeState": "clean",
-            "buildDate": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "buildDate": rfc3339(datetime.datetime.now(datetime.UTC)),
         }
         ldflags = ["-s", "-w"]
         for package in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
