@@ -28,10 +28,14 @@ from ballast.internal.operator.wiring import (
 )
 
 CRD_FIELD_MANAGER = "ballast-crd-installer"
-COMPONENT_LOGGERS = {
+COMPONENT_LOGGERS = {  # --log-level-<component>: the loggers its code logs through
     "webhook": ("ballast.webhook", "ballast.runtime.webhook"),
-    "watcher": ("ballast.runtime.controller.workloadwatcher-pod", "ballast.runtime.controller.workloadwatcher-profile"),
-    "collector": ("ballast.runtime.controller.metricscollector", "ballast.sources"),
+    "watcher": (
+        "ballast.runtime.controller.workloadwatcher-pod",
+        "ballast.runtime.controller.workloadwatcher-profile",
+        "ballast.migration",
+    ),
+    "collector": ("ballast.runtime.controller.metricscollector", "ballast.collection"),
     "adjuster": ("ballast.runtime.controller.resourceadjuster",),
 }
 
