@@ -40,7 +40,7 @@ COMPONENT_LOGGERS = {  # --log-level-<component>: the loggers its code logs thro
 }
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ballastd",
         description="Ballast operator: keeps pods' resource requests and limits matched to measured usage.",
@@ -389,7 +389,7 @@ def _setup_logging(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
+    parser = build_parser()
     args = parser.parse_args(argv)
     try:
         _setup_logging(args)

@@ -1,7 +1,7 @@
 """The enrollment contract: the mode label, the operator's annotations and finalizers, which containers count,
 and the pod as the operator caches it (a typed projection)."""
 
-from .containers import excluded_container_names, is_restartable_init, managed_containers
+from .containers import is_restartable_init, managed_containers
 from .indexes import PROFILE_REF_INDEX, profile_ref_index
 from .keys import (
     APPLIED_PREFIX,
@@ -48,7 +48,6 @@ __all__ = [
     "PodStatus",
     "Resources",
     "applied_annotation",
-    "excluded_container_names",
     "invalid_mode_message",
     "is_enrolled",
     "is_restartable_init",

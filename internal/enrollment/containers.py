@@ -33,16 +33,3 @@ def managed_containers(pod: Any) -> list[Any]:
     containers = list(_field(spec, "containers", "containers") or ())
     inits = _field(spec, "initContainers", "init_containers") or ()
     return containers + [c for c in inits if is_restartable_init(c)]
-
-
-def excluded_container_names(pod: Any) -> set[str]:
-    """Names of run-to-completion init containers and ephemeral containers."""
-    spec = _spec(pod)
-    names = {
-        str(_field(c, "name", "name")) for c in (_field(spec, "initContainers", "init_containers") or ())
-        if not is_restartable_init(c)
-    }  # fmt: skip
-    names.update(
-        str(_field(c, "name", "name")) for c in (_field(spec, "ephemeralContainers", "ephemeral_containers") or ())
-    )
-    return names

@@ -1,6 +1,6 @@
 """Metric sources: usage samples of pods' containers as the cluster reports them, polled once per cycle.
 
-    source = new_source("kubernetesMetrics", manager.api_reader)          # or "kubeletSummary"
+    source = SOURCE_TYPES["kubernetesMetrics"](manager.api_reader)          # or "kubeletSummary"
     polled = PolledSource("metrics-server", "kubernetesMetrics", source, clock)   # 1 s … 5 min backoff
     result = polled.fetch(FetchTarget(now_ms, nodes=frozenset({"node-a"})))       # FetchError on failure
 
@@ -15,7 +15,7 @@ from .backoff import INITIAL_BACKOFF, MAX_BACKOFF, Backoff, PolledSource
 from .base import BackingOffError, FetchError, FetchResult, FetchTarget, Source, UsageSample
 from .kubelet_summary import KubeletSummarySource, summary_samples
 from .kubernetes_metrics import KubernetesMetricsSource
-from .registry import SOURCE_TYPES, SourceFactory, new_source
+from .registry import SOURCE_TYPES, SourceFactory
 from .units import usage_units
 
 __all__ = [
@@ -33,7 +33,6 @@ __all__ = [
     "Source",
     "SourceFactory",
     "UsageSample",
-    "new_source",
     "summary_samples",
     "usage_units",
 ]

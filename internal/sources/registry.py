@@ -19,9 +19,3 @@ SOURCE_TYPES: Mapping[str, SourceFactory] = MappingProxyType(
         kubelet_summary.TYPE: lambda client: kubelet_summary.KubeletSummarySource(client.transport),
     }
 )
-
-
-def new_source(kind: str, client: Client) -> Source | None:
-    """A fresh source for `spec.type` `kind`, or None for a type no plugin serves."""
-    factory = SOURCE_TYPES.get(kind)
-    return factory(client) if factory is not None else None

@@ -4,7 +4,7 @@ WorkloadProfile."""
 from .ballastconfig import BALLAST_CONFIG_NAME, BallastConfig, BallastConfigSpec, BallastConfigStatus
 from .clusterresourcepolicy import ClusterResourcePolicy, ClusterResourcePolicySpec, ClusterResourcePolicyStatus
 from .groupversion import GROUP, VERSION
-from .metricssource import KUBELET_SUMMARY, KUBERNETES_METRICS, MetricsSource, MetricsSourceConfig, MetricsSourceSpec
+from .metricssource import MetricsSource, MetricsSourceConfig, MetricsSourceSpec
 from .policyspec import (
     Aggregation,
     Behaviors,
@@ -33,8 +33,6 @@ from .workloadprofile import (
 __all__ = [
     "BALLAST_CONFIG_NAME",
     "GROUP",
-    "KUBELET_SUMMARY",
-    "KUBERNETES_METRICS",
     "VERSION",
     "Aggregation",
     "BallastConfig",

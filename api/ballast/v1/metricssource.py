@@ -9,11 +9,6 @@ from ballast.api.wire import Int64, WireModel
 
 from .groupversion import GROUP, VERSION
 
-KUBERNETES_METRICS = "kubernetesMetrics"
-"""`spec.type` of the metrics.k8s.io source (cpu, memory)."""
-KUBELET_SUMMARY = "kubeletSummary"
-"""`spec.type` of the kubelet Summary API source (ephemeral-storage)."""
-
 
 class MetricsSourceConfig(WireModel):
     """How the source is polled and how many samples a series keeps."""

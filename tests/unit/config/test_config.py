@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from ballast import __version__
-from ballast.internal.cmd.ballastd import _parser, store_url
+from ballast.internal.cmd.ballastd import build_parser, store_url
 from ballast.webhook.configurations import webhook_configurations
 from tests.unit.config.dockerfile import REPO
 
@@ -85,7 +85,7 @@ def test_chart_crds_and_kustomize_crds_are_the_same_files() -> None:
 
 
 def test_every_manager_argument_is_a_ballastd_flag(container: dict[str, Any]) -> None:
-    args = _parser().parse_args(container["args"])  # SystemExit on an unknown flag or a bad value
+    args = build_parser().parse_args(container["args"])  # SystemExit on an unknown flag or a bad value
     assert args.command == "run"
     assert args.leader_elect
     assert store_url(args) == "redis://ballast-valkey:6379/0"  # ballastd accepts the store with --leader-elect
@@ -105,7 +105,7 @@ def test_manager_runs_non_root_read_only_without_capabilities(
 
 
 def test_probes_and_ports_match_the_bind_addresses(container: dict[str, Any]) -> None:
-    args = _parser().parse_args(container["args"])
+    args = build_parser().parse_args(container["args"])
     ports = {port["name"]: port["containerPort"] for port in container["ports"]}
     assert args.health_probe_bind_address == f":{ports['health']}" == ":8081"
     assert args.webhook_bind_address == f":{ports['webhook']}"
@@ -115,7 +115,7 @@ def test_probes_and_ports_match_the_bind_addresses(container: dict[str, Any]) ->
 
 
 def test_grace_period_outlasts_the_managers_shutdown(manager: dict[str, Any], container: dict[str, Any]) -> None:
-    args = _parser().parse_args(container["args"])
+    args = build_parser().parse_args(container["args"])
     assert manager["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] > args.graceful_shutdown_timeout
 
 
@@ -125,7 +125,7 @@ def test_pod_namespace_comes_from_the_downward_api(container: dict[str, Any]) ->
 
 
 def test_webhook_certificate_secret_service_and_mount_agree(manager: dict[str, Any], container: dict[str, Any]) -> None:
-    args = _parser().parse_args(container["args"])
+    args = build_parser().parse_args(container["args"])
     mounts = {mount["name"]: mount for mount in container["volumeMounts"]}
     volumes = {volume["name"]: volume for volume in manager["spec"]["template"]["spec"]["volumes"]}
     assert mounts["webhook-cert"]["mountPath"] == args.webhook_cert_path == "/certs/webhook"
@@ -146,7 +146,7 @@ def test_webhook_certificate_secret_service_and_mount_agree(manager: dict[str, A
 
 
 def test_the_store_url_names_the_valkey_service(container: dict[str, Any]) -> None:
-    args = _parser().parse_args(container["args"])
+    args = build_parser().parse_args(container["args"])
     service = _one(CONFIG / "manager" / "valkey.yaml", "Service")
     statefulset = _one(CONFIG / "manager" / "valkey.yaml", "StatefulSet")
     port = service["spec"]["ports"][0]["port"]

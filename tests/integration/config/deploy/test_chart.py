@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from ballast.internal.cmd.ballastd import _parser, store_url
+from ballast.internal.cmd.ballastd import build_parser, store_url
 from ballast.webhook.configurations import webhook_configurations
 from tests.integration.config.deploy.conftest import CHART, PRESETS, REPO, find, helm_run, one, render, render_error
 
@@ -75,7 +75,7 @@ def test_presets_differ_where_the_anchor_says(helm: Path) -> None:
 
 def test_every_deployment_argument_is_a_ballastd_flag(helm: Path) -> None:
     container = _manager(render(helm))
-    args = _parser().parse_args(container["args"])  # SystemExit on anything ballastd does not have
+    args = build_parser().parse_args(container["args"])  # SystemExit on anything ballastd does not have
     assert args.command == "run"
     assert set(OPERATOR_IMAGE_ARGS) <= set(container["args"])
     assert args.leader_elect
@@ -90,7 +90,7 @@ def test_values_map_to_flags(helm: Path) -> None:
         "extraArgs[0]": "--controllers=*\\,-resourceadjuster",
     }  # fmt: skip
     documents = render(helm, settings=settings)
-    args = _parser().parse_args(_manager(documents)["args"])
+    args = build_parser().parse_args(_manager(documents)["args"])
     assert (args.log_level, args.log_level_collector, args.log_level_webhook, args.log_format) == (
         "debug", "warn", None, "text",
     )  # fmt: skip
@@ -104,7 +104,7 @@ def test_otel_values_map_to_the_go_operators_flags_and_resource(helm: Path) -> N
     settings = {"telemetry.otel.enabled": "true", "telemetry.otel.endpoint": "otel-collector:4318",
                 "telemetry.otel.protocol": "http/protobuf", "telemetry.otel.interval": "1m"}  # fmt: skip
     container = _manager(render(helm, settings=settings))
-    args = _parser().parse_args(container["args"])
+    args = build_parser().parse_args(container["args"])
     assert (args.otel_metrics_endpoint, args.otel_metrics_protocol, args.otel_metrics_interval) == (
         "otel-collector:4318", "http/protobuf", "1m",
     )  # fmt: skip
@@ -128,7 +128,7 @@ def test_high_availability_settings(helm: Path) -> None:
     budget = one(documents, "PodDisruptionBudget")
     assert budget["spec"]["minAvailable"] == 1
     assert budget["spec"]["selector"] == deployment["spec"]["selector"]
-    args = _parser().parse_args(pod["containers"][0]["args"])
+    args = build_parser().parse_args(pod["containers"][0]["args"])
     assert args.leader_elect
     assert pod["terminationGracePeriodSeconds"] > args.graceful_shutdown_timeout
     for configuration in find(documents, "MutatingWebhookConfiguration") + find(
@@ -206,7 +206,7 @@ def test_self_signed_mode_without_cert_manager(helm: Path) -> None:
     for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
         assert "annotations" not in one(documents, kind)["metadata"]
     container = _manager(documents)
-    args = _parser().parse_args(container["args"])
+    args = build_parser().parse_args(container["args"])
     assert args.webhook_self_signed
     assert (args.webhook_service_name, args.webhook_secret_name, args.webhook_configuration_name) == (
         "bl-webhook", "bl-webhook-cert", "bl",
@@ -265,7 +265,7 @@ def test_external_store_from_a_secret(helm: Path) -> None:
     container = _manager(documents)
     env = {item["name"]: item for item in container["env"]}
     assert env["REDIS_URL"]["valueFrom"]["secretKeyRef"] == {"name": "history", "key": "url"}
-    args = _parser().parse_args(container["args"])
+    args = build_parser().parse_args(container["args"])
     assert args.store is None  # ballastd reads $REDIS_URL (the --redis-url default)
 
 
@@ -275,7 +275,7 @@ def test_sqlite_for_one_replica_on_a_volume_under_the_data_dir(helm: Path) -> No
     deployment = one(documents, "Deployment")
     assert deployment["spec"]["strategy"] == {"type": "Recreate"}
     container = _manager(documents)
-    args = _parser().parse_args(container["args"])
+    args = build_parser().parse_args(container["args"])
     assert store_url(args) == "sqlite:////var/lib/ballast/history.db"
     assert args.data_dir == "/var/lib/ballast"
     mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
@@ -305,7 +305,7 @@ def test_hooks_run_the_images_commands_with_their_own_accounts(helm: Path) -> No
     assert crd_pod["containers"][0]["args"] == ["apply-crds"]
     assert crd_pod["serviceAccountName"] == "bl-crd-installer"
     uninstall_pod = jobs["pre-delete"]["spec"]["template"]["spec"]
-    args = _parser().parse_args(uninstall_pod["containers"][0]["args"])
+    args = build_parser().parse_args(uninstall_pod["containers"][0]["args"])
     assert (args.command, args.deployment) == ("uninstall", "bl")
     assert uninstall_pod["serviceAccountName"] == "bl-uninstall"
     for pod in (crd_pod, uninstall_pod):

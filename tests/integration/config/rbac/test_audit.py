@@ -347,7 +347,7 @@ def uninstall(env: Environment, world: World, capsys: pytest.CaptureFixture[str]
     remover = threading.Timer(2.0, remove_last_pod)  # a while after the scale-down: the command must wait
     kubeconfig = service_account_kubeconfig(env, "ballast-uninstall")
     client = ChangedMeanwhile(Client.from_config(RESTConfig.load(str(kubeconfig))), world)
-    args = ballastd._parser().parse_args([
+    args = ballastd.build_parser().parse_args([
         "uninstall", f"--deployment={DEPLOYMENT}", f"--operator-namespace={OPERATOR_NAMESPACE}",
         "--uninstall-timeout=30",
     ])  # fmt: skip

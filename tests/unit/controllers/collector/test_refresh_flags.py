@@ -11,7 +11,7 @@ from ballast.internal.collection import RefreshPolicy
 
 
 def _policy(*flags: str) -> RefreshPolicy:
-    policy: RefreshPolicy = ballastd.refresh_policy(ballastd._parser().parse_args(["run", *flags]))
+    policy: RefreshPolicy = ballastd.refresh_policy(ballastd.build_parser().parse_args(["run", *flags]))
     return policy
 
 

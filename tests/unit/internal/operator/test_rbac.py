@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from ballast.api.crds import all_crds
-from ballast.internal.cmd.ballastd import _parser
+from ballast.internal.cmd.ballastd import build_parser
 from ballast.internal.enrollment import KILL_SWITCH_CONFIGMAP, LEADER_ELECTION_ID
 from ballast.internal.operator import rbac
 from ballast.internal.operator.rbac import Grant, granted, roles
@@ -184,7 +184,7 @@ def test_no_template_action_hides_in_a_comment() -> None:
 
 
 def test_names_agree_with_the_operator() -> None:
-    defaults = _parser().parse_args([])
+    defaults = build_parser().parse_args([])
     assert defaults.webhook_secret_name == rbac.webhook_secret_name()
     assert defaults.webhook_configuration_name == rbac.webhook_configuration_name()
     assert defaults.operator_namespace == rbac.NAMESPACE

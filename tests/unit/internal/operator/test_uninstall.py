@@ -32,7 +32,7 @@ def client(api: FakeAPI) -> Client:
 
 
 def _args(*argv: str) -> argparse.Namespace:
-    return ballastd._parser().parse_args(["uninstall", f"--operator-namespace={NAMESPACE}", *argv])
+    return ballastd.build_parser().parse_args(["uninstall", f"--operator-namespace={NAMESPACE}", *argv])
 
 
 def _profile(client: Client, name: str, finalizers: list[str]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import pytest
 from ballast.internal.enrollment import MODE_LABEL
 from ballast.internal.runtime import Client, FakeAPI
 from ballast.internal.runtime.gvk import GroupVersionKind
-from ballast.internal.sources import FetchError, FetchTarget, KubernetesMetricsSource, UsageSample, new_source
+from ballast.internal.sources import SOURCE_TYPES, FetchError, FetchTarget, KubernetesMetricsSource, UsageSample
 
 POD_METRICS = GroupVersionKind("metrics.k8s.io", "v1beta1", "PodMetrics")
 
@@ -71,5 +71,5 @@ def test_an_api_without_metrics_is_a_fetch_error() -> None:
 
 def test_the_registry_builds_sources_by_type(api: FakeAPI) -> None:
     client: Client = api.client()
-    assert isinstance(new_source("kubernetesMetrics", client), KubernetesMetricsSource)
-    assert new_source("prometheus", client) is None
+    assert isinstance(SOURCE_TYPES["kubernetesMetrics"](client), KubernetesMetricsSource)
+    assert "prometheus" not in SOURCE_TYPES

@@ -15,7 +15,7 @@ from tests.unit.config.dockerfile import REPO
 
 
 def _args(*flags: str) -> argparse.Namespace:
-    return ballastd._parser().parse_args(["run", *flags])
+    return ballastd.build_parser().parse_args(["run", *flags])
 
 
 def test_the_flags_make_a_pusher_on_every_replica() -> None:

@@ -10,7 +10,7 @@ from ballast.internal.runtime.webhook import MAX_BODY_BYTES, WebhookServer
 
 
 def _server(*flags: str) -> WebhookServer:
-    server: WebhookServer = ballastd.webhook_server(ballastd._parser().parse_args(["run", *flags]))
+    server: WebhookServer = ballastd.webhook_server(ballastd.build_parser().parse_args(["run", *flags]))
     return server
 
 
