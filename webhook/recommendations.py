@@ -19,7 +19,8 @@ its limit:
 - a recommended limit below the request the container ends up with (the recommended one, or the container's own
   when the policy manages only the limit) is raised to that request.
 
-Both are reported as `ScaledLimit`s, so the handler can count `ballast_apply_limit_scaled`.
+Both are reported as `ScaledLimit`s, so the handler can count `ballast_apply_limit_scaled`. The rule itself is
+the domain's (`ballast.internal.apply.limit_plan`), which `ballast explain` narrates; this module writes it.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ballast.api.ballast.v1 import Recommendation
+from ballast.internal.apply import LimitPlan, limit_plan
 from ballast.internal.enrollment import applied_annotation, managed_containers
 from ballast.internal.quantity import QuantityError, parse_quantity
-from ballast.internal.stats import LimitFit, fit_limit
 
 Field = Literal["request", "limit"]
 Recommendations = Mapping[str, Mapping[str, Recommendation]]
@@ -119,18 +120,17 @@ def _apply_resource(
         return [], None
     current_request = _current(container, "requests", resource)
     current_limit = _current(container, "limits", resource)
-    raised: ScaledLimit | None = None
-    if limit is not None:
-        effective_request = request if request is not None else current_request
-        fit = _fit(effective_request, None, limit, resource) if effective_request is not None else None
-        if fit is not None and fit.scaled and fit.limit is not None:
-            raised = ScaledLimit(name, resource, limit, fit.limit, managed=True)
-            limit = fit.limit
-    elif request is not None and current_limit is not None:
-        fit = _fit(request, current_request, current_limit, resource)
-        if fit is not None and fit.scaled and fit.limit is not None:
-            raised = ScaledLimit(name, resource, current_limit, fit.limit, managed=False)
-            limit = fit.limit
+    try:
+        plan = limit_plan(
+            resource, request=request, limit=limit, current_request=current_request, current_limit=current_limit
+        )
+    except (QuantityError, TypeError):
+        # A value the container came with is not a quantity: the API server refuses the pod for it anyway.
+        plan = LimitPlan(limit, "recommended" if limit is not None else "kept", managed=limit is not None)
+    limit = plan.limit
+    raised = None
+    if plan.scaled and plan.before is not None and plan.limit is not None:  # a scaled plan names both
+        raised = ScaledLimit(name, resource, plan.before, plan.limit, plan.managed)
     written: list[AppliedValue] = []
     if request is not None:
         _child(_child(container, "resources"), "requests")[resource] = request
@@ -155,15 +155,6 @@ def _usable(value: str | None) -> str | None:
 def _current(container: Mapping[str, Any], section: str, resource: str) -> str | None:
     value = ((container.get("resources") or {}).get(section) or {}).get(resource)
     return None if value is None else str(value)
-
-
-def _fit(request: str, original_request: str | None, original_limit: str, resource: str) -> LimitFit | None:
-    """`fit_limit`, or None when a value the container came with is not a quantity (the API server refuses the
-    pod for it anyway; we leave it alone)."""
-    try:
-        return fit_limit(request, original_request, original_limit, resource)
-    except (QuantityError, TypeError):
-        return None
 
 
 def _child(parent: MutableMapping[str, Any], key: str) -> MutableMapping[str, Any]:

@@ -14,10 +14,11 @@ from fractions import Fraction
 from typing import Any
 
 from ballast.api.ballast.v1 import MetricConfig, Recommendation, ResourcePolicySpec, UsageStats
+from ballast.internal.apply import LimitPlan, limit_plan
 from ballast.internal.enrollment import applied_annotation
-from ballast.internal.quantity import QuantityError, format_units, to_units
+from ballast.internal.quantity import QuantityError, to_units
 from ballast.internal.runtime import rfc3339
-from ballast.internal.stats import EMPTY_STATS, fit_limit, parse_headroom, recommend
+from ballast.internal.stats import EMPTY_STATS, parse_headroom, recommend
 
 PERCENTILES = ("p50", "p75", "p90", "p95", "p99")
 """The percentiles a profile's `usageStats` displays, in the order they are printed."""
@@ -93,46 +94,42 @@ def limit_lines(
     original: Mapping[str, Any] | None,
     managed_limit: bool,
 ) -> list[str]:
-    """How the limit follows the request (`fit_limit`): a limit the policy does not manage is kept, or raised to
-    keep the template's limit:request ratio; a recommended limit below the request is raised to it."""
+    """How the limit follows the request: admission's own plan (`apply.limit_plan`) on the pod template's values,
+    in words — a limit the policy does not manage is kept, or raised keeping the template's limit:request ratio;
+    a recommended limit below the request is raised to it."""
     request = recommendation.request if recommendation else None
     limit = recommendation.limit if recommendation else None
+    if not limit and (managed_limit or not request):
+        return []
+    if not limit and original is None:
+        return [f"{resource} limit: not managed by the policy (the pod template could not be read)"]
+    original_request = _resource(original, "requests", resource)
     try:
-        if limit:
-            line = _managed_limit_line(resource, request or _resource(original, "requests", resource), limit)
-        elif managed_limit or not request:
-            line = None
-        else:
-            line = _template_limit_line(resource, request, original)
+        plan = limit_plan(
+            resource, request=request or None, limit=limit or None, current_request=original_request,
+            current_limit=_resource(original, "limits", resource),
+        )  # fmt: skip
     except (QuantityError, TypeError, ValueError):
-        line = f"{resource} limit: the pod template's values are not quantities"
+        return [f"{resource} limit: the pod template's values are not quantities"]
+    line = _limit_line(resource, plan, request or original_request, original_request)
     return [line] if line else []
 
 
-def _managed_limit_line(resource: str, request: str | None, limit: str) -> str | None:
-    if request is None or not fit_limit(request, None, limit, resource).scaled:
-        return None
-    return f"{resource} limit raised to the request {request}: a request never exceeds its limit"
-
-
-def _template_limit_line(resource: str, request: str, original: Mapping[str, Any] | None) -> str:
-    """A limit the policy does not manage: the template's, kept or raised with `fit_limit`."""
-    if original is None:
-        return f"{resource} limit: not managed by the policy (the pod template could not be read)"
-    original_request = _resource(original, "requests", resource)
-    original_limit = _resource(original, "limits", resource)
-    if original_limit is None:
+def _limit_line(resource: str, plan: LimitPlan, request: str | None, original_request: str | None) -> str | None:
+    if plan.managed:
+        if not plan.scaled:
+            return None  # the recommended limit, as written: nothing to explain
+        return f"{resource} limit raised to the request {request}: a request never exceeds its limit"
+    if plan.rule == "none":
         return f"{resource} limit: none (the policy manages none and the pod template sets none)"
-    fit = fit_limit(request, original_request, original_limit, resource)
-    if not fit.scaled:
-        return f"{resource} limit: {original_limit} from the pod template, kept (request {request} ≤ limit)"
-    if original_request is None or fit.limit == format_units(to_units(request, resource), resource):
+    if plan.rule == "kept":
+        return f"{resource} limit: {plan.before} from the pod template, kept (request {request} ≤ limit)"
+    if plan.rule == "raised-to-request":
         return (
-            f"{resource} limit: {original_limit} → {fit.limit}, raised to the request "
-            "(a request never exceeds its limit)"
+            f"{resource} limit: {plan.before} → {plan.limit}, raised to the request (a request never exceeds its limit)"
         )
     return (
-        f"{resource} limit = {original_limit} × {request} / {original_request} = {fit.limit} "
+        f"{resource} limit = {plan.before} × {request} / {original_request} = {plan.limit} "
         "(the template's limit:request ratio, kept so the request stays within the limit)"
     )
 
