@@ -87,7 +87,9 @@ from ballast.internal.runtime import (
     objects,
 )
 from ballast.internal.runtime.apierrors import APIStatusError
+from ballast.internal.runtime.handler import EnqueueRequestsFromMapFunc
 from ballast.internal.runtime.predicate import generation_changed
+from ballast.internal.runtime.source import Channel
 from ballast.internal.sources import (
     SOURCE_TYPES,
     BackingOffError,
@@ -497,9 +499,14 @@ def setup(
     `refresh` tunes when statistics are recomputed (default: 2 % new samples, 15 minutes).
     """
     collector = MetricsCollector(manager, store, kill_switch, options, refresh=refresh)
+
+    def every_source(_: Any) -> list[Request]:
+        return [Request("", objects.name(source)) for source in manager.client.list(MetricsSource)]
+
     return (
         Builder(manager)
         .for_(MetricsSource, predicates=[generation_changed()])
+        .watches_source(Channel(kill_switch.resumptions(), EnqueueRequestsFromMapFunc(every_source)))
         .named(NAME)
         .with_options(max_concurrent_reconciles=1)
         .complete(collector)

@@ -43,6 +43,7 @@ from ballast.internal.runtime import (
     objects,
 )
 from ballast.internal.runtime.predicate import Funcs
+from ballast.internal.runtime.source import Channel
 from ballast.internal.telemetry import PODS_PROCESSED, WORKLOAD_PROFILES_CREATED, profile_attributes
 
 NAME = "workloadwatcher-pod"
@@ -230,6 +231,7 @@ def setup(manager: Manager, *, kill_switch: KillSwitchState, options: OperatorOp
         .watches(BallastConfig, every_pod, predicates=[only_ballast])
         .watches(ClusterResourcePolicy, every_pod, predicates=[policy_changes])
         .watches(ResourcePolicy, every_pod, predicates=[policy_changes])
+        .watches_source(Channel(kill_switch.resumptions(), every_pod))  # pods skipped while the switch was on
         .named(NAME)
         .complete(EnrollmentReconciler(manager, kill_switch, options))
     )

@@ -93,8 +93,10 @@ from ballast.internal.runtime import (
     Result,
     objects,
 )
+from ballast.internal.runtime.handler import EnqueueRequestsFromMapFunc
 from ballast.internal.runtime.log import Logger
 from ballast.internal.runtime.predicate import Funcs
+from ballast.internal.runtime.source import Channel
 from ballast.internal.telemetry import (
     APPLY_LIMIT_SCALED,
     RESIZE_APPLIED,
@@ -357,4 +359,15 @@ def setup(
     our kinds in the scheme. `server_version` replaces the `/version` read (tests of old API servers).
     """
     reconciler = ResourceAdjuster(manager, kill_switch=kill_switch, options=options, server_version=server_version)
-    return Builder(manager).for_(WorkloadProfile, predicates=[profile_predicate()]).named(NAME).complete(reconciler)
+
+    def every_profile(_: Any) -> list[Request]:
+        return [Request("", objects.name(profile)) for profile in manager.client.list(WorkloadProfile)]
+
+    return (
+        Builder(manager)
+        .for_(WorkloadProfile, predicates=[profile_predicate()])
+        # Resume at once when the kill switch turns off, not at the 15-minute requeue of a skipped profile.
+        .watches_source(Channel(kill_switch.resumptions(), EnqueueRequestsFromMapFunc(every_profile)))
+        .named(NAME)
+        .complete(reconciler)
+    )
