@@ -48,24 +48,28 @@ class OwnerReader:
                 found = self._owners.get(key, _MISSING)
             if found is not _MISSING:
                 return found  # type: ignore[return-value]
-        owner = self._fetch(namespace, reference)
-        if key is not None:
+        owner, permanent = self._fetch(namespace, reference)
+        if key is not None and permanent:
             with self._lock:
                 self._owners[key] = owner
         return owner
 
-    def _fetch(self, namespace: str, reference: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    def _fetch(self, namespace: str, reference: Mapping[str, Any]) -> tuple[Mapping[str, Any] | None, bool]:
+        """The trimmed owner (or None), and whether that answer holds for the uid forever: a found owner, a
+        missing one or another object under the name do; a refusal or an unserved kind may change (RBAC or a CRD
+        arriving later), so they are asked again next time."""
         api_version, kind, name = reference.get("apiVersion"), reference.get("kind"), reference.get("name")
         if not (isinstance(api_version, str) and isinstance(kind, str) and isinstance(name, str) and name):
-            return None
+            return None, True
         try:
             owner = self._reader.get(GroupVersionKind.from_api_version(api_version, kind), name, namespace or None)
-        except (NotFoundError, ForbiddenError, NoKindMatchError, ValueError):
-            return None
+        except NotFoundError:
+            return None, True
+        except (ForbiddenError, NoKindMatchError, ValueError):
+            return None, False
         metadata = owner.get("metadata", {}) if isinstance(owner, Mapping) else {}
         uid = reference.get("uid")
         if uid and metadata.get("uid") and metadata.get("uid") != uid:
-            return None  # the object of that name is another one now
-        return {
-            "metadata": {"uid": metadata.get("uid"), "ownerReferences": list(metadata.get("ownerReferences") or ())}
-        }
+            return None, True  # the object of that name is another one now
+        trimmed = {"uid": metadata.get("uid"), "ownerReferences": list(metadata.get("ownerReferences") or ())}
+        return {"metadata": trimmed}, True

@@ -59,7 +59,7 @@ class Limits:
     max_body_bytes: int = 4 * 1024 * 1024
     drain_limit_bytes: int = 64 * 1024 * 1024
     max_in_flight_bytes: int = 32 * 1024 * 1024
-    workers: int = 8
+    workers: int = 32  # handlers may wait on a live read (an owner GET); a worker is only a thread
 
 
 class Phase(enum.Enum):
@@ -237,6 +237,11 @@ class ConnectionLoop:
     # ------------------------------------------------------------------------------------------ public
 
     @property
+    def stopping(self) -> bool:
+        """Set once the loop stops: answers from then on say `Connection: close`."""
+        return self._stopping
+
+    @property
     def in_flight_bytes(self) -> int:
         with self._lock:
             return self._in_flight
@@ -318,8 +323,10 @@ class ConnectionLoop:
     def _ready(self, connection: Connection, events: int) -> None:
         if connection.phase is Phase.HANDSHAKE:
             self._handshake(connection)
-        else:
-            self._read(connection)
+            return
+        if events & _WRITE:  # the write TLS wanted (a key update) can go now: wait for reads again
+            self._selector.modify(connection.sock, _READ, connection)
+        self._read(connection)
 
     def _handshake(self, connection: Connection) -> None:
         try:
@@ -385,8 +392,6 @@ class ConnectionLoop:
         return True
 
     def _dispatch(self, connection: Connection) -> None:
-        if self._drainer is connection:
-            self._drainer = None  # its body is complete: the next paused one may drain
         with contextlib.suppress(KeyError, ValueError):
             self._selector.unregister(connection.sock)
         connection.phase = Phase.BUSY
@@ -422,11 +427,16 @@ class ConnectionLoop:
         with self._lock:
             returned, self._returned = self._returned, []
         for connection in returned:
+            if self._drainer is connection:
+                self._drainer = None  # its body was answered and released: the next paused one may drain
             if connection.phase is Phase.CLOSED or self._stopping:
                 self._close(connection)
                 continue
             self._selector.register(connection.sock, _READ, connection)
             self._set_idle(connection)
+            if connection.parser.started:  # the client already began its next request: the short deadline
+                connection.phase = Phase.READING
+                connection.deadline = time.monotonic() + self.limits.request_read_timeout
             self._read(connection)  # TLS may hold decrypted bytes the selector cannot see
         self._resume_paused()
 

@@ -280,8 +280,8 @@ class LeaderElector:
                 )
         finally:
             self._halted.set()
-            if stop.is_set():  # let an in-flight renewal finish before a release writes the same lease
-                renewer.join(self.config.request_timeout)
+            if stop.is_set():  # let an in-flight renewal (bounded by the grace) finish before a release writes
+                renewer.join(self.config.leading_grace)
 
     def _renew(self, stop: threading.Event) -> None:
         """Renew every retry period; each attempt is bounded by the leadership deadline it could extend."""

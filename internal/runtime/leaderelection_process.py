@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
+import selectors
 import subprocess
 import sys
 import threading
@@ -131,6 +131,8 @@ class ProcessLeaderElector:
         so a renewal the child made in time is never mistaken for a lost lease.
         """
         os.set_blocking(reports, False)
+        watcher = selectors.DefaultSelector()  # not select.select: the descriptor may be above 1024
+        watcher.register(reports, selectors.EVENT_READ)
         pending = b""
         told = False
         while True:
@@ -139,8 +141,7 @@ class ProcessLeaderElector:
             wait = _POLL_SECONDS
             if self._leading.is_set():
                 wait = min(wait, max(0.0, self._leading_until - time.monotonic()))
-            readable, _, _ = select.select([reports], [], [], wait)
-            if readable:
+            if watcher.select(wait):
                 try:
                     chunk = os.read(reports, 65536)
                 except BlockingIOError:

@@ -324,6 +324,8 @@ class Manager:
         for group in (others, leaders, election):
             group.stop.set()
             self._join(group, 0 if lost_lease else deadline)
+            # What outlived the graceful wait writes nothing more once the lease may pass to a standby.
+            group.cancel.set()
         self.cache.stop()
         for recorder in self._recorders.values():
             recorder.shutdown()

@@ -331,6 +331,7 @@ class Transport:
         method, path, stream = call.method, call.path, call.stream
         if self._bucket:
             self._bucket.acquire()
+            check_call()  # the wait may have outlasted the caller's leadership or deadline
         began = time.monotonic()
         try:
             response = self._pool.request(

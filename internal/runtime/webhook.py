@@ -78,7 +78,7 @@ class WebhookServer:
         read_timeout: float = 10.0,
         max_connections: int = 10_000,
         max_in_flight_bytes: int = 32 * 1024 * 1024,
-        workers: int = 8,
+        workers: int = 32,
     ) -> None:
         if cert_watcher is None:
             directory = Path(cert_dir) if cert_dir else Path("/tmp/k8s-webhook-server/serving-certs")
@@ -177,7 +177,8 @@ class WebhookServer:
         if message.too_large:
             self._answer_too_large(connection, message)
             return False
-        keep_alive = message.keep_alive and not self._stopping.is_set() and connection.generation == self._generation
+        stopping = self._stopping.is_set() or (self.connections is not None and self.connections.stopping)
+        keep_alive = message.keep_alive and not stopping and connection.generation == self._generation
         status, body = self._dispatch(message)
         connection.send(_response(status, body, keep_alive=keep_alive), self.request_timeout)
         return keep_alive

@@ -57,3 +57,13 @@ def test_other_read_errors_propagate_and_are_not_remembered() -> None:
         lookup(NAMESPACE, owner("ReplicaSet", "web-7d9", "rs-1"))
     reader.fail.clear()
     assert lookup(NAMESPACE, owner("ReplicaSet", "web-7d9", "rs-1")) is not None
+
+
+def test_a_refusal_is_asked_again_next_time() -> None:
+    """RBAC that arrives late, or an owner kind served later, must not cut the chain for that uid forever."""
+    reader = MemoryReader(REPLICA_SET)
+    reader.fail["ReplicaSet"] = ForbiddenError(403, "Forbidden", "not yet")
+    lookup = OwnerReader(reader)
+    assert lookup(NAMESPACE, owner("ReplicaSet", "web-7d9", "rs-1")) is None
+    reader.fail.clear()
+    assert lookup(NAMESPACE, owner("ReplicaSet", "web-7d9", "rs-1")) is not None
