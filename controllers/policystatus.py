@@ -50,6 +50,7 @@ class PolicyStatusReconciler:
             and current_status.profile_discriminator == discriminator
             and current is not None
             and (current.status, current.reason, current.message) == (valid, reason, message)
+            and current.observed_generation == (policy.metadata.generation or 0)
         ):
             return None
         metadata: dict[str, Any] = {"name": request.name}

@@ -92,6 +92,15 @@ def test_a_valid_cluster_policy_gets_its_discriminator_and_valid_true(world: Wor
     assert valid.observed_generation == 1
 
 
+def test_a_spec_edit_that_keeps_the_policy_valid_still_moves_observed_generation(world: World) -> None:
+    world.client.create(_crp("fleet", priority=5))
+    eventually(lambda: _condition_is(world, "fleet", "True", "Valid"), what="fleet's Valid condition")
+    world.clock.advance(60)
+    world.client.patch(_crp("fleet"), {"spec": {"priority": 6}})
+    eventually(lambda: world.valid("fleet").observed_generation == world.generation("fleet") == 2, what="gen 2")
+    assert world.valid("fleet").last_transition_time == START  # still valid: the time it became so stays
+
+
 def test_a_namespaced_policy_gets_the_discriminator_of_its_namespace_and_name(world: World) -> None:
     body = {"apiVersion": API_VERSION, "kind": "ResourcePolicy", "metadata": {"name": "local", "namespace": "team"},
             "spec": {"priority": 1}}  # fmt: skip
@@ -145,10 +154,12 @@ def test_a_status_overwritten_by_someone_else_is_restored_keeping_its_time(world
     world.client.create(_crp("fleet"))
     eventually(lambda: _condition_is(world, "fleet", "True", "Valid"), what="fleet's Valid condition")
     world.clock.advance(3600)
-    valid = world.valid("fleet").model_dump(by_alias=True, mode="json")
-    tampered = {**valid, "message": "edited by hand"}
-    world.client.status().patch(_crp("fleet"), {"status": {"profileDiscriminator": "x", "conditions": [tampered]}})
-    eventually(lambda: world.status("fleet").profile_discriminator == "fleet-9aa5ac7c", what="the status restored")
-    valid = world.valid("fleet")
-    assert valid.message == VALID_MESSAGE
-    assert valid.last_transition_time == START  # rewritten with the same status: the time is kept
+    written = world.valid("fleet").model_dump(by_alias=True, mode="json", exclude_none=True)
+
+    world.client.status().patch(_crp("fleet"), {"status": {"profileDiscriminator": "x"}})
+    eventually(lambda: world.status("fleet").profile_discriminator == "fleet-9aa5ac7c", what="the discriminator")
+
+    tampered = {**written, "message": "edited by hand"}
+    world.client.status().patch(_crp("fleet"), {"status": {"conditions": [tampered]}})
+    eventually(lambda: world.valid("fleet").message == VALID_MESSAGE, what="the condition restored")
+    assert world.valid("fleet").last_transition_time == START  # rewritten with the same status: the time is kept

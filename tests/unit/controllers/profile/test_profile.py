@@ -28,7 +28,7 @@ from ballast.internal.runtime import Client, FakeAPI, FakeClock, Manager, NotFou
 from ballast.internal.runtime.gvk import GroupVersionKind
 from ballast.internal.runtime.scheme import Scheme
 from ballast.internal.store import Cycle, HistoryStore, Sample, SeriesKey, open_store
-from tests.unit.internal.runtime.support import eventually, running
+from tests.unit.internal.runtime.support import eventually, running, sample
 
 START = datetime.datetime(2026, 3, 1, 12, 0, tzinfo=datetime.UTC)
 API_VERSION = "ballast.tightlinesoftware.com/v1"
@@ -38,6 +38,7 @@ HASH = "8746f67fe9f3d343"
 OTHER_HASH = "0123456789abcdef"
 NAMESPACE = "shop"
 HOLD = "example.com/hold"
+IDENTITY = ["app.kubernetes.io/name"]
 QUIET = 0.1
 """Seconds of real time a negative check waits: several reconciles' worth on the fake API."""
 
@@ -51,7 +52,23 @@ class World:
     store: HistoryStore
 
     def advance(self, **delta: float) -> None:
+        """Move the fake clock once the lane is idle, so no reconcile reads the time before the move and
+        schedules its requeue after it."""
+        eventually(self.settled, what="the profile lane to be idle")
         self.clock.advance(datetime.timedelta(**delta).total_seconds())
+
+    def settled(self) -> bool:
+        """Whether no reconcile of the lane is running, none having finished for 20 ms."""
+
+        def reconciles() -> float:
+            return sum(sample("controller_runtime_reconcile_total", controller=profile.NAME, result=result)
+                       for result in ("success", "error", "requeue", "requeue_after"))  # fmt: skip
+
+        before = reconciles()
+        if sample("controller_runtime_active_workers", controller=profile.NAME):
+            return False
+        time.sleep(0.02)
+        return not sample("controller_runtime_active_workers", controller=profile.NAME) and reconciles() == before
 
     def profile(self, name: str = NAME) -> WorkloadProfile | None:
         try:
@@ -93,24 +110,24 @@ def world(tmp_path: Path) -> Iterator[World]:
     api.close()
 
 
-def _config(client: Client, orphan_ttl: str) -> None:
-    body = {"apiVersion": API_VERSION, "kind": "BallastConfig", "metadata": {"name": "ballast"},
-            "spec": {"identityLabels": ["app.kubernetes.io/name"], "orphanTTL": orphan_ttl}}  # fmt: skip
+def _config(client: Client, orphan_ttl: str, identity: list[str] | None = None) -> None:
+    spec = {"identityLabels": identity or IDENTITY, "orphanTTL": orphan_ttl}
+    body = {"apiVersion": API_VERSION, "kind": "BallastConfig", "metadata": {"name": "ballast"}, "spec": spec}
     try:
         current = client.get("ballast.tightlinesoftware.com/v1/BallastConfig", "ballast")
     except NotFoundError:
         client.create(body)
         return
-    client.patch(current, {"spec": {"orphanTTL": orphan_ttl}})
+    client.patch(current, {"spec": spec})
 
 
-def _config_cached(world: World, orphan_ttl: str) -> bool:
-    """Whether the lane's cache serves BallastConfig with `orphan_ttl` (it reads the config from there)."""
+def _config_cached(world: World, orphan_ttl: str, identity: list[str] | None = None) -> bool:
+    """Whether the lane's cache serves this BallastConfig (the lane reads the config from there)."""
     try:
         config: BallastConfig = world.manager.client.get(BallastConfig, "ballast")
     except NotFoundError:
         return False
-    return config.spec.orphan_ttl == orphan_ttl
+    return (config.spec.orphan_ttl, config.spec.identity_labels) == (orphan_ttl, identity or IDENTITY)
 
 
 def _new_profile(client: Client, *, finalizers: list[str] | None = None, **status: Any) -> None:
@@ -154,7 +171,9 @@ def test_a_profile_without_pods_is_orphaned_then_deleted_after_the_ttl_with_its_
     assert (condition.reason, condition.message) == ("NoActiveWorkloads", "No active workloads for this profile")
 
     world.advance(minutes=59, seconds=59)  # one second short of the TTL: the requeue has not fired
-    time.sleep(QUIET)
+    _config(world.client, "1h", identity=["app"])  # and a reconcile now (the config watch) does not delete it
+    eventually(lambda: _config_cached(world, "1h", identity=["app"]), what="the new config in the cache")
+    eventually(world.settled, what="the profile lane to be idle")
     assert world.profile() is not None
     assert world.history(HASH) == (250,)
 
