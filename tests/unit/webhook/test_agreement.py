@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from ballast.api.crds import KINDS
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers import enrollment
 from ballast.internal.enrollment import PROFILE_REF
@@ -22,12 +21,12 @@ from ballast.internal.operator.wiring import new_manager
 from ballast.internal.runtime import objects
 from ballast.internal.runtime.client import Client
 from ballast.internal.runtime.fake import FakeAPI
-from ballast.internal.runtime.gvk import GroupVersionKind
 from ballast.internal.runtime.scheme import Scheme
 from ballast.internal.telemetry import WEBHOOK_MUTATIONS
 from ballast.webhook.pods import PodMutator
 from tests.unit.internal.policy.builders import crp, rp
 from tests.unit.internal.runtime.support import eventually, running
+from tests.unit.support import register_our_kinds
 
 from .support import APP_LABELS, NAMESPACE, ballast_config, owner, pod, review
 
@@ -35,9 +34,7 @@ from .support import APP_LABELS, NAMESPACE, ballast_config, owner, pod, review
 @pytest.fixture
 def api() -> Iterator[FakeAPI]:
     fake = FakeAPI()
-    for kind in KINDS:
-        gvk = GroupVersionKind(kind.GROUP, kind.VERSION, kind.KIND)
-        fake.register(gvk, kind.PLURAL, namespaced=kind.SCOPE == "Namespaced", status=kind.STATUS_SUBRESOURCE)
+    register_our_kinds(fake)
     yield fake
     fake.close()
 

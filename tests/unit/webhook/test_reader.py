@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from ballast.api.ballast.v1 import BallastConfig
-from ballast.api.crds import KINDS
 from ballast.api.scheme import add_to_scheme
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.naming import policy_discriminator, profile_name, tuple_labels
@@ -18,11 +17,11 @@ from ballast.internal.runtime import objects
 from ballast.internal.runtime.cache import Cache, DelegatingClient
 from ballast.internal.runtime.client import Client
 from ballast.internal.runtime.fake import FakeAPI
-from ballast.internal.runtime.gvk import GroupVersionKind
 from ballast.internal.runtime.scheme import Scheme
 from ballast.webhook.pods import PodMutator
 from ballast.webhook.reader import Reader, as_model
 from tests.unit.internal.policy.builders import crp
+from tests.unit.support import register_our_kinds
 
 from .support import (
     APP_LABELS,
@@ -58,13 +57,7 @@ def test_models_come_from_models_dicts_and_read_only_views() -> None:
 @pytest.fixture
 def api() -> Iterator[FakeAPI]:
     fake = FakeAPI()
-    for kind in KINDS:
-        fake.register(
-            GroupVersionKind(kind.GROUP, kind.VERSION, kind.KIND),
-            kind.PLURAL,
-            namespaced=kind.SCOPE == "Namespaced",
-            status=kind.STATUS_SUBRESOURCE,
-        )
+    register_our_kinds(fake)
     yield fake
     fake.close()
 

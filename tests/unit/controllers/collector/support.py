@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from ballast.api.ballast.v1 import WorkloadProfile
-from ballast.api.crds import KINDS
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers.collector import NAME, MetricsCollector
 from ballast.internal.collection import RefreshPolicy
@@ -35,6 +34,7 @@ from ballast.internal.runtime.gvk import GroupVersionKind
 from ballast.internal.runtime.scheme import Scheme
 from ballast.internal.sources import SOURCE_TYPES, FetchResult, FetchTarget, Source, SourceFactory
 from ballast.internal.store import Cycle, HistoryStore, Series, SeriesKey, StoreUnavailableError, open_store
+from tests.unit.support import register_our_kinds
 
 GROUP = "ballast.tightlinesoftware.com"
 API_VERSION = f"{GROUP}/v1"
@@ -45,13 +45,7 @@ START = datetime.datetime(2026, 3, 1, 12, 0, tzinfo=datetime.UTC)
 
 def manager_for(api: FakeAPI) -> Manager:
     """A manager over `api` configured like the operator's wiring."""
-    for kind in KINDS:
-        api.register(
-            GroupVersionKind(kind.GROUP, kind.VERSION, kind.KIND),
-            kind.PLURAL,
-            namespaced=kind.SCOPE == "Namespaced",
-            status=kind.STATUS_SUBRESOURCE,
-        )
+    register_our_kinds(api)
     api.register(POD_METRICS, "pods", namespaced=True, status=False)
     client = api.client(scheme=add_to_scheme(Scheme()), field_owner="tests")
     manager = Manager(

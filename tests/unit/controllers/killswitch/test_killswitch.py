@@ -7,7 +7,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from ballast.api.crds import KINDS
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers import killswitch
 from ballast.internal.enrollment import KILL_SWITCH_CONFIGMAP
@@ -15,9 +14,10 @@ from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.killswitch.state import CONFIGMAP_REASON, SUSPENDED_REASON
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.operator.wiring import new_manager
-from ballast.internal.runtime import Client, FakeAPI, GroupVersionKind, Manager, Scheme
+from ballast.internal.runtime import Client, FakeAPI, Manager, Scheme
 from ballast.internal.telemetry import KILL_SWITCH_TRANSITIONS
 from tests.unit.internal.runtime.support import eventually, running
+from tests.unit.support import register_our_kinds
 
 NAMESPACE = "ballast-system"
 SWITCH = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": KILL_SWITCH_CONFIGMAP, "namespace": NAMESPACE}}
@@ -33,9 +33,7 @@ class NeverElected:
 @pytest.fixture
 def api() -> Iterator[FakeAPI]:
     fake = FakeAPI()
-    for kind in KINDS:
-        gvk = GroupVersionKind(kind.GROUP, kind.VERSION, kind.KIND)
-        fake.register(gvk, kind.PLURAL, namespaced=kind.SCOPE == "Namespaced", status=kind.STATUS_SUBRESOURCE)
+    register_our_kinds(fake)
     yield fake
     fake.close()
 

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from ballast.api.crds import KINDS
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers import enrollment, resize
 from ballast.internal.enrollment import PROFILE_REF
@@ -17,18 +16,17 @@ from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.killswitch.state import CONFIGMAP_REASON
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.operator.wiring import new_manager
-from ballast.internal.runtime import Client, FakeAPI, GroupVersionKind, Scheme, objects
+from ballast.internal.runtime import Client, FakeAPI, Scheme, objects
 from tests.unit.internal.policy.builders import crp
 from tests.unit.internal.runtime.support import eventually, running, sample
+from tests.unit.support import register_our_kinds
 from tests.unit.webhook.support import ballast_config, pod
 
 
 @pytest.fixture
 def client() -> Iterator[Client]:
     api = FakeAPI()
-    for kind in KINDS:
-        gvk = GroupVersionKind(kind.GROUP, kind.VERSION, kind.KIND)
-        api.register(gvk, kind.PLURAL, namespaced=kind.SCOPE == "Namespaced", status=kind.STATUS_SUBRESOURCE)
+    register_our_kinds(api)
     client = api.client(scheme=add_to_scheme(Scheme()))
     client.create(ballast_config())
     client.create(crp("default"))

@@ -12,16 +12,15 @@ from typing import Any
 import pytest
 
 from ballast.api.ballast.v1 import ClusterResourcePolicy, ResourcePolicy
-from ballast.api.crds import KINDS
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers import policystatus
 from ballast.internal.naming import policy_discriminator
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.operator.wiring import new_manager
 from ballast.internal.runtime import Client, FakeAPI, FakeClock
-from ballast.internal.runtime.gvk import GroupVersionKind
 from ballast.internal.runtime.scheme import Scheme
 from tests.unit.internal.runtime.support import eventually, running
+from tests.unit.support import register_our_kinds
 
 START = datetime.datetime(2026, 3, 1, 12, 0, tzinfo=datetime.UTC)
 API_VERSION = "ballast.tightlinesoftware.com/v1"
@@ -59,9 +58,7 @@ class World:
 def world() -> Iterator[World]:
     clock = FakeClock(START)
     api = FakeAPI(clock=clock)
-    for kind in KINDS:
-        gvk = GroupVersionKind(kind.GROUP, kind.VERSION, kind.KIND)
-        api.register(gvk, kind.PLURAL, namespaced=kind.SCOPE == "Namespaced", status=kind.STATUS_SUBRESOURCE)
+    register_our_kinds(api)
     client = api.client(scheme=add_to_scheme(Scheme()), field_owner="tests")
     manager = new_manager(api.client(scheme=add_to_scheme(Scheme())), namespace="ballast-system", clock=clock)
     controllers = policystatus.setup(manager, options=OperatorOptions(clock=clock))

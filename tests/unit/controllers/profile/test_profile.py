@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from ballast.api.ballast.v1 import BallastConfig, WorkloadProfile
-from ballast.api.crds import KINDS
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers import profile
 from ballast.internal.enrollment import MODE_LABEL, PROFILE_CLEANUP_FINALIZER, PROFILE_REF
@@ -25,10 +24,10 @@ from ballast.internal.naming import tuple_hash
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.operator.wiring import new_manager
 from ballast.internal.runtime import Client, FakeAPI, FakeClock, Manager, NotFoundError
-from ballast.internal.runtime.gvk import GroupVersionKind
 from ballast.internal.runtime.scheme import Scheme
 from ballast.internal.store import Cycle, HistoryStore, Sample, SeriesKey, open_store
 from tests.unit.internal.runtime.support import eventually, running, sample
+from tests.unit.support import register_our_kinds
 
 START = datetime.datetime(2026, 3, 1, 12, 0, tzinfo=datetime.UTC)
 API_VERSION = "ballast.tightlinesoftware.com/v1"
@@ -95,9 +94,7 @@ class World:
 def world(tmp_path: Path) -> Iterator[World]:
     clock = FakeClock(START)
     api = FakeAPI(clock=clock)
-    for kind in KINDS:
-        gvk = GroupVersionKind(kind.GROUP, kind.VERSION, kind.KIND)
-        api.register(gvk, kind.PLURAL, namespaced=kind.SCOPE == "Namespaced", status=kind.STATUS_SUBRESOURCE)
+    register_our_kinds(api)
     client = api.client(scheme=add_to_scheme(Scheme()), field_owner="tests")
     manager = new_manager(api.client(scheme=add_to_scheme(Scheme())), namespace="ballast-system", clock=clock)
     store = open_store(f"sqlite:///{tmp_path / 'h.db'}")

@@ -11,18 +11,18 @@ import orjson
 import pytest
 
 from ballast.api.ballast.v1 import WorkloadProfile
-from ballast.api.crds import KINDS
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers.resize import EVENT_COMPONENT, NAME, setup
 from ballast.internal.enrollment import MODE_LABEL
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import DryRun, OperatorOptions
-from ballast.internal.runtime import MERGE, Client, Context, FakeAPI, FakeClock, GroupVersionKind, Request, Result
+from ballast.internal.runtime import MERGE, Client, Context, FakeAPI, FakeClock, Request, Result
 from ballast.internal.runtime import objects as runtime_objects
 from ballast.internal.runtime.envtest.wait import poll_until
 from ballast.internal.runtime.log import get_logger
 from ballast.internal.runtime.scheme import Scheme
 from tests.unit.controllers.resize.builders import POD, Recs, new_manager, pod, profile, profile_status
+from tests.unit.support import register_our_kinds
 
 START = datetime.datetime(2026, 3, 1, tzinfo=datetime.UTC)
 
@@ -49,9 +49,7 @@ class Harness:
 
     def __init__(self, *, dry_run: DryRun | None = None, version: str = "v1.37.2") -> None:
         self.api = RecordingAPI()
-        for kind in KINDS:
-            self.api.register(GroupVersionKind(kind.GROUP, kind.VERSION, kind.KIND), kind.PLURAL,
-                              namespaced=kind.SCOPE == "Namespaced", status=kind.STATUS_SUBRESOURCE)  # fmt: skip
+        register_our_kinds(self.api)
         self.client: Client = self.api.client(scheme=add_to_scheme(Scheme()), field_owner="tests")
         self.manager = new_manager(self.api.client(scheme=add_to_scheme(Scheme()), field_owner="ballastd"))
         self.clock = FakeClock(START)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from ballast.api.crds import KINDS
 from ballast.api.scheme import add_to_scheme
 from ballast.internal.cmd.ballastd import COMPONENT_LOGGERS
 from ballast.internal.killswitch import KillSwitchState
@@ -19,15 +18,14 @@ from ballast.internal.operator.wiring import (
     new_manager,
     register_webhooks,
 )
-from ballast.internal.runtime import FakeAPI, GroupVersionKind, Scheme, WebhookServer
+from ballast.internal.runtime import FakeAPI, Scheme, WebhookServer
 from ballast.internal.store import open_store
+from tests.unit.support import register_our_kinds
 
 
 def test_every_component_maps_to_loggers_that_exist(tmp_path: Path) -> None:
     api = FakeAPI()
-    for kind in KINDS:
-        gvk = GroupVersionKind(kind.GROUP, kind.VERSION, kind.KIND)
-        api.register(gvk, kind.PLURAL, namespaced=kind.SCOPE == "Namespaced", status=kind.STATUS_SUBRESOURCE)
+    register_our_kinds(api)
     manager = new_manager(api.client(scheme=add_to_scheme(Scheme())), namespace="ballast-system")
     store = open_store(f"sqlite:///{tmp_path / 'history.db'}")
     deps = Dependencies(store=store, kill_switch=KillSwitchState(), options=OperatorOptions())
