@@ -9,7 +9,7 @@ load generator, this script and the envtest control plane (which kopf needs for 
 - Load: vegeta (Go, open loop: requests leave at the set rate whatever the answers do; HTTP/1.1 keep-alive,
   at most 64 connections: vegeta's own limit, far below our server's cap of 10,000 open connections), built
   once into `~/.cache/ballast/tools/`. A tiny Go TLS server answering a canned review measures what the client
-  itself sustains on its core. Our server runs at its defaults (8 workers, deadlines, caps).
+  itself sustains on its core. Our server runs at its defaults (workers, deadlines, caps).
 - kopf from PyPI in its own venv (`~/.cache/ballast/bench-venv`, created when missing; never the project's
   .venv), run as `kopf run --standalone -A` against an envtest kube-apiserver, with a certificate handed in
   (`settings.admission.server = kopf.WebhookServer(certfile=…, pkeyfile=…)`; `settings.admission.managed` unset
