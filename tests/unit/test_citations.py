@@ -1,6 +1,7 @@
 """Every design reference in the repository resolves inside it: nothing cites a document that is not shipped
-(`§` sections, `*anchor.md`, `architecture.md`, `../shared`), every `docs/….md` named exists, and every
-"docs/design.md, difference N" names an item of that file's numbered list."""
+(section signs, the upstream anchor notes, the architecture notes or the shared folder beside the checkout — see
+`OUTSIDE`), every `docs/….md` named exists, and every "docs/design.md, difference N" names an item of that
+file's numbered list."""
 
 from __future__ import annotations
 
