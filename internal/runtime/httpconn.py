@@ -265,12 +265,12 @@ class ConnectionLoop:
             while not stop.is_set():
                 timeout = max(0.0, next_scan - time.monotonic())
                 for key, events in self._selector.select(timeout):
-                    if key.data == "accept":
-                        self._accept()
-                    elif key.data == "wake":
-                        self._drain_wakes()
-                    else:
-                        self._ready(key.data, events)
+                    try:
+                        self._event(key.data, events)
+                    except Exception:  # one connection's failure must not end serving for all the others
+                        _log.exception("webhook connection loop: handling an event failed")
+                        if isinstance(key.data, Connection):
+                            self._close(key.data)
                 now = time.monotonic()
                 if now >= next_scan:
                     self._expire(now)
@@ -320,7 +320,17 @@ class ConnectionLoop:
 
     # ------------------------------------------------------------------------------------- connections
 
+    def _event(self, data: object, events: int) -> None:
+        if data == "accept":
+            self._accept()
+        elif data == "wake":
+            self._drain_wakes()
+        elif isinstance(data, Connection):
+            self._ready(data, events)
+
     def _ready(self, connection: Connection, events: int) -> None:
+        if connection.phase is Phase.CLOSED:
+            return  # closed by an earlier event of the same batch (made room for a new connection, say)
         if connection.phase is Phase.HANDSHAKE:
             self._handshake(connection)
             return
