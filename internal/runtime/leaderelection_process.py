@@ -153,6 +153,8 @@ class ProcessLeaderElector:
                     self._report(line, on_started_leading)
                 continue  # read everything waiting before judging the deadline
             if self._leading.is_set() and time.monotonic() >= self._leading_until:
+                if watcher.select(0):
+                    continue  # a report came while this thread waited for the GIL after the wait: read it first
                 self._leading.clear()
                 self._status.set(0)
                 self.log.error("no lease renewal within %.1fs: leadership lost", self.config.leading_grace)
