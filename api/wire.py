@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, GetJsonSchemaHandler
 from pydantic.config import JsonDict
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
+
+from ballast.internal.runtime import objects
 
 # Words the Kubernetes API spells in capitals inside a camelCase name (`orphanTTL`, `maxCV`).
 ACRONYMS: Mapping[str, str] = {"ttl": "TTL", "cv": "CV"}
@@ -95,3 +97,15 @@ Int64 = Annotated[int, _in_range(INT64_MIN, INT64_MAX, "int64"), CRDSchema({"for
 
 IntOrString = Annotated[int | str, CRDSchema({"x-kubernetes-int-or-string": True})]
 """A field that takes an integer or a string (`intstr.IntOrString`), e.g. `80` or `"50%"`."""
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def as_model(model: type[M], obj: Any) -> M:
+    """`obj` as an instance of `model`: returned as is when it already is one (cache and client reads of a
+    registered kind), validated from its wire form otherwise (dicts, read-only views). Raises pydantic's
+    ValidationError for an object that does not fit the model."""
+    if isinstance(obj, model):
+        return obj
+    return model.model_validate(objects.thaw(obj) if isinstance(obj, Mapping) else obj)

@@ -23,6 +23,7 @@ from ballast.api.ballast.v1 import (
     BallastConfig,
     WorkloadProfile,
 )
+from ballast.api.wire import as_model
 from ballast.internal.enrollment import (
     BALLAST_CONFIG_NAME,
     MODE_LABEL,
@@ -47,7 +48,7 @@ from ballast.internal.telemetry import (
     profile_attributes,
 )
 
-from .reader import Reader, as_model
+from .reader import Reader
 from .recommendations import Mutation, annotate, apply_recommendations
 
 MUTATE_PATH = "/mutate-v1-pod"

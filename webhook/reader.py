@@ -14,14 +14,8 @@ candidate policy lists `kinds` at all (`policy.Resolver` checks that first).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, Protocol, TypeVar
-
-from pydantic import BaseModel
-
-from ballast.internal.runtime import objects
-
-M = TypeVar("M", bound=BaseModel)
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 
 class Reader(Protocol):
@@ -34,12 +28,3 @@ class Reader(Protocol):
     def get(self, kind: Any, name: str, namespace: str | None = None) -> Any: ...
 
     def list(self, kind: Any, namespace: str | None = None) -> Iterable[Any]: ...
-
-
-def as_model(model: type[M], obj: Any) -> M:
-    """`obj` as an instance of `model`: returned as is when it already is one (cache and client reads of a
-    registered kind), validated from its wire form otherwise (dicts, read-only views). Raises pydantic's
-    ValidationError for an object that does not fit the model."""
-    if isinstance(obj, model):
-        return obj
-    return model.model_validate(objects.thaw(obj) if isinstance(obj, Mapping) else obj)

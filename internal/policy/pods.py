@@ -13,12 +13,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pydantic import BaseModel
-
 from ballast.api.ballast.v1.clusterresourcepolicy import ClusterResourcePolicy
 from ballast.api.ballast.v1.resourcepolicy import ResourcePolicy
+from ballast.api.wire import as_model
 from ballast.internal.naming import profile_name, tuple_labels
-from ballast.internal.runtime import objects
 
 from .compiled import Policy, PolicyCache
 from .facts import OwnerLookup, PodFacts
@@ -29,12 +27,6 @@ class PolicyReader(Protocol):
     """Lists policies (the manager's cache-backed client, a `Client`, a fake)."""
 
     def list(self, kind: Any, namespace: str | None = None) -> Iterable[Any]: ...
-
-
-def _model(model: type[BaseModel], obj: Any) -> Any:
-    if isinstance(obj, model):
-        return obj
-    return model.model_validate(objects.thaw(obj) if isinstance(obj, Mapping) else obj)
 
 
 class Resolver:
@@ -52,9 +44,9 @@ class Resolver:
 
     def policies(self, namespace: str) -> list[Policy]:
         """The candidates for a pod in `namespace`: every ClusterResourcePolicy and that namespace's policies."""
-        policies: list[Policy] = [_model(ClusterResourcePolicy, p) for p in self.reader.list(ClusterResourcePolicy)]
+        policies: list[Policy] = [as_model(ClusterResourcePolicy, p) for p in self.reader.list(ClusterResourcePolicy)]
         if namespace:
-            policies += [_model(ResourcePolicy, p) for p in self.reader.list(ResourcePolicy, namespace)]
+            policies += [as_model(ResourcePolicy, p) for p in self.reader.list(ResourcePolicy, namespace)]
         return policies
 
     def resolve(self, pod: Mapping[str, Any], namespace: str) -> Resolution | None:

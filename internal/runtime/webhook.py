@@ -102,7 +102,6 @@ class WebhookServer:
         self._routes: dict[bytes, _Route] = {}
         self._listening = threading.Event()
         self._generation = 0  # bumped on rotation; older connections close after their next answer
-        self._stopping = threading.Event()
         self.name = "webhook-server"
 
     def register(self, path: str, handler: Handler) -> None:
@@ -147,7 +146,6 @@ class WebhookServer:
         try:
             self.connections.run(stop)
         finally:
-            self._stopping.set()
             self._listening.clear()
             listener.close()
             watcher_stop.set()
@@ -177,7 +175,7 @@ class WebhookServer:
         if message.too_large:
             self._answer_too_large(connection, message)
             return False
-        stopping = self._stopping.is_set() or (self.connections is not None and self.connections.stopping)
+        stopping = self.connections is not None and self.connections.stopping  # answers while stopping close
         keep_alive = message.keep_alive and not stopping and connection.generation == self._generation
         status, body = self._dispatch(message)
         connection.send(_response(status, body, keep_alive=keep_alive), self.request_timeout)

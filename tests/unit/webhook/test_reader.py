@@ -10,6 +10,7 @@ import pytest
 
 from ballast.api.ballast.v1 import BallastConfig
 from ballast.api.scheme import add_to_scheme
+from ballast.api.wire import as_model
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.naming import policy_discriminator, profile_name, tuple_labels
 from ballast.internal.operator import OperatorOptions
@@ -19,7 +20,7 @@ from ballast.internal.runtime.client import Client
 from ballast.internal.runtime.fake import FakeAPI
 from ballast.internal.runtime.scheme import Scheme
 from ballast.webhook.pods import PodMutator
-from ballast.webhook.reader import Reader, as_model
+from ballast.webhook.reader import Reader
 from tests.unit.internal.policy.builders import crp
 from tests.unit.support import register_our_kinds
 
