@@ -24,6 +24,10 @@ last computation, whose `lastUpdated` they carry: computed at most 15 minutes ag
 from the current one by fewer than 2 % of its samples — each percentile within about two percentile points of its
 current value (p95 shown: between the current p93 and p97), `samples` and `timeSpan` as of `lastUpdated`.
 
+The cycle's sequence is pure code in `ballast.internal.collection` (`fed_profiles`, `measured_pods`, `attribute`,
+`StatusRun`); this module reads the cache, fetches, writes the store, applies the statuses and counts the metrics,
+like `controllers/resize.py`.
+
 Kill switch: no fetch, no writes, requeue at the poll interval. `--dry-run-measure`: fetch and attribute, but no
 sample and no status is written. A store outage skips the cycle and keeps the last status.
 
@@ -38,39 +42,28 @@ from __future__ import annotations
 import contextvars
 import datetime
 import threading
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from ballast.api.ballast.v1 import BallastConfig, ClusterResourcePolicy, MetricsSource, ResourcePolicy, WorkloadProfile
-from ballast.api.ballast.v1.workloadprofile import READY, SUFFICIENT, PolicyRef
+from ballast.api.ballast.v1.workloadprofile import SUFFICIENT
 from ballast.internal.collection import (
     CollectionCycle,
     CollectionMemory,
     FedProfile,
-    MeasuredPod,
-    MeasuredProfile,
-    PodKey,
-    PolicyView,
-    ProfileMemory,
-    ProfileStatus,
+    LoadedPolicy,
+    PolicyKey,
     RefreshPolicy,
-    StatusPlan,
+    SeriesReads,
+    StatusRun,
+    StatusWrite,
     attribute,
-    chunks,
-    collected_in_latest_cycles,
-    measured_pod,
-    node_name,
-    plan_status,
+    fed_profiles,
+    measured_pods,
+    policy_keys,
     poll_interval_seconds,
-    profile_condition,
-    profile_status,
-    ready_condition,
-    recompute,
     retention_window,
-    state_from_status,
-    status_body,
 )
 from ballast.internal.enrollment import BALLAST_CONFIG_NAME, PROFILE_REF_INDEX
 from ballast.internal.killswitch import KillSwitchState
@@ -100,7 +93,6 @@ from ballast.internal.sources import (
     UsageSample,
 )
 from ballast.internal.store import Cycle, HistoryStore, Series, SeriesKey, StoreError
-from ballast.internal.store.series import check_measurement_hash
 from ballast.internal.telemetry import (
     FETCH_ERRORS,
     PROFILES,
@@ -195,13 +187,16 @@ class MetricsCollector:
     def _collect(self, ctx: Context, source: MetricsSource, plugin: PolledSource) -> None:
         name = source.metadata.name or ""
         profiles: list[WorkloadProfile] = self.client.list(WorkloadProfile)
-        cycle = CollectionCycle(name, self.clock.now(), self._fed_profiles(ctx, source, profiles))
+        fed = fed_profiles(source, profiles, self._policies(policy_keys(profiles)))
+        for unmeasured in fed.without_identity:
+            ctx.logger.debug("profile has no identity yet, not measured", extra={"profile": unmeasured})
+        cycle = CollectionCycle(name, self.clock.now(), fed.profiles)
         if not cycle.fed:
             ctx.logger.debug("no profile takes samples from this source", extra={"source": name})
             self.memory.remember_delivered(name, {})
             self._update_profiles_gauge(profiles, {})
             return
-        pods, nodes = self._measured_pods(cycle.fed)
+        pods, nodes = measured_pods(cycle.fed, {fed.name: self._pods(fed.name) for fed in cycle.fed})
         cycle.attribution = attribute(self._fetch(ctx, cycle, plugin, nodes), pods)
         samples = cycle.attribution.samples
         if self.options.dry_run.measure:
@@ -271,153 +266,59 @@ class MetricsCollector:
             ctx.logger.error("BallastConfig retentionWindow ignored: %s", exc)
             return None
 
-    # ------------------------------------------------------------------------------------ fed profiles, pods
+    # ------------------------------------------------------------------------------------------- policies
 
-    def _fed_profiles(
-        self, ctx: Context, source: MetricsSource, profiles: Iterable[WorkloadProfile]
-    ) -> list[FedProfile]:
-        name = source.metadata.name or ""
-        policies: dict[tuple[str, str, str], tuple[PolicyView, tuple[object, ...]] | None] = {}
-        fed: list[FedProfile] = []
-        for profile in profiles:
-            status = profile.status
-            if status is None or status.policy_ref is None or profile.metadata.deletion_timestamp:
-                continue  # no policy: never measured; being deleted: its history is being purged
-            ref = status.policy_ref
-            key = (ref.kind, ref.namespace or "", ref.name)
-            if key not in policies:
-                policies[key] = self._policy(ref)
-            found = policies[key]
-            resources = found[0].fed_by(name) if found is not None else frozenset()
-            if found is None or not resources:
-                continue
-            policy, policy_stamp = found
-            profile_name = profile.metadata.name or ""
-            measurement_hash = status.measurement_hash or ""
-            try:
-                check_measurement_hash(measurement_hash)
-            except ValueError:
-                ctx.logger.debug("profile has no identity yet, not measured", extra={"profile": profile_name})
-                continue
-            if status.selector_labels is None:
-                continue
-            stamp = (measurement_hash, *policy_stamp, source.metadata.uid, source.metadata.generation)
-            fed.append(FedProfile(profile, policy, MeasuredProfile(profile_name, measurement_hash, resources), stamp))
-        return fed
+    def _policies(self, keys: set[PolicyKey]) -> dict[PolicyKey, LoadedPolicy | None]:
+        """Each policy's view and stamp (kind, namespace, name, uid, generation) from the cache; None: not found."""
+        return {key: self._policy(*key) for key in keys}
 
-    def _policy(self, ref: PolicyRef) -> tuple[PolicyView, tuple[object, ...]] | None:
-        """The policy's view and its stamp (kind, namespace, name, uid, generation) from the cache."""
+    def _policy(self, kind: str, namespace: str, name: str) -> LoadedPolicy | None:
         policy: ClusterResourcePolicy | ResourcePolicy
         try:
-            if ref.kind == "ClusterResourcePolicy":
-                policy = self.client.get(ClusterResourcePolicy, ref.name)
+            if kind == "ClusterResourcePolicy":
+                policy = self.client.get(ClusterResourcePolicy, name)
             else:
-                policy = self.client.get(ResourcePolicy, ref.name, ref.namespace or None)
+                policy = self.client.get(ResourcePolicy, name, namespace or None)
         except NotFoundError:
             return None
-        meta = policy.metadata
-        return PolicyView.from_spec(policy.spec), (ref.kind, ref.namespace or "", ref.name, meta.uid, meta.generation)
+        return LoadedPolicy.of(policy)
 
-    def _measured_pods(self, fed: Iterable[FedProfile]) -> tuple[dict[PodKey, MeasuredPod], frozenset[str]]:
-        pods: dict[PodKey, MeasuredPod] = {}
-        nodes: set[str] = set()
-        for profile in fed:
-            selector = (profile.profile.status.selector_labels if profile.profile.status else None) or {}
-            for pod in self.client.list(POD, index=(PROFILE_REF_INDEX, profile.name)):
-                measured = measured_pod(pod, profile.measured, selector)
-                if measured is None:
-                    continue
-                pods[(objects.namespace(pod), objects.name(pod))] = measured
-                node = node_name(pod)
-                if node:
-                    nodes.add(node)
-        return pods, frozenset(nodes)
+    def _pods(self, profile: str) -> list[Any]:
+        """The cached pods carrying the profile's `profile-ref`."""
+        return self.client.list(POD, index=(PROFILE_REF_INDEX, profile))
 
     # ------------------------------------------------------------------------------------------- statuses
 
     def _update_statuses(self, ctx: Context, cycle: CollectionCycle) -> dict[str, str]:
-        """Recompute the due series and apply every fed profile's status that changed, reading history a chunk at
-        a time; returns the states of the profiles applied or unchanged. Raises StoreError when the history cannot
-        be read (statuses not yet applied are skipped)."""
+        """Apply every fed profile's status that changed (`StatusRun`), reading history a chunk at a time; returns
+        the states of the profiles applied or unchanged. Raises StoreError when the history cannot be read
+        (statuses not yet applied are skipped)."""
+        sources = {objects.name(source) for source in self.client.list(MetricsSource)}
+        run = StatusRun(cycle, self.memory, self.refresh, sources)
         states: dict[str, str] = {}
-        pending: list[tuple[StatusPlan, ProfileStatus, dict[str, Any], Future[None] | None]] = []
-        plans = [self._plan(cycle, fed) for fed in cycle.fed]
-        delivered = cycle.delivered()
+        pending: list[tuple[StatusWrite, Future[None] | None]] = []
         context = contextvars.copy_context()
         with ThreadPoolExecutor(STATUS_WRITERS, thread_name_prefix="collector-status") as writers:
             try:
-                for chunk in chunks(plans):
-                    series = self._read(chunk)
-                    for plan in chunk:
-                        recompute(plan, series, self.refresh, cycle.now_ms, cycle.now_text)
-                        remembered = self.memory.profile(plan.fed.name, plan.fed.uid)
-                        here = delivered.get(plan.fed.name, frozenset())
-                        status, body = self._status(ctx, cycle, plan, remembered, here)
-                        if remembered is not None and remembered.body == body:
-                            pending.append((plan, status, body, None))  # nothing changed: nothing to write
-                        else:
-                            pending.append((plan, status, body, writers.submit(context.copy().run, self._apply, body)))
+                for reads in run.reads():
+                    for write in run.statuses(reads, self._read(reads)):
+                        future = writers.submit(context.copy().run, self._apply, write.body) if write.changed else None
+                        pending.append((write, future))
             finally:
-                for plan, status, body, future in pending:
-                    if future is None or self._applied_ok(ctx, plan.fed, future):
-                        states[plan.fed.name] = status.state
-                        self._after_apply(plan, status, body)
-        self._log_cycle(ctx, cycle.source, plans, pending)
+                for write, future in pending:
+                    if future is None or self._applied_ok(ctx, write.fed, future):
+                        states[write.fed.name] = write.status.state
+                        if run.applied(write):
+                            self._threshold_met(write.fed.profile)
+        summary = run.summary([write for write, _ in pending])
+        ctx.logger.debug("collection cycle statuses", extra={"source": cycle.source, **summary})
         return states
 
-    def _plan(self, cycle: CollectionCycle, fed: FedProfile) -> StatusPlan:
-        remembered = self.memory.profile(fed.name, fed.uid)
-        if remembered is not None:
-            state, memos = remembered.working_copy()
-        else:
-            containers = fed.profile.status.containers if fed.profile.status else None
-            state, memos = state_from_status([c.to_wire() for c in containers or ()], fed.policy), {}
-        observed = cycle.attribution.observed.get(fed.name, {})
-        return plan_status(fed, state, memos, observed, fed.policy.owned_by(cycle.source), cycle.now_ms)
-
-    def _read(self, chunk: Sequence[StatusPlan]) -> dict[SeriesKey, Series]:
-        fresh: list[SeriesKey] = []
-        quiet: list[SeriesKey] = []
-        for plan in chunk:
-            without_times, with_times = plan.keys()
-            fresh += without_times
-            quiet += with_times
-        series = {s.key: s for s in self.store.read_many(fresh)} if fresh else {}
-        if quiet:  # quiet series are read with their sample times, to tell whether they went stale
-            series.update((s.key, s) for s in self.store.read_many(quiet, with_times=True))
+    def _read(self, reads: SeriesReads) -> dict[SeriesKey, Series]:
+        series = {s.key: s for s in self.store.read_many(reads.without_times)} if reads.without_times else {}
+        if reads.with_times:
+            series.update((s.key, s) for s in self.store.read_many(reads.with_times, with_times=True))
         return series
-
-    def _status(
-        self,
-        ctx: Context,
-        cycle: CollectionCycle,
-        plan: StatusPlan,
-        remembered: ProfileMemory | None,
-        here: frozenset[str],
-    ) -> tuple[ProfileStatus, dict[str, Any]]:
-        fed = plan.fed
-        status = remembered.status_if_unchanged(plan) if remembered is not None else None
-        if status is None:
-            status = profile_status(plan.state, fed.policy)
-        previous = profile_condition(fed.profile, READY)
-        collected = collected_in_latest_cycles(
-            fed.policy,
-            cycle.source,
-            here,
-            self.memory.delivered_to(fed.name),
-            lambda name: cycle.source_exists(name, self._source_exists),
-            previous,
-        )
-        body = status_body(fed.name, status, ready_condition(fed.policy, collected, previous, cycle.now_text))
-        ctx.logger.debug("profile status computed", extra={"profile": fed.name, "state": status.state})
-        return status, body
-
-    def _source_exists(self, name: str) -> bool:
-        try:
-            self.client.get(MetricsSource, name)
-        except NotFoundError:
-            return False
-        return True
 
     def _apply(self, body: dict[str, Any]) -> None:
         self.client.status().patch(body, body, patch_type=APPLY, field_manager=FIELD_MANAGER, force=True)
@@ -432,33 +333,6 @@ class MetricsCollector:
             ctx.logger.error("failed to update WorkloadProfile status: %s", exc, extra={"profile": fed.name})
             return False
         return True
-
-    def _after_apply(self, plan: StatusPlan, status: ProfileStatus, body: dict[str, Any]) -> None:
-        fed = plan.fed
-        cached_meets = bool(fed.profile.status and fed.profile.status.meets_threshold)
-        applied = ProfileMemory(fed.uid, plan.state, plan.memos, status.meets_threshold, body, status, fed.stamp)
-        if self.memory.remember(fed.name, applied, cached_meets_threshold=cached_meets):
-            ref = fed.profile.status.policy_ref if fed.profile.status else None
-            PROFILES_THRESHOLD_MET.inc({**self._attributes(fed.profile), "policy": ref.name if ref else ""})
-
-    @staticmethod
-    def _log_cycle(
-        ctx: Context,
-        source: str,
-        plans: Sequence[StatusPlan],
-        pending: Sequence[tuple[StatusPlan, ProfileStatus, dict[str, Any], Future[None] | None]],
-    ) -> None:
-        reasons = Counter(reason for plan in plans for reason in plan.reasons.values())
-        ctx.logger.debug(
-            "collection cycle statuses",
-            extra={
-                "source": source,
-                "series_recomputed": dict(reasons),
-                "series_reused": sum(plan.reused for plan in plans),
-                "statuses_written": sum(1 for *_, future in pending if future is not None),
-                "statuses_unchanged": sum(1 for *_, future in pending if future is None),
-            },
-        )
 
     # ---------------------------------------------------------------------------------------------- gauge
 
@@ -478,6 +352,10 @@ class MetricsCollector:
             counts[key] = counts.get(key, 0.0) + 1.0
         PROFILES.replace((dict(key), value) for key, value in counts.items())
         self.memory.keep_only(names)
+
+    def _threshold_met(self, profile: WorkloadProfile) -> None:
+        ref = profile.status.policy_ref if profile.status else None
+        PROFILES_THRESHOLD_MET.inc({**self._attributes(profile), "policy": ref.name if ref else ""})
 
     @staticmethod
     def _attributes(profile: WorkloadProfile) -> dict[str, str]:

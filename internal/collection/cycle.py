@@ -4,7 +4,6 @@ reads (a MetricsSource's `pollInterval`, BallastConfig's `retentionWindow`)."""
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ballast.api.ballast.v1 import WorkloadProfile
@@ -70,13 +69,6 @@ class CollectionCycle:
     now: datetime.datetime
     fed: list[FedProfile]
     attribution: Attribution = field(default_factory=Attribution)
-    _sources: dict[str, bool] = field(default_factory=dict)
-
-    def source_exists(self, name: str, lookup: Callable[[str], bool]) -> bool:
-        """Whether MetricsSource `name` exists, looked up once per cycle."""
-        if name not in self._sources:
-            self._sources[name] = lookup(name)
-        return self._sources[name]
 
     @property
     def now_ms(self) -> int:

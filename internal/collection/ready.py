@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from ballast.api.ballast.v1.workloadprofile import READY
@@ -50,7 +50,7 @@ def collected_in_latest_cycles(
     source: str,
     here: frozenset[str],
     delivered: Mapping[str, frozenset[str] | None],
-    source_exists: Callable[[str], bool],
+    sources: Collection[str],
     previous: Mapping[str, Any] | None,
 ) -> Callable[[str], bool]:
     """Whether a policy resource got samples in the latest cycle of the source that owns it.
@@ -58,7 +58,7 @@ def collected_in_latest_cycles(
     - `source`, `here`: the running cycle's source and the resources it delivered for the profile;
     - `delivered`: for every source this process has polled, the resources its latest cycle delivered for the
       profile (None: the profile was not fed by that cycle);
-    - `source_exists`: whether a MetricsSource of that name exists (a missing one never delivers);
+    - `sources`: the names of the MetricsSources that exist (a missing one never delivers);
     - `previous`: the profile's current `Ready` condition — a fresh leader that has not polled a source yet keeps
       what the condition said about that source's resources.
     """
@@ -71,7 +71,7 @@ def collected_in_latest_cycles(
         latest = delivered.get(owner)
         if latest is not None:
             return resource in latest
-        if not source_exists(owner):
+        if owner not in sources:
             return False
         return missing_before is not None and resource not in missing_before
 

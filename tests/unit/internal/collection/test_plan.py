@@ -153,7 +153,7 @@ def test_the_memory_counts_samples_into_remembered_memos_and_reports_the_thresho
 def test_ready_judges_each_resource_by_its_own_source_and_a_fresh_leader_keeps_the_condition() -> None:
     def judge(delivered: dict[str, frozenset[str] | None], previous: dict[str, Any] | None) -> list[bool]:
         collected = collected_in_latest_cycles(POLICY, "metrics", frozenset({"cpu"}), delivered,
-                                               lambda name: name == "kubelet", previous)  # fmt: skip
+                                               frozenset({"kubelet"}), previous)  # fmt: skip
         return [collected("cpu"), collected("ephemeral-storage")]
 
     assert judge({"kubelet": frozenset({"ephemeral-storage"})}, None) == [True, True]

@@ -1,0 +1,111 @@
+"""Which profiles a MetricsSource's cycle measures, and through which pods — from what the cache holds.
+
+    keys = policy_keys(profiles)                            # the policies to read from the cache
+    fed = fed_profiles(source, profiles, policies)          # policies: key → LoadedPolicy (None: not found)
+    pods, nodes = measured_pods(fed.profiles, pods_of)      # pods_of: profile name → its cached pods
+
+A profile is measured only when it has a policy (`status.policyRef`), is not being deleted (its history is being
+purged), has a valid history identity and selector labels, and its policy takes at least one resource from this
+source. Profiles without a policy are never measured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from ballast.api.ballast.v1 import ClusterResourcePolicy, MetricsSource, ResourcePolicy, WorkloadProfile
+from ballast.internal.runtime import objects
+from ballast.internal.store.series import check_measurement_hash
+
+from .attribution import MeasuredPod, MeasuredProfile, PodKey, measured_pod, node_name
+from .cycle import FedProfile
+from .policy import PolicyView
+
+PolicyKey = tuple[str, str, str]
+"""(kind, namespace, name) of a profile's `status.policyRef` (namespace "" for a ClusterResourcePolicy)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedPolicy:
+    """A policy as collection reads it: its view and the stamp (kind, namespace, name, uid, generation) its
+    computations are made under."""
+
+    view: PolicyView
+    stamp: tuple[object, ...]
+
+    @classmethod
+    def of(cls, policy: ClusterResourcePolicy | ResourcePolicy) -> LoadedPolicy:
+        meta = policy.metadata
+        stamp = (policy.KIND, meta.namespace or "", meta.name or "", meta.uid, meta.generation)
+        return cls(PolicyView.from_spec(policy.spec), stamp)
+
+
+@dataclass(slots=True)
+class FedProfiles:
+    """The profiles a cycle measures, and those skipped for want of a history identity (logged by the caller)."""
+
+    profiles: list[FedProfile] = field(default_factory=list)
+    without_identity: list[str] = field(default_factory=list)
+
+
+def policy_key(profile: WorkloadProfile) -> PolicyKey | None:
+    """The key of the profile's policy, or None when the profile is never measured (no policy, being deleted)."""
+    status = profile.status
+    if status is None or status.policy_ref is None or profile.metadata.deletion_timestamp:
+        return None
+    ref = status.policy_ref
+    return ref.kind, ref.namespace or "", ref.name
+
+
+def policy_keys(profiles: Iterable[WorkloadProfile]) -> set[PolicyKey]:
+    """The policies a cycle over `profiles` needs to read."""
+    return {key for profile in profiles if (key := policy_key(profile)) is not None}
+
+
+def fed_profiles(
+    source: MetricsSource, profiles: Iterable[WorkloadProfile], policies: Mapping[PolicyKey, LoadedPolicy | None]
+) -> FedProfiles:
+    """The profiles `source` feeds, in the order given (see the module docstring for who is left out)."""
+    name = source.metadata.name or ""
+    fed = FedProfiles()
+    for profile in profiles:
+        key = policy_key(profile)
+        loaded = policies.get(key) if key is not None else None
+        resources = loaded.view.fed_by(name) if loaded is not None else frozenset()
+        if loaded is None or not resources or profile.status is None:
+            continue
+        profile_name = profile.metadata.name or ""
+        measurement_hash = profile.status.measurement_hash or ""
+        try:
+            check_measurement_hash(measurement_hash)
+        except ValueError:
+            fed.without_identity.append(profile_name)
+            continue
+        if profile.status.selector_labels is None:
+            continue
+        stamp = (measurement_hash, *loaded.stamp, source.metadata.uid, source.metadata.generation)
+        measured = MeasuredProfile(profile_name, measurement_hash, resources)
+        fed.profiles.append(FedProfile(profile, loaded.view, measured, stamp))
+    return fed
+
+
+def measured_pods(
+    fed: Iterable[FedProfile], pods_of: Mapping[str, Iterable[object]]
+) -> tuple[dict[PodKey, MeasuredPod], frozenset[str]]:
+    """The pods attribution counts samples of (by namespace and name), and the nodes they run on (what to fetch).
+
+    `pods_of` holds each fed profile's cached pods (those carrying its `profile-ref`); a pod whose labels no longer
+    match its profile's selector labels, or that is not enrolled, is not measured."""
+    pods: dict[PodKey, MeasuredPod] = {}
+    nodes: set[str] = set()
+    for profile in fed:
+        selector = (profile.profile.status.selector_labels if profile.profile.status else None) or {}
+        for pod in pods_of.get(profile.name, ()):
+            measured = measured_pod(pod, profile.measured, selector)
+            if measured is None:
+                continue
+            pods[(objects.namespace(pod), objects.name(pod))] = measured
+            if node := node_name(pod):
+                nodes.add(node)
+    return pods, frozenset(nodes)
