@@ -378,7 +378,7 @@ def setup(
     """
     collector = MetricsCollector(manager, store, kill_switch, options, refresh=refresh)
 
-    def every_source(_: Any) -> list[Request]:
+    def every_source(_: object) -> list[Request]:
         return [Request("", objects.name(source)) for source in manager.client.list(MetricsSource)]
 
     return (

@@ -12,6 +12,7 @@ stale refs are removed. The Go operator's pod finalizer is removed wherever it i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ballast.api.ballast.v1 import BallastConfig, ClusterResourcePolicy, ResourcePolicy, WorkloadProfile
@@ -22,6 +23,7 @@ from ballast.internal.enrollment import (
     POLICY_REF,
     PROFILE_REF,
     PROFILE_REF_INDEX,
+    PodProjection,
     is_enrolled,
 )
 from ballast.internal.enrollment.legacy import remove_legacy_finalizer
@@ -42,6 +44,7 @@ from ballast.internal.runtime import (
     Result,
     objects,
 )
+from ballast.internal.runtime.handler import MapFunc
 from ballast.internal.runtime.predicate import Funcs
 from ballast.internal.runtime.source import Channel
 from ballast.internal.telemetry import PODS_PROCESSED, WORKLOAD_PROFILES_CREATED, profile_attributes
@@ -53,7 +56,7 @@ PROFILE_BUSY_REQUEUE = 1.0
 POD = "v1/Pod"
 
 
-def _pod_ref(namespace: str, name: str) -> dict[str, Any]:
+def _pod_ref(namespace: str, name: str) -> dict[str, object]:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace}}
 
 
@@ -70,15 +73,15 @@ class EnrollmentReconciler:
 
     def reconcile(self, ctx: Context, request: Request) -> Result | None:
         try:
-            pod = self.client.get(POD, request.name, request.namespace)
+            pod: PodProjection = self.client.get(POD, request.name, request.namespace)
         except NotFoundError:
             self._clean_unenrolled(ctx, request)
             return None
-        if LEGACY_POD_FINALIZER in objects.metadata(pod).finalizers:
+        if LEGACY_POD_FINALIZER in pod.metadata.finalizers:
             self._remove_legacy_finalizer(ctx, request)
-        if objects.deletion_timestamp(pod):
+        if pod.metadata.deletion_timestamp:
             return None  # the profile lane recounts once the pod is gone
-        if not is_enrolled(objects.labels(pod)):
+        if not is_enrolled(pod.metadata.labels):
             self._clean_unenrolled(ctx, request)
             return None
         if self.kill_switch.active:
@@ -93,24 +96,24 @@ class EnrollmentReconciler:
 
     # ------------------------------------------------------------------------------------------ enroll
 
-    def _enroll(self, ctx: Context, pod: Any, config: BallastConfig) -> Result | None:
-        namespace = objects.namespace(pod)
-        resolution = self.resolver.resolve(objects.thaw(pod), namespace)
+    def _enroll(self, ctx: Context, pod: PodProjection, config: BallastConfig) -> Result | None:
+        namespace = pod.metadata.namespace
+        resolution = self.resolver.resolve(pod, namespace)
         identity = list(config.spec.identity_labels)
-        labels = objects.labels(pod)
+        labels = pod.metadata.labels
         profile = pod_identity(labels, identity, resolution)
         name, tuple_ = profile.profile, profile.tuple_labels
-        status: dict[str, Any] = {
+        status: dict[str, object] = {
             "tupleLabels": tuple_,
             "selectorLabels": selector_labels(labels, identity),
             "measurementHash": measurement_hash(tuple_, policy_key_for(resolution)),
         }
         if resolution is not None:
             status["policyRef"] = resolution.policy_ref().to_wire()
-        wait = self._ensure_profile(ctx, name, status)
+        wait = self._ensure_profile(ctx, name, tuple_, status)
         if wait is not None:
             return wait
-        previous = objects.annotations(pod).get(PROFILE_REF)
+        previous = pod.metadata.annotations.get(PROFILE_REF)
         self._stamp(pod, name, resolution.ref if resolution else None)
         attributes = profile_attributes(name, tuple_)
         if previous != name:
@@ -122,7 +125,9 @@ class EnrollmentReconciler:
             ctx.logger.info("pod enrolled", extra={"profile": name, "policy": resolution.ref if resolution else ""})
         return None
 
-    def _ensure_profile(self, ctx: Context, name: str, status: dict[str, Any]) -> Result | None:
+    def _ensure_profile(
+        self, ctx: Context, name: str, tuple_: Mapping[str, str], status: dict[str, object]
+    ) -> Result | None:
         try:
             profile: WorkloadProfile = self.client.get(WorkloadProfile, name)
         except NotFoundError:
@@ -130,7 +135,7 @@ class EnrollmentReconciler:
                 self.client.create(WorkloadProfile(metadata=ObjectMeta(name=name)))
             except AlreadyExistsError:
                 return Result(requeue_after=PROFILE_BUSY_REQUEUE)
-            WORKLOAD_PROFILES_CREATED.inc(profile_attributes(name, status["tupleLabels"]))
+            WORKLOAD_PROFILES_CREATED.inc(profile_attributes(name, tuple_))
             ctx.logger.info("created WorkloadProfile", extra={"profile": name})
             self._apply_status(name, status)
             return None
@@ -143,17 +148,17 @@ class EnrollmentReconciler:
             self._apply_status(name, status)
         return None
 
-    def _apply_status(self, name: str, status: dict[str, Any]) -> None:
+    def _apply_status(self, name: str, status: dict[str, object]) -> None:
         body = {"apiVersion": WorkloadProfile.API_VERSION, "kind": "WorkloadProfile", "metadata": {"name": name},
                 "status": status}  # fmt: skip
         self.client.status().patch(body, body, patch_type=APPLY, field_manager=FIELD_MANAGER, force=True)
 
-    def _stamp(self, pod: Any, profile: str, policy: str | None) -> None:
-        annotations = objects.annotations(pod)
+    def _stamp(self, pod: PodProjection, profile: str, policy: str | None) -> None:
+        annotations = pod.metadata.annotations
         if annotations.get(PROFILE_REF) == profile and annotations.get(POLICY_REF) == policy:
             return
         patch = {"metadata": {"annotations": {PROFILE_REF: profile, POLICY_REF: policy}}}
-        self.client.patch(_pod_ref(objects.namespace(pod), objects.name(pod)), patch)
+        self.client.patch(_pod_ref(pod.metadata.namespace, pod.metadata.name), patch)
 
     # ---------------------------------------------------------------------------------------- unenroll
 
@@ -184,22 +189,22 @@ class EnrollmentReconciler:
 # ------------------------------------------------------------------------------------------- watches
 
 
-def _all_enrolled_pods(manager: Manager) -> Any:
-    def requests(_: Any) -> list[Request]:
+def _all_enrolled_pods(manager: Manager) -> MapFunc:
+    def requests(_: object) -> list[Request]:
         return [Request(objects.namespace(p), objects.name(p)) for p in manager.cache.list(POD)]
 
     return requests
 
 
-def _pods_of_profile(manager: Manager) -> Any:
-    def requests(profile: Any) -> list[Request]:
+def _pods_of_profile(manager: Manager) -> MapFunc:
+    def requests(profile: object) -> list[Request]:
         pods = manager.cache.list(POD, index=(PROFILE_REF_INDEX, objects.name(profile)))
         return [Request(objects.namespace(p), objects.name(p)) for p in pods]
 
     return requests
 
 
-def _selection_changed(old: Any, new: Any) -> bool:
+def _selection_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     """A policy edit migrates pods only when its selection or precedence changed (other edits are live)."""
     old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
     return bool(
@@ -207,7 +212,7 @@ def _selection_changed(old: Any, new: Any) -> bool:
     )
 
 
-def _identity_changed(old: Any, new: Any) -> bool:
+def _identity_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     return bool((old.get("spec") or {}).get("identityLabels") != (new.get("spec") or {}).get("identityLabels"))
 
 

@@ -7,8 +7,6 @@ standby's webhook never sees the switch; here it does not need leadership (docs/
 
 from __future__ import annotations
 
-from typing import Any
-
 from ballast.api.ballast.v1 import BallastConfig
 from ballast.internal.enrollment import BALLAST_CONFIG_NAME, KILL_SWITCH_CONFIGMAP
 from ballast.internal.killswitch import KillSwitchState
@@ -61,7 +59,7 @@ class KillSwitchReconciler:
 def setup(manager: Manager, *, state: KillSwitchState, options: OperatorOptions) -> Controller:
     """Register the kill-switch controller; the ConfigMap cache must be scoped to the switch (the wiring does)."""
 
-    def one_key(_: Any) -> list[Request]:
+    def one_key(_: object) -> list[Request]:
         return [_KEY]
 
     handler = EnqueueRequestsFromMapFunc(one_key)

@@ -7,8 +7,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ballast.api.ballast.v1 import ClusterResourcePolicy, ResourcePolicy
 from ballast.api.ballast.v1.policyspec import VALID
 from ballast.internal.naming import policy_discriminator
@@ -53,7 +51,7 @@ class PolicyStatusReconciler:
             and current.observed_generation == (policy.metadata.generation or 0)
         ):
             return None
-        metadata: dict[str, Any] = {"name": request.name}
+        metadata: dict[str, object] = {"name": request.name}
         if request.namespace:
             metadata["namespace"] = request.namespace
         body = {

@@ -21,6 +21,7 @@ from ballast.internal.enrollment import (
     PROFILE_CLEANUP_FINALIZER,
     PROFILE_REF,
     PROFILE_REF_INDEX,
+    PodProjection,
     is_enrolled,
 )
 from ballast.internal.naming import tuple_hash
@@ -131,19 +132,19 @@ class ProfileReconciler:
         self.client.patch(_profile_ref(str(profile.metadata.name)), patch)
 
 
-def _profile_ref(name: str) -> dict[str, Any]:
+def _profile_ref(name: str) -> dict[str, object]:
     return {"apiVersion": WorkloadProfile.API_VERSION, "kind": "WorkloadProfile", "metadata": {"name": name}}
 
 
-def _profile_of_pod(pod: Any) -> list[Request]:
-    ref = objects.annotations(pod).get(PROFILE_REF)
+def _profile_of_pod(pod: PodProjection) -> list[Request]:
+    ref = pod.metadata.annotations.get(PROFILE_REF)
     return [Request("", ref)] if ref else []
 
 
 def setup(manager: Manager, *, store: HistoryStore, options: OperatorOptions) -> Controller:
     """Register the profile lifecycle controller on `manager`."""
 
-    def all_profiles(_: Any) -> list[Request]:
+    def all_profiles(_: object) -> list[Request]:
         return [Request("", objects.name(p)) for p in manager.cache.list(WorkloadProfile)]
 
     return (

@@ -51,7 +51,7 @@ from ballast.api.ballast.v1 import (
     WorkloadProfileStatus,
 )
 from ballast.api.meta import find_status_condition
-from ballast.internal.enrollment import PROFILE_REF_INDEX, wants_resize
+from ballast.internal.enrollment import PROFILE_REF_INDEX, PodProjection, wants_resize
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.resize import (
@@ -131,12 +131,12 @@ def read_server_version(client: Client) -> str:
     return f"v{info.get('major', '')}.{info.get('minor', '')}"
 
 
-def _pod_ref(pod: Any) -> dict[str, Any]:
+def _pod_ref(pod: Mapping[str, Any]) -> dict[str, object]:
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": objects.name(pod), "namespace": objects.namespace(pod)}}  # fmt: skip
 
 
-def _meets_threshold(obj: Any) -> bool:
+def _meets_threshold(obj: object) -> bool:
     status = obj.get("status") if isinstance(obj, Mapping) else None
     return bool((status or {}).get("meetsThreshold"))
 
@@ -246,10 +246,10 @@ class ResourceAdjuster:
             return None
         raise ValueError(f"unknown policy kind {ref.kind!r} in policyRef")
 
-    def _resize_pods(self, profile: str) -> list[Any]:
+    def _resize_pods(self, profile: str) -> list[PodProjection]:
         """Cached pods of the profile in `resize` mode, not terminating, in a stable order."""
-        pods = self.cache.list(POD, index=(PROFILE_REF_INDEX, profile))
-        kept = [p for p in pods if wants_resize(objects.labels(p)) and not objects.deletion_timestamp(p)]
+        pods: list[PodProjection] = self.cache.list(POD, index=(PROFILE_REF_INDEX, profile))
+        kept = [p for p in pods if wants_resize(p.metadata.labels) and not p.metadata.deletion_timestamp]
         return sorted(kept, key=objects.object_key)
 
     # ------------------------------------------------------------------------------ server support
@@ -281,13 +281,13 @@ class ResourceAdjuster:
 
     # ---------------------------------------------------------------------------------------------- pods
 
-    def _reconcile_pod(self, ctx: Context, run: _Run, cached: Any) -> None:
+    def _reconcile_pod(self, ctx: Context, run: _Run, cached: PodProjection) -> None:
         """Decide on the cached pod; a decision that writes is made again on a live read, and that one acts."""
         pod: Mapping[str, Any] = objects.thaw(cached)
         decision = decide(pod, run.recommendations, run.settings, run.now)
         if decision.writes and not self.dry_run:
             try:
-                pod = self.api_reader.get(POD, objects.name(cached), objects.namespace(cached))
+                pod = self.api_reader.get(POD, cached.metadata.name, cached.metadata.namespace)
             except NotFoundError:
                 return
             if not still_ours(pod, run.profile):
@@ -360,7 +360,7 @@ def setup(
     """
     reconciler = ResourceAdjuster(manager, kill_switch=kill_switch, options=options, server_version=server_version)
 
-    def every_profile(_: Any) -> list[Request]:
+    def every_profile(_: object) -> list[Request]:
         return [Request("", objects.name(profile)) for profile in manager.client.list(WorkloadProfile)]
 
     return (

@@ -15,7 +15,7 @@ cascades (`--dry-run-measure` implies apply, difference 3); the owner chain for 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -29,6 +29,7 @@ from ballast.internal.enrollment import (
     MODE_LABEL,
     MODES,
     POLICY_REF,
+    PodProjection,
     invalid_mode_message,
     wants_apply,
 )
@@ -37,6 +38,7 @@ from ballast.internal.operator import OperatorOptions
 from ballast.internal.policy import OwnerReader, PolicyCache, Resolution, Resolver, pod_identity
 from ballast.internal.runtime.admission import AdmissionRequest, AdmissionResponse, allowed, denied, errored, patched
 from ballast.internal.runtime.apierrors import NotFoundError
+from ballast.internal.runtime.decode import Projection
 from ballast.internal.runtime.log import Logger, get_logger
 from ballast.internal.runtime.webhook import WebhookServer
 from ballast.internal.stats.ready import ready_recommendations
@@ -65,82 +67,43 @@ ONLY_CREATE = "only pod CREATE is mutated"
 MODE_UNCHANGED = "mode label unchanged"
 
 _log = get_logger("ballast.webhook")
+P = TypeVar("P", bound=Projection)
 
 
 # ------------------------------------------------------------------------------------------------ decoding
-
-
-class _Resources(msgspec.Struct):
-    requests: dict[str, str] | None = None
-    limits: dict[str, str] | None = None
-
-
-class _Container(msgspec.Struct, rename="camel"):
-    name: str = ""
-    resources: _Resources | None = None
-    restart_policy: str | None = None
-
-
-class _Spec(msgspec.Struct, rename="camel"):
-    containers: list[_Container] | None = None
-    init_containers: list[_Container] | None = None
-
-
-class _Metadata(msgspec.Struct, rename="camel"):
-    labels: dict[str, str] | None = None
-    annotations: dict[str, str] | None = None
-    owner_references: list[dict[str, Any]] | None = None
-
-
-class _Pod(msgspec.Struct):
-    """The parts of a pod the handlers read, type-checked (everything else is passed through untouched)."""
-
-    metadata: _Metadata | None = None
-    spec: _Spec | None = None
-
-
-class _Labelled(msgspec.Struct):
-    metadata: _Metadata | None = None
 
 
 class PodDecodeError(ValueError):
     """The request's object is not a pod the handlers can read (answered with 400)."""
 
 
-def _decode(obj: dict[str, Any] | None, shape: type[msgspec.Struct], what: str) -> dict[str, Any]:
+def _decode(obj: dict[str, Any] | None, shape: type[P], what: str) -> P:
     if obj is None:
         raise PodDecodeError(f"the request has no {what}")
     try:
-        msgspec.convert(obj, shape)
+        return msgspec.convert(obj, shape)
     except msgspec.ValidationError as exc:
         raise PodDecodeError(f"cannot decode the {what} as a pod: {exc}") from exc
-    return obj
 
 
-def decode_pod(request: AdmissionRequest) -> dict[str, Any]:
-    """The request's pod, after checking the fields the mutation reads have the right types. Raises
-    PodDecodeError for a missing object, another kind, or a mistyped field (named by its JSON path)."""
+def decode_pod(request: AdmissionRequest) -> PodProjection:
+    """The request's pod as the domain reads it (converted once, here; the mutation is written into a copy of the
+    request's object). Raises PodDecodeError for a missing object, another kind, or a mistyped field (named by
+    its JSON path)."""
     kind = request.kind.get("kind")
     if kind and kind != "Pod":
         raise PodDecodeError(f"expected a Pod, got a {kind}")
-    return _decode(request.object, _Pod, "object")
+    return _decode(request.object, PodProjection, "object")
 
 
 def _mode(obj: dict[str, Any] | None, what: str) -> str | None:
     if obj is None:
         return None
-    labels = (_decode(obj, _Labelled, what).get("metadata") or {}).get("labels") or {}
-    return labels.get(MODE_LABEL)
+    return _decode(obj, Projection, what).metadata.labels.get(MODE_LABEL)
 
 
-def _labels(pod: Mapping[str, Any]) -> Mapping[str, str]:
-    labels: Mapping[str, str] = (pod.get("metadata") or {}).get("labels") or {}
-    return labels
-
-
-def _pod_name(request: AdmissionRequest, pod: Mapping[str, Any]) -> str:
-    metadata = pod.get("metadata") or {}
-    return request.name or str(metadata.get("name") or metadata.get("generateName") or "")
+def _pod_name(request: AdmissionRequest, pod: PodProjection) -> str:
+    return request.name or pod.metadata.name or pod.metadata.generate_name
 
 
 # --------------------------------------------------------------------------------------------- mutation
@@ -199,9 +162,9 @@ class PodMutator:
             pod = decode_pod(request)
         except PodDecodeError as exc:
             return errored(400, str(exc))
-        namespace = request.namespace or str((pod.get("metadata") or {}).get("namespace") or "")
+        namespace = request.namespace or pod.metadata.namespace
         log = _log.with_values(pod=_pod_name(request, pod), namespace=namespace)
-        labels = _labels(pod)
+        labels = pod.metadata.labels
         mode = labels.get(MODE_LABEL)
         if mode is not None and mode not in MODES:
             log.info("denied: invalid mode label", extra={"mode": mode})
@@ -211,7 +174,7 @@ class PodMutator:
             return allowed(APPLY_NOT_REQUESTED)
         return self._apply(request, pod, namespace, log)
 
-    def _apply(self, request: AdmissionRequest, pod: dict[str, Any], namespace: str, log: Logger) -> AdmissionResponse:
+    def _apply(self, request: AdmissionRequest, pod: PodProjection, namespace: str, log: Logger) -> AdmissionResponse:
         # Each broad `except` below: whatever broke (an unreadable owner, a timeout, a stored object that no
         # longer fits its model, a bug), the pod is admitted unchanged — never refused for our failure — and the
         # failure is a warning with its traceback and `result="not_available"`, apart from a plain absence.
@@ -222,7 +185,7 @@ class PodMutator:
             _mutations("not_available", namespace)
             return allowed(POLICY_NOT_AVAILABLE)
         try:
-            name, identity = self._profile_identity(_labels(pod), resolution)
+            name, identity = self._profile_identity(pod.metadata.labels, resolution)
         except Exception:  # see above
             log.warning("cannot name the profile; admitting unchanged", exc_info=True)
             _mutations("not_available", namespace)
@@ -256,7 +219,7 @@ class PodMutator:
             log.warning("cannot read the profile; admitting unchanged", exc_info=True)
             return outcome.not_available(PROFILE_NOT_AVAILABLE)
 
-    def _resolve(self, pod: Mapping[str, Any], namespace: str) -> Resolution | None:
+    def _resolve(self, pod: PodProjection, namespace: str) -> Resolution | None:
         return self._resolver.resolve(pod, namespace)
 
     def _profile_identity(self, labels: Mapping[str, str], resolution: Resolution | None) -> tuple[str, dict[str, str]]:

@@ -64,7 +64,7 @@ def validate_policy_request(request: AdmissionRequest) -> AdmissionResponse:
     return denied(invalid_policy_message(kind, name, problems), code=422, reason="Invalid")
 
 
-def _spec(obj: Mapping[str, Any] | None) -> Any:
+def _spec(obj: Mapping[str, Any] | None) -> object:
     return (obj or {}).get("spec") or {}
 
 

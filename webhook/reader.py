@@ -1,7 +1,7 @@
 """What the admission handlers read through, and the owner lookup behind the policy `kinds` rule.
 
 The handlers read policies, the BallastConfig and WorkloadProfiles through the manager's cache-backed client
-(`manager.client`); any object with `get` and `list` of that shape will do (a plain `Client`, a fake).
+(`manager.client`); any runtime `interfaces.Reader` will do (a plain `Client`, `FakeAPI().client()`).
 
 Owners (ReplicaSet → Deployment, Job → CronJob) are read through a reader of their own, which the wiring
 points at `manager.api_reader` (live reads, by `policy.OwnerReader`, shared with enrollment): a Deployment's
@@ -14,17 +14,6 @@ candidate policy lists `kinds` at all (`policy.Resolver` checks that first).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, Protocol
+from ballast.internal.runtime.interfaces import Reader
 
-
-class Reader(Protocol):
-    """Reads objects by kind (a GroupVersionKind, `"apps/v1/ReplicaSet"`, or a registered model type).
-
-    `manager.client` (cache), `manager.api_reader` (live) and `FakeAPI().client()` all fit. `get` raises
-    NotFoundError when the object does not exist.
-    """
-
-    def get(self, kind: Any, name: str, namespace: str | None = None) -> Any: ...
-
-    def list(self, kind: Any, namespace: str | None = None) -> Iterable[Any]: ...
+__all__ = ["Reader"]

@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from ballast.api.ballast.v1 import Recommendation
 from ballast.internal.apply import LimitPlan, limit_plan
-from ballast.internal.enrollment import applied_annotation, managed_containers
+from ballast.internal.enrollment import applied_annotation, managed_container_bodies
 from ballast.internal.quantity import QuantityError, parse_quantity
 
 Field = Literal["request", "limit"]
@@ -90,7 +90,7 @@ def apply_recommendations(pod: MutableMapping[str, Any], recommendations: Recomm
     matched: list[str] = []
     values: list[AppliedValue] = []
     scaled: list[ScaledLimit] = []
-    for container in managed_containers(pod):
+    for _, container in managed_container_bodies(pod):
         name = str(container.get("name") or "")
         wanted = recommendations.get(name)
         if not wanted:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ballast.internal.runtime import rfc3339  # the times a cycle writes
 
-from .attribution import Attribution, MeasuredPod, MeasuredProfile, PodKey, attribute, measured_pod, node_name
+from .attribution import Attribution, MeasuredPod, MeasuredProfile, PodKey, attribute, measured_pod
 from .cycle import (
     DEFAULT_POLL_INTERVAL,
     CollectionCycle,
@@ -107,7 +107,6 @@ __all__ = [
     "is_stale",
     "measured_pod",
     "measured_pods",
-    "node_name",
     "phase",
     "plan_status",
     "policy_key",

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from ballast.internal.enrollment import is_enrolled, managed_containers
+from ballast.internal.enrollment import PodProjection, is_enrolled, managed_containers
 from ballast.internal.naming import selector_labels
-from ballast.internal.runtime import objects
 from ballast.internal.sources import UsageSample
 from ballast.internal.store import Sample, SeriesKey
 
@@ -40,26 +38,15 @@ class MeasuredPod:
     containers: frozenset[str]
 
 
-def measured_pod(pod: Any, profile: MeasuredProfile, profile_selector: Mapping[str, str]) -> MeasuredPod | None:
+def measured_pod(
+    pod: PodProjection, profile: MeasuredProfile, profile_selector: Mapping[str, str]
+) -> MeasuredPod | None:
     """The pod as measured for `profile`, or None when it must not be measured (not enrolled, or its labels no
     longer match the profile's selector labels — `--missing--` standing for an absent or empty label)."""
-    labels = objects.labels(pod)
+    labels = pod.metadata.labels
     if not is_enrolled(labels) or selector_labels(labels, list(profile_selector)) != dict(profile_selector):
         return None
-    return MeasuredPod(profile, frozenset(name for c in managed_containers(pod) if (name := _name(c))))
-
-
-def node_name(pod: Any) -> str:
-    """The node a pod (a dict or a projection) is scheduled to; empty while pending."""
-    if isinstance(pod, Mapping):
-        return str((pod.get("spec") or {}).get("nodeName") or "")
-    return str(getattr(getattr(pod, "spec", None), "node_name", "") or "")
-
-
-def _name(container: Any) -> str:
-    if isinstance(container, Mapping):
-        return str(container.get("name") or "")
-    return str(getattr(container, "name", "") or "")
+    return MeasuredPod(profile, frozenset(c.name for c in managed_containers(pod) if c.name))
 
 
 @dataclass(slots=True)

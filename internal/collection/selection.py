@@ -15,10 +15,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ballast.api.ballast.v1 import ClusterResourcePolicy, MetricsSource, ResourcePolicy, WorkloadProfile
-from ballast.internal.runtime import objects
+from ballast.internal.enrollment import PodProjection
 from ballast.internal.store.series import check_measurement_hash
 
-from .attribution import MeasuredPod, MeasuredProfile, PodKey, measured_pod, node_name
+from .attribution import MeasuredPod, MeasuredProfile, PodKey, measured_pod
 from .cycle import FedProfile
 from .policy import PolicyView
 
@@ -91,7 +91,7 @@ def fed_profiles(
 
 
 def measured_pods(
-    fed: Iterable[FedProfile], pods_of: Mapping[str, Iterable[object]]
+    fed: Iterable[FedProfile], pods_of: Mapping[str, Iterable[PodProjection]]
 ) -> tuple[dict[PodKey, MeasuredPod], frozenset[str]]:
     """The pods attribution counts samples of (by namespace and name), and the nodes they run on (what to fetch).
 
@@ -105,7 +105,7 @@ def measured_pods(
             measured = measured_pod(pod, profile.measured, selector)
             if measured is None:
                 continue
-            pods[(objects.namespace(pod), objects.name(pod))] = measured
-            if node := node_name(pod):
-                nodes.add(node)
+            pods[(pod.metadata.namespace, pod.metadata.name)] = measured
+            if pod.spec.node_name:
+                nodes.add(pod.spec.node_name)
     return pods, frozenset(nodes)

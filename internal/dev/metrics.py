@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 import orjson
 import urllib3
 
-from ballast.internal.enrollment import managed_containers
+from ballast.internal.enrollment import managed_container_bodies
 from ballast.internal.runtime import rfc3339
 from ballast.internal.runtime.envtest.errors import APIError
 from ballast.internal.runtime.envtest.rest import RESTClient
@@ -89,7 +89,7 @@ class PodMetricsSource:
         key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
         containers = [
             {"name": c["name"], "usage": self._usage.usage(profile, key, c["name"], elapsed).quantities()}
-            for c in managed_containers(pod)
+            for _, c in managed_container_bodies(pod)
         ]
         return {
             "kind": "PodMetrics",

@@ -1,7 +1,7 @@
 """The enrollment contract: the mode label, the operator's annotations and finalizers, which containers count,
 and the pod as the operator caches it (a typed projection)."""
 
-from .containers import is_restartable_init, managed_containers
+from .containers import SIDECAR_RESTART_POLICY, is_restartable_init, managed_container_bodies, managed_containers
 from .indexes import PROFILE_REF_INDEX, profile_ref_index
 from .keys import (
     APPLIED_PREFIX,
@@ -24,7 +24,7 @@ from .keys import (
     wants_apply,
     wants_resize,
 )
-from .pod import ContainerSpec, PodProjection, PodSpec, PodStatus, Resources
+from .pod import ContainerSpec, PodProjection, PodSpec, PodStatus, Resources, pod_projection
 
 __all__ = [
     "APPLIED_PREFIX",
@@ -42,6 +42,7 @@ __all__ = [
     "PROFILE_REF_INDEX",
     "RESIZE_BLOCKED",
     "RESIZE_BLOCKED_AT",
+    "SIDECAR_RESTART_POLICY",
     "ContainerSpec",
     "PodProjection",
     "PodSpec",
@@ -51,7 +52,9 @@ __all__ = [
     "invalid_mode_message",
     "is_enrolled",
     "is_restartable_init",
+    "managed_container_bodies",
     "managed_containers",
+    "pod_projection",
     "profile_ref_index",
     "wants_apply",
     "wants_resize",

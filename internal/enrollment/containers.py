@@ -3,33 +3,38 @@
 Regular containers and restartable-init sidecars (`initContainers[*].restartPolicy == Always`) are managed;
 run-to-completion init containers and ephemeral containers are excluded by name — the metrics API and the
 kubelet report flat container lists, so the pod spec is what tells them apart.
+
+The domain reads a pod as its `PodProjection` (`managed_containers`); a mutation or a patch is built on the
+pod's JSON, whose containers `managed_container_bodies` walks by the same rule.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 
+from .pod import ContainerSpec, PodProjection
 
-def _field(obj: Any, key: str, attribute: str) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(key)
-    return getattr(obj, attribute, None)
+SIDECAR_RESTART_POLICY = "Always"
+"""The `restartPolicy` that makes an init container a restartable-init sidecar."""
 
 
-def is_restartable_init(container: Any) -> bool:
+def is_restartable_init(container: ContainerSpec) -> bool:
     """An init container with `restartPolicy: Always` (a native sidecar)."""
-    return bool(_field(container, "restartPolicy", "restart_policy") == "Always")
+    return container.restart_policy == SIDECAR_RESTART_POLICY
 
 
-def _spec(pod: Any) -> Any:
-    spec = _field(pod, "spec", "spec")
-    return spec if spec is not None else {}
+def managed_containers(pod: PodProjection) -> list[ContainerSpec]:
+    """Regular containers, then restartable-init sidecars."""
+    return [*pod.spec.containers, *(c for c in pod.spec.init_containers if is_restartable_init(c))]
 
 
-def managed_containers(pod: Any) -> list[Any]:
-    """Regular containers, then restartable-init sidecars (a dict pod or a PodProjection)."""
-    spec = _spec(pod)
-    containers = list(_field(spec, "containers", "containers") or ())
-    inits = _field(spec, "initContainers", "init_containers") or ()
-    return containers + [c for c in inits if is_restartable_init(c)]
+def managed_container_bodies(pod: Mapping[str, Any]) -> list[tuple[str, MutableMapping[str, Any]]]:
+    """The managed containers of a pod's JSON, in the same order, each with the list it is in (`containers` or
+    `initContainers`) — what a mutation writes into and a patch names."""
+    spec = pod.get("spec") or {}
+    bodies: list[tuple[str, MutableMapping[str, Any]]] = [("containers", c) for c in spec.get("containers") or ()]
+    for container in spec.get("initContainers") or ():
+        if container.get("restartPolicy") == SIDECAR_RESTART_POLICY:
+            bodies.append(("initContainers", container))
+    return bodies

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ballast.internal.runtime.apierrors import ConflictError, NotFoundError
+from ballast.internal.runtime.interfaces import Client
 
 from .keys import LEGACY_POD_FINALIZER
 
 
-def remove_legacy_finalizer(client: Any, namespace: str, name: str) -> bool:
+def remove_legacy_finalizer(client: Client, namespace: str, name: str) -> bool:
     """Drop `ballast.tightlinesoftware.com/workloadwatcher` from a pod, guarded by its resourceVersion.
 
     Returns whether it was removed; a conflict re-reads and retries (other controllers edit finalizers too).

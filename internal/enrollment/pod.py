@@ -5,6 +5,9 @@ sidecars, node, phase and the resize conditions — and nothing else, so memory 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import msgspec
 
 from ballast.internal.runtime.decode import Projection
@@ -54,3 +57,10 @@ class PodProjection(Projection, frozen=True):
 
     spec: PodSpec = PodSpec()
     status: PodStatus = PodStatus()
+
+
+def pod_projection(pod: Mapping[str, Any]) -> PodProjection:
+    """A pod's JSON (an admission request's object, a live read) as the domain reads it: converted once, where it
+    enters. Raises `msgspec.ValidationError` naming the mistyped field by its JSON path
+    (`$.metadata.labels[...]`)."""
+    return msgspec.convert(pod, PodProjection)

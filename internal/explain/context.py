@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ballast.api.ballast.v1 import BallastConfig, ClusterResourcePolicy, ResourcePolicy, WorkloadProfile
-from ballast.internal.enrollment import BALLAST_CONFIG_NAME, PROFILE_REF, managed_containers
+from ballast.internal.enrollment import BALLAST_CONFIG_NAME, PROFILE_REF, managed_container_bodies
 from ballast.internal.policy import MAX_OWNER_DEPTH, OwnerLookup, Policy, controller_reference
 from ballast.internal.runtime.apierrors import APIStatusError
 
@@ -110,5 +110,5 @@ def template_container(owners: Sequence[Owner], name: str) -> Mapping[str, Any] 
     for owner in owners:
         template = ((owner.obj or {}).get("spec") or {}).get("template")
         if template:
-            return next((c for c in managed_containers(template) if c.get("name") == name), None)
+            return next((c for _, c in managed_container_bodies(template) if c.get("name") == name), None)
     return None

@@ -17,7 +17,8 @@ from ballast.internal.enrollment import (
     PROFILE_REF,
     RESIZE_BLOCKED,
     RESIZE_BLOCKED_AT,
-    managed_containers,
+    managed_container_bodies,
+    pod_projection,
 )
 from ballast.internal.naming import NO_POLICY, tuple_labels
 from ballast.internal.policy import PodFacts, discriminator_for, pod_identity
@@ -37,7 +38,7 @@ def explain(ctx: PodContext) -> list[str]:
     """The explanation of a pod, as lines: pod, identity, policy, profile, then per container each resource's
     samples, statistics, readiness, the formula of every recommended value, the limit rule, what admission wrote
     and what the pod spec says now."""
-    facts = PodFacts.from_pod(ctx.pod, lookup=owner_lookup(ctx.owners))
+    facts = PodFacts.from_pod(pod_projection(ctx.pod), lookup=owner_lookup(ctx.owners))
     verdict = judge_policies(facts, ctx.policies)
     profile_status = ctx.profile.status if ctx.profile else None
     measured = profile_status.policy_ref if profile_status else None
@@ -51,7 +52,7 @@ def explain(ctx: PodContext) -> list[str]:
     lines = _pod_section(ctx) + _identity_section(ctx, verdict) + _policy_section(verdict, spec)
     lines += _profile_section(ctx)
     entries = {c.name: c for c in (profile_status.containers if profile_status else None) or ()}
-    containers = managed_containers(ctx.pod)
+    containers = [container for _, container in managed_container_bodies(ctx.pod)]
     for container in containers:
         lines.append("")
         lines += _container_section(ctx, container, entries.get(str(container.get("name"))), spec)

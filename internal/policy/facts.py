@@ -7,6 +7,10 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+import msgspec
+
+from ballast.internal.enrollment import PodProjection
+
 OwnerLookup = Callable[[str, Mapping[str, Any]], Mapping[str, Any] | None]
 """`lookup(namespace, owner_reference)` → the owner object (e.g. from the cache), or None when it is unknown."""
 
@@ -63,22 +67,23 @@ class PodFacts:
 
     @classmethod
     def from_pod(
-        cls, pod: Mapping[str, Any], *, namespace: str | None = None, lookup: OwnerLookup | None = None
+        cls, pod: PodProjection, *, namespace: str | None = None, lookup: OwnerLookup | None = None
     ) -> PodFacts:
-        """Return the facts of a pod given as JSON (a dict or a cache view).
+        """Return the facts of a pod (`enrollment.pod_projection` converts a pod's JSON).
 
         `namespace` overrides `metadata.namespace` (an admission request carries it outside the object). The
         owner chain follows controller references through `lookup` (see `owner_kinds`); without one only the
         direct controller's kind is known, as in the Go operator. Raises ValueError for a controller ownerReference
-        without a kind, TypeError for labels or annotations that are not string maps.
+        without a kind.
         """
-        metadata = pod.get("metadata") or {}
-        pod_namespace = namespace if namespace is not None else metadata.get("namespace") or ""
+        metadata = pod.metadata
+        pod_namespace = namespace if namespace is not None else metadata.namespace
+        references = {"metadata": {"ownerReferences": msgspec.to_builtins(metadata.owner_references)}}
         return cls(
             namespace=pod_namespace,
-            labels=metadata.get("labels") or _EMPTY,
-            annotations=metadata.get("annotations") or _EMPTY,
-            owner_kinds=owner_kinds(pod, lookup, namespace=pod_namespace),
+            labels=metadata.labels,
+            annotations=metadata.annotations,
+            owner_kinds=owner_kinds(references, lookup, namespace=pod_namespace),
         )
 
 

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from ballast.api.ballast.v1.clusterresourcepolicy import ClusterResourcePolicy
 from ballast.api.ballast.v1.resourcepolicy import ResourcePolicy
 from ballast.api.wire import as_model
+from ballast.internal.enrollment import PodProjection
 from ballast.internal.naming import profile_name, tuple_labels
 
 from .compiled import Policy, PolicyCache
@@ -49,7 +50,7 @@ class Resolver:
             policies += [as_model(ResourcePolicy, p) for p in self.reader.list(ResourcePolicy, namespace)]
         return policies
 
-    def resolve(self, pod: Mapping[str, Any], namespace: str) -> Resolution | None:
+    def resolve(self, pod: PodProjection, namespace: str) -> Resolution | None:
         policies = self.policies(namespace)
         lookup = self.owners if any(self._lists_kinds(policy) for policy in policies) else None
         facts = PodFacts.from_pod(pod, namespace=namespace, lookup=lookup)

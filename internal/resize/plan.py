@@ -9,12 +9,12 @@ resizable in place.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ballast.api.ballast.v1 import WorkloadProfileStatus
-from ballast.internal.enrollment import is_restartable_init
+from ballast.internal.enrollment import managed_container_bodies
 from ballast.internal.quantity import QuantityError, to_units
 from ballast.internal.runtime import objects
 from ballast.internal.stats import fit_limit
@@ -103,16 +103,6 @@ def _units(value: Any, resource: str) -> int | None:
         return None
 
 
-def _resizable_containers(pod: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """Regular containers, then restartable-init sidecars, each with the list it belongs to."""
-    spec = pod.get("spec") or {}
-    for container in spec.get("containers") or ():
-        yield "containers", container
-    for container in spec.get("initContainers") or ():
-        if is_restartable_init(container):
-            yield "initContainers", container
-
-
 def _drifts(resource: str, field_name: str, current: str | None, recommended: str | None, s: ResizeSettings) -> bool:
     target = _units(recommended, resource)
     if target is None:
@@ -185,7 +175,7 @@ def plan_resize(pod: Mapping[str, Any], recommendations: Recommendations, settin
     changes: list[ContainerChange] = []
     not_resizable: set[str] = set()
     scaled: list[str] = []
-    for group, container in _resizable_containers(pod):
+    for group, container in managed_container_bodies(pod):  # regular containers, then sidecars
         wanted = recommendations.get(str(container.get("name")))
         if not wanted:
             continue

@@ -137,6 +137,7 @@ class ObjectMeta(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True
     """The metadata fields controllers read; managedFields and the rest are never decoded."""
 
     name: str = ""
+    generate_name: str = ""
     namespace: str = ""
     uid: str = ""
     resource_version: str = ""

@@ -107,10 +107,15 @@ class EnqueueRequestForOwner(_MappingHandler):
         return found
 
 
+MapFunc = Callable[[Any], Iterable[Request]]
+"""controller-runtime's `handler.MapFunc`: the requests an event's object maps to (type its argument as the
+object your watch delivers, or `object` when it is not read)."""
+
+
 class EnqueueRequestsFromMapFunc(_MappingHandler):
     """Enqueue whatever `map_func(obj)` returns (for watches that are not owner relations)."""
 
-    def __init__(self, map_func: Callable[[Any], Iterable[Request]]) -> None:
+    def __init__(self, map_func: MapFunc) -> None:
         self._map = map_func
 
     def requests(self, obj: Any) -> Iterable[Request]:

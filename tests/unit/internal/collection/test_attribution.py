@@ -8,7 +8,7 @@ import msgspec
 import pytest
 
 from ballast.internal.collection import MeasuredProfile, attribute, measured_pod
-from ballast.internal.enrollment import MODE_LABEL, PodProjection
+from ballast.internal.enrollment import MODE_LABEL, PodProjection, pod_projection
 from ballast.internal.naming import LABEL_MISSING
 from ballast.internal.sources import UsageSample
 
@@ -54,9 +54,9 @@ def test_missing_matches_an_absent_or_empty_label(value: str | None) -> None:
     assert measured_pod(pod(labels, **SPEC), PROFILE, {"component": LABEL_MISSING}) is not None
 
 
-def test_dict_pods_work_too() -> None:
+def test_a_pods_json_is_converted_once_where_it_enters() -> None:
     raw = {"metadata": {"labels": {MODE_LABEL: "measure"}}, "spec": SPEC}
-    measured = measured_pod(raw, PROFILE, {})
+    measured = measured_pod(pod_projection(raw), PROFILE, {})
     assert measured is not None
     assert measured.containers == frozenset({"app", "proxy"})
 
@@ -82,3 +82,8 @@ def test_samples_become_series_of_the_pods_profile_and_the_rest_is_skipped() -> 
     assert result.samples[0].key is result.samples[2].key  # one key object per series
     assert result.observed == {"api--default": {("app", "cpu"): 2, ("proxy", "memory"): 1}}
     assert result.skipped == 4
+
+
+def test_a_mistyped_pod_is_refused_naming_the_field() -> None:
+    with pytest.raises(msgspec.ValidationError, match=r"Expected `str`, got `int` - at `\$\.metadata\.labels"):
+        pod_projection({"metadata": {"labels": {"app": 1}}})

@@ -6,6 +6,7 @@ from typing import Any
 
 from ballast.api.ballast.v1 import ClusterResourcePolicy, MetricsSource, ResourcePolicy, WorkloadProfile
 from ballast.internal.collection import LoadedPolicy, PolicyKey, fed_profiles, measured_pods, policy_key, policy_keys
+from ballast.internal.enrollment import PodProjection, pod_projection
 
 HASH = "0123456789abcdef"
 MODE = "ballast.tightlinesoftware.com/mode"
@@ -67,11 +68,11 @@ def test_measured_pods_are_the_enrolled_pods_still_matching_their_profile_and_th
         SOURCE, [profile("api", ref=CLUSTER_REF)], {("ClusterResourcePolicy", "", "default"): LoadedPolicy.of(CLUSTER)}
     )
 
-    def pod(name: str, labels: dict[str, str], node: str | None) -> dict[str, Any]:
+    def pod(name: str, labels: dict[str, str], node: str | None) -> PodProjection:
         spec: dict[str, Any] = {"containers": [{"name": "app"}]}
         if node:
             spec["nodeName"] = node
-        return {"metadata": {"name": name, "namespace": "default", "labels": labels}, "spec": spec}
+        return pod_projection({"metadata": {"name": name, "namespace": "default", "labels": labels}, "spec": spec})
 
     pods_of = {
         "api": [

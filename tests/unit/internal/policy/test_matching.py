@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from ballast.internal.enrollment import pod_projection
 from ballast.internal.policy import PodFacts, compile_policy, controller_reference, owner_kinds
 
 from .builders import crp
@@ -259,13 +260,13 @@ def test_pod_facts_from_pod() -> None:
             "ownerReferences": POD["metadata"]["ownerReferences"],
         }
     }
-    facts = PodFacts.from_pod(pod, lookup=_lookup([REPLICASET]))
+    facts = PodFacts.from_pod(pod_projection(pod), lookup=_lookup([REPLICASET]))
     assert facts == PodFacts("shop", {"app": "web"}, {"team": "payments"}, ("ReplicaSet", "Deployment"))
     assert (facts.direct_owner_kind, facts.top_owner_kind) == ("ReplicaSet", "Deployment")
 
 
 def test_pod_facts_from_admission_pod_takes_the_request_namespace() -> None:
-    facts = PodFacts.from_pod({"metadata": {"generateName": "web-"}}, namespace="team-a")
+    facts = PodFacts.from_pod(pod_projection({"metadata": {"generateName": "web-"}}), namespace="team-a")
     assert facts == PodFacts("team-a")
     assert (facts.direct_owner_kind, facts.top_owner_kind) == ("", "")
 

@@ -19,12 +19,12 @@ import pytest
 import urllib3
 
 from ballast.internal.cmd import ballast as cli
-from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF, managed_containers
+from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF, managed_container_bodies
+from ballast.internal.manifests.webhooks import webhook_configurations
 from ballast.internal.runtime import Client
 from ballast.internal.runtime.envtest import Environment, json_handler
 from ballast.internal.runtime.envtest.ports import suggest_port
 from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.webhook.configurations import webhook_configurations
 
 from .conftest import create, wait_settled, workload
 
@@ -74,7 +74,7 @@ def serve_metrics(env: Environment) -> Any:
                 "metadata": {"name": p["metadata"]["name"], "namespace": p["metadata"]["namespace"]},
                 "timestamp": "2026-11-29T12:00:00Z",
                 "window": "15s",
-                "containers": [{"name": c["name"], "usage": USAGE} for c in managed_containers(p)],
+                "containers": [{"name": c["name"], "usage": USAGE} for _, c in managed_container_bodies(p)],
             }
             for p in pods
             if not p["metadata"].get("deletionTimestamp")

@@ -17,7 +17,7 @@ import orjson
 import pytest
 import urllib3
 
-from ballast.internal.enrollment import MODE_LABEL, managed_containers
+from ballast.internal.enrollment import MODE_LABEL, managed_container_bodies
 from ballast.internal.runtime.envtest import Backend, Environment, json_handler
 from ballast.internal.runtime.envtest.ports import suggest_port
 from ballast.internal.runtime.envtest.wait import poll_until
@@ -142,7 +142,7 @@ class MetricsBackend:
                         "name": c["name"],
                         "usage": self.usage.get((meta["namespace"], meta["name"], c["name"]), DEFAULT_USAGE),
                     }
-                    for c in managed_containers(pod)
+                    for _, c in managed_container_bodies(pod)
                 ]
                 items.append(
                     {
