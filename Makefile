@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 
 .PHONY: help venv envtest helm generate lint typecheck unit packaging integration test dev dev-cluster bench kind-deploy clean
 
-HACK_SCRIPTS := hack/gen-crds hack/gen-rbac hack/gen-config
+HACK_SCRIPTS := hack/gen-manifests
 KIND_CLUSTER ?= ballast-dev
 KIND_IMAGE ?= ballast:dev
 
@@ -28,10 +28,8 @@ envtest: venv ## build (or find) the control-plane binaries; prints their direct
 helm: venv ## build (or find) helm v3.22.0 for the chart tests; prints its path
 	hack/setup-helm
 
-generate: venv ## regenerate config/ from the code: CRDs, RBAC, webhook configurations, the chart's CRDs
-	hack/gen-crds
-	hack/gen-rbac
-	hack/gen-config
+generate: venv ## regenerate config/ from the code: CRDs, RBAC, webhook configurations, the chart's copies
+	hack/gen-manifests
 
 lint: venv ## ruff: lint and formatting
 	$(BIN)/ruff check . $(HACK_SCRIPTS)

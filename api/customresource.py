@@ -1,62 +1,18 @@
 """The base class of every kind: its identity on the API server (group, version, kind, plural, scope), the API
-paths built from it, and what its CustomResourceDefinition shows (short names, printer columns, subresources).
+paths built from it, and what its CustomResourceDefinition shows (short names, printer columns, subresources:
+`PrinterColumn`, `AGE` and `ScaleSubresource` come from `ballast.internal.runtime.crdgen`, which renders the CRD).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
+from ballast.internal.runtime.crdgen import PrinterColumn, ScaleSubresource, Scope
+
 from .meta import ObjectMeta
 from .wire import WireModel
-
-Scope = Literal["Cluster", "Namespaced"]
-ColumnType = Literal["integer", "number", "string", "boolean", "date"]
-
-
-@dataclass(frozen=True, slots=True)
-class PrinterColumn:
-    """A column of `kubectl get` (`additionalPrinterColumns`): a header, a type and a JSONPath into the object."""
-
-    name: str
-    type: ColumnType
-    json_path: str
-    description: str | None = None
-    priority: int = 0
-    format: str | None = None
-
-    def to_wire(self) -> dict[str, Any]:
-        """The CRD's `additionalPrinterColumns` entry."""
-        column: dict[str, Any] = {"name": self.name, "type": self.type, "jsonPath": self.json_path}
-        if self.description is not None:
-            column["description"] = self.description
-        if self.priority:
-            column["priority"] = self.priority
-        if self.format is not None:
-            column["format"] = self.format
-        return column
-
-
-AGE = PrinterColumn("Age", "date", ".metadata.creationTimestamp")
-"""The `Age` column every kind shows last."""
-
-
-@dataclass(frozen=True, slots=True)
-class ScaleSubresource:
-    """Where the `scale` subresource reads and writes replicas (JSONPaths into the object)."""
-
-    spec_replicas_path: str
-    status_replicas_path: str
-    label_selector_path: str | None = None
-
-    def to_wire(self) -> dict[str, str]:
-        """The CRD's `subresources.scale` entry."""
-        scale = {"specReplicasPath": self.spec_replicas_path, "statusReplicasPath": self.status_replicas_path}
-        if self.label_selector_path is not None:
-            scale["labelSelectorPath"] = self.label_selector_path
-        return scale
 
 
 class CustomResource(WireModel):

@@ -1,11 +1,26 @@
-"""Register every kind of `ballast.api` in a runtime Scheme, so clients read and write them as models."""
+"""Every kind of `ballast.api` (`KINDS`), and their registration in a runtime Scheme, so clients read and write
+them as models. `ballast.internal.manifests.crds` renders the CRD of each."""
 
 from __future__ import annotations
 
-from ballast.internal.runtime.gvk import GroupVersionKind
-from ballast.internal.runtime.scheme import Scheme
+from ballast.internal.runtime import GroupVersionKind, Scheme
 
-from .crds import KINDS
+from .balancer.v1alpha1 import Balancer
+from .ballast.v1 import BallastConfig, ClusterResourcePolicy, MetricsSource, ResourcePolicy, WorkloadProfile
+from .customresource import CustomResource
+from .kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
+
+KINDS: tuple[type[CustomResource], ...] = (
+    BallastConfig,
+    ClusterResourcePolicy,
+    MetricsSource,
+    ResourcePolicy,
+    WorkloadProfile,
+    ClusterPodSchedulingPolicy,
+    PodSchedulingPolicy,
+    Balancer,
+)
+"""Every kind that has a CRD, in a fixed order."""
 
 
 def add_to_scheme(scheme: Scheme) -> Scheme:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ballast import __version__
-from ballast.internal.operator.wiring import (
+from ballast.internal.cmd.wiring import (
     CONTROLLERS,
     Dependencies,
     add_core_lanes,
@@ -356,7 +356,7 @@ def refresh_policy(args: argparse.Namespace) -> Any:
 
 def apply_crds(args: argparse.Namespace) -> int:
     """Server-side apply every CRD (rendered in-process from the models), forcing ownership of the fields."""
-    from ballast.api.crds import all_crds  # noqa: PLC0415
+    from ballast.internal.manifests.crds import all_crds  # noqa: PLC0415
     from ballast.internal.runtime import Client, RESTConfig  # noqa: PLC0415
 
     client = Client.from_config(RESTConfig.load(args.kubeconfig))
@@ -367,8 +367,8 @@ def apply_crds(args: argparse.Namespace) -> int:
 
 
 def uninstall(args: argparse.Namespace, client: Any = None) -> int:
-    """`ballastd uninstall` (see `ballast.internal.operator.uninstall`); `client` defaults to `--kubeconfig`'s."""
-    from ballast.internal.operator.uninstall import uninstall as run_uninstall  # noqa: PLC0415
+    """`ballastd uninstall` (see `ballast.internal.cmd.uninstall`); `client` defaults to `--kubeconfig`'s."""
+    from ballast.internal.cmd.uninstall import uninstall as run_uninstall  # noqa: PLC0415
     from ballast.internal.runtime import Client, RESTConfig  # noqa: PLC0415
 
     client = client if client is not None else Client.from_config(RESTConfig.load(args.kubeconfig))

@@ -37,15 +37,15 @@ from typing import Any, Literal, TextIO, TypeVar
 import urllib3
 
 from ballast.api.ballast.v1 import MetricsSource
-from ballast.api.crds import all_crds
 from ballast.internal.enrollment import invalid_mode_message
+from ballast.internal.manifests.crds import all_crds
+from ballast.internal.manifests.webhooks import webhook_configurations
 from ballast.internal.quantity import parse_quantity
 from ballast.internal.resize import exceeds_drift
 from ballast.internal.runtime import rfc3339
 from ballast.internal.runtime.envtest import Backend, Environment, EnvtestError
 from ballast.internal.runtime.envtest.errors import APIError
 from ballast.internal.runtime.envtest.rest import RESTClient
-from ballast.webhook.configurations import webhook_configurations
 
 from .metrics import PodMetricsSource, metrics_handler, rest_pod_lister
 from .operator import DevOperator

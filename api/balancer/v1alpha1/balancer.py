@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ballast.api.customresource import CustomResource, ScaleSubresource
+from ballast.api.customresource import CustomResource
 from ballast.api.meta import Conditions, LabelSelector
 from ballast.api.wire import Int32, WireModel
+from ballast.internal.runtime.crdgen import ScaleSubresource
 
 from .groupversion import GROUP, VERSION
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ballast.api.customresource import AGE, CustomResource, PrinterColumn
+from ballast.api.customresource import CustomResource
 from ballast.api.wire import Int64, WireModel
+from ballast.internal.runtime.crdgen import AGE, PrinterColumn
 
 from .groupversion import GROUP, VERSION
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ballast.api.customresource import AGE, CustomResource, PrinterColumn
+from ballast.api.customresource import CustomResource
 from ballast.api.meta import Conditions, Time
 from ballast.api.wire import Int32, Int64, WireModel
+from ballast.internal.runtime.crdgen import AGE, PrinterColumn
 
 from .groupversion import GROUP, VERSION
 

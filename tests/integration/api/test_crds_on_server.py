@@ -19,9 +19,10 @@ from ballast.api.ballast.v1 import (
     ResourcePolicy,
     WorkloadProfile,
 )
-from ballast.api.crds import KINDS, crd_name
 from ballast.api.customresource import CustomResource
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
+from ballast.api.scheme import KINDS
+from ballast.internal.runtime.crdgen import crd_name
 from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.errors import APIError
 from tests.paths import CRD_DIR

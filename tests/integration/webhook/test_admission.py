@@ -21,6 +21,7 @@ from ballast.api.ballast.v1 import (
 from ballast.api.scheme import add_to_scheme
 from ballast.internal.enrollment import MODE_LABEL
 from ballast.internal.killswitch import KillSwitchState
+from ballast.internal.manifests.webhooks import webhook_configurations
 from ballast.internal.naming import policy_discriminator, profile_name, tuple_labels
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.runtime import metrics
@@ -33,7 +34,6 @@ from ballast.internal.runtime.rest import RESTConfig
 from ballast.internal.runtime.scheme import Scheme
 from ballast.internal.runtime.webhook import WebhookServer
 from ballast.webhook import pods, policies
-from ballast.webhook.configurations import webhook_configurations
 from tests.paths import CRD_DIR
 
 IDENTITY = ["app.kubernetes.io/name", "app.kubernetes.io/component"]

@@ -21,10 +21,10 @@ from ballast.api.ballast.v1 import (
     ResourcePolicySpec,
     WorkloadProfile,
 )
-from ballast.api.crds import KINDS
 from ballast.api.customresource import CustomResource
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
 from ballast.api.meta import ObjectMeta
+from ballast.api.scheme import KINDS
 
 from .samples import JSON, POLICY_SPEC, SPECS, STATUSES, kind_id, sample
 

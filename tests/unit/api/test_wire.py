@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-from ballast.api.crds import KINDS
+from ballast.api.scheme import KINDS
 from ballast.api.wire import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, Int32, Int64, IntOrString, WireModel, wire_name
 
 

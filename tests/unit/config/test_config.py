@@ -1,10 +1,9 @@
-"""config/ without a cluster: generated files are current, and the manager Deployment, webhook, certificate and
-store agree with each other and with the flags `ballastd` really has."""
+"""config/ without a cluster: the manager Deployment, webhook, certificate and store agree with each other and
+with the flags `ballastd` really has (that the generated files are current is
+tests/unit/internal/manifests/test_generate.py's)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +12,10 @@ import yaml
 
 from ballast import __version__
 from ballast.internal.cmd.ballastd import build_parser, store_url
-from ballast.webhook.configurations import webhook_configurations
+from ballast.internal.manifests.webhooks import webhook_configurations
 from tests.unit.config.dockerfile import REPO
 
 CONFIG = REPO / "config"
-GEN_CONFIG = REPO / "hack" / "gen-config"
 
 
 def _documents(path: Path) -> list[dict[str, Any]]:
@@ -27,10 +25,6 @@ def _documents(path: Path) -> list[dict[str, Any]]:
 def _one(path: Path, kind: str) -> dict[str, Any]:
     (found,) = [doc for doc in _documents(path) if doc["kind"] == kind]
     return found
-
-
-def _gen_config(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(GEN_CONFIG), *args], capture_output=True, text=True, check=False)
 
 
 @pytest.fixture(scope="module")
@@ -43,30 +37,6 @@ def container(manager: dict[str, Any]) -> dict[str, Any]:
     (found,) = manager["spec"]["template"]["spec"]["containers"]
     assert isinstance(found, dict)
     return found
-
-
-def test_generated_config_is_current() -> None:
-    result = _gen_config("--check")
-    assert result.returncode == 0, result.stderr
-
-
-def test_gen_config_writes_then_reports_stale_and_unexpected_files(tmp_path: Path) -> None:
-    missing = _gen_config("--check", "--root", str(tmp_path))
-    assert missing.returncode == 1
-    assert "stale or missing:" in missing.stderr
-    assert "webhookconfigurations.yaml" in missing.stderr
-    assert _gen_config("--root", str(tmp_path)).returncode == 0
-    assert _gen_config("--check", "--root", str(tmp_path)).returncode == 0
-    manifests = tmp_path / "config/webhook/manifests.yaml"
-    manifests.write_text(manifests.read_text().replace("timeoutSeconds: 10", "timeoutSeconds: 30"))
-    (tmp_path / "config/helm/ballast/crds/example.com_gone.yaml").write_text("kind: CustomResourceDefinition\n")
-    stale = _gen_config("--check", "--root", str(tmp_path))
-    assert stale.returncode == 1
-    assert f"stale or missing: {manifests}" in stale.stderr
-    assert "unexpected:" in stale.stderr
-    assert "example.com_gone.yaml" in stale.stderr
-    assert _gen_config("--root", str(tmp_path)).returncode == 0
-    assert not (tmp_path / "config/helm/ballast/crds/example.com_gone.yaml").exists()
 
 
 def test_webhook_manifests_are_the_codes_configurations() -> None:

@@ -13,11 +13,11 @@ import pytest
 
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers import enrollment
+from ballast.internal.cmd.wiring import new_manager
 from ballast.internal.enrollment import PROFILE_REF
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.naming import policy_discriminator
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.operator.wiring import new_manager
 from ballast.internal.runtime import objects
 from ballast.internal.runtime.client import Client
 from ballast.internal.runtime.fake import FakeAPI

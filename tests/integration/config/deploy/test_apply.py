@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from ballast.api.crds import all_crds
 from ballast.internal.enrollment import PROFILE_CLEANUP_FINALIZER
+from ballast.internal.manifests.crds import all_crds
 from ballast.internal.runtime import APIStatusError, Client, NotFoundError
 from ballast.internal.runtime.envtest import Environment
 from tests.integration.config.deploy.conftest import (

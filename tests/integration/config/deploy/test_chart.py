@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from ballast.internal.cmd.ballastd import build_parser, store_url
-from ballast.webhook.configurations import webhook_configurations
+from ballast.internal.manifests.webhooks import webhook_configurations
 from tests.integration.config.deploy.conftest import CHART, PRESETS, REPO, find, helm_run, one, render, render_error
 
 OPERATOR_IMAGE_ARGS = ("--health-probe-bind-address=:8081", "--webhook-cert-path=/certs/webhook")

@@ -14,9 +14,10 @@ from typing import Any
 import orjson
 import yaml
 
-from ballast.internal.operator.rbac import NAMESPACE, Grant
+from ballast.internal.manifests.rbac import NAMESPACE
 from ballast.internal.runtime.envtest import APIError, Environment
 from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.internal.runtime.rbacgen import Grant
 from tests.paths import REPOSITORY
 
 ROOT = REPOSITORY

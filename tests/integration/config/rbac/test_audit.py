@@ -34,12 +34,13 @@ from ballast.internal.enrollment import (
     PROFILE_CLEANUP_FINALIZER,
     PROFILE_REF,
 )
-from ballast.internal.operator.rbac import Grant, crd_names, operator_deployment_name, webhook_secret_name
+from ballast.internal.manifests.rbac import crd_names, operator_deployment_name, webhook_secret_name
+from ballast.internal.manifests.webhooks import webhook_configurations
 from ballast.internal.quantity import format_bytes
 from ballast.internal.runtime import Client, RESTConfig
 from ballast.internal.runtime.envtest import APIError, Environment, json_handler, network
 from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.webhook.configurations import webhook_configurations
+from ballast.internal.runtime.rbacgen import Grant
 from tests.integration.internal.cmd.ballastd.conftest import (
     GROUP_VERSION,
     OPERATOR_NAMESPACE,

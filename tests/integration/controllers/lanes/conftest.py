@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from ballast.api.scheme import add_to_scheme
+from ballast.internal.cmd.wiring import CONTROLLERS, Dependencies, add_core_lanes, new_manager
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.operator.wiring import CONTROLLERS, Dependencies, add_core_lanes, new_manager
 from ballast.internal.runtime import Client, Manager, RESTConfig, Scheme
 from ballast.internal.runtime.envtest import Environment
 from ballast.internal.store import HistoryStore, open_store

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from ballast.api.ballast.v1 import ClusterResourcePolicy, WorkloadProfile
+from ballast.internal.cmd.wiring import CONTROLLERS, Dependencies, add_core_lanes, new_manager
 from ballast.internal.enrollment import LEGACY_POD_FINALIZER, POLICY_REF, PROFILE_REF
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.operator.wiring import CONTROLLERS, Dependencies, add_core_lanes, new_manager
 from ballast.internal.runtime import Client, NotFoundError
 from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.wait import poll_until

@@ -9,11 +9,11 @@ import pytest
 
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers import killswitch
+from ballast.internal.cmd.wiring import new_manager
 from ballast.internal.enrollment import KILL_SWITCH_CONFIGMAP
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.killswitch.state import CONFIGMAP_REASON, SUSPENDED_REASON
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.operator.wiring import new_manager
 from ballast.internal.runtime import Client, FakeAPI, Manager, Scheme
 from ballast.internal.telemetry import KILL_SWITCH_TRANSITIONS
 from tests.unit.internal.runtime.support import eventually, running

@@ -11,11 +11,11 @@ import pytest
 
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers import enrollment, resize
+from ballast.internal.cmd.wiring import new_manager
 from ballast.internal.enrollment import PROFILE_REF
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.killswitch.state import CONFIGMAP_REASON
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.operator.wiring import new_manager
 from ballast.internal.runtime import Client, FakeAPI, Scheme, objects
 from tests.unit.internal.policy.builders import crp
 from tests.unit.internal.runtime.support import eventually, running, sample

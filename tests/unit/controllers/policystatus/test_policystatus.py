@@ -14,9 +14,9 @@ import pytest
 from ballast.api.ballast.v1 import ClusterResourcePolicy, ResourcePolicy
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers import policystatus
+from ballast.internal.cmd.wiring import new_manager
 from ballast.internal.naming import policy_discriminator
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.operator.wiring import new_manager
 from ballast.internal.runtime import Client, FakeAPI, FakeClock
 from ballast.internal.runtime.scheme import Scheme
 from tests.unit.internal.runtime.support import eventually, running

@@ -19,10 +19,10 @@ import pytest
 from ballast.api.ballast.v1 import BallastConfig, WorkloadProfile
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers import profile
+from ballast.internal.cmd.wiring import new_manager
 from ballast.internal.enrollment import MODE_LABEL, PROFILE_CLEANUP_FINALIZER, PROFILE_REF
 from ballast.internal.naming import tuple_hash
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.operator.wiring import new_manager
 from ballast.internal.runtime import Client, FakeAPI, FakeClock, Manager, NotFoundError
 from ballast.internal.runtime.scheme import Scheme
 from ballast.internal.store import Cycle, HistoryStore, Sample, SeriesKey, open_store

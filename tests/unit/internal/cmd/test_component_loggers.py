@@ -8,9 +8,7 @@ from pathlib import Path
 
 from ballast.api.scheme import add_to_scheme
 from ballast.internal.cmd.ballastd import COMPONENT_LOGGERS
-from ballast.internal.killswitch import KillSwitchState
-from ballast.internal.operator import OperatorOptions
-from ballast.internal.operator.wiring import (
+from ballast.internal.cmd.wiring import (
     CONTROLLERS,
     Dependencies,
     add_core_lanes,
@@ -18,6 +16,8 @@ from ballast.internal.operator.wiring import (
     new_manager,
     register_webhooks,
 )
+from ballast.internal.killswitch import KillSwitchState
+from ballast.internal.operator import OperatorOptions
 from ballast.internal.runtime import FakeAPI, Scheme, WebhookServer
 from ballast.internal.store import open_store
 from tests.unit.support import register_our_kinds

@@ -1,11 +1,9 @@
 """The generated CRDs: the committed YAML is what the models generate, and each CRD carries exactly the names,
-columns, subresources, enums, minimums, defaults and markers of the anchors (and docs/design.md, differences 14, 18)."""
+columns, subresources, enums, minimums, defaults and markers of the anchors (and docs/design.md, differences 14, 18).
+Writing and checking the files is `hack/gen-manifests`'s (test_generate.py)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,33 +11,27 @@ import yaml
 
 from ballast.api.balancer.v1alpha1 import Balancer
 from ballast.api.ballast.v1 import BallastConfig, ClusterResourcePolicy, MetricsSource, ResourcePolicy, WorkloadProfile
-from ballast.api.crds import (
-    KINDS,
-    all_crds,
-    crd_filename,
-    crd_for,
-    main,
-    render_crd,
-    rendered_files,
-    stale_crds,
-    write_crds,
-)
 from ballast.api.customresource import CustomResource
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
 from ballast.api.schema import check_structural
+from ballast.api.scheme import KINDS
+from ballast.internal.manifests import crds
+from ballast.internal.manifests.crds import all_crds, crd_for, rendered_files
+from ballast.internal.runtime.crdgen import crd_filename
 from tests.paths import REPOSITORY
+from tests.unit.api.samples import kind_id
 
-from .samples import kind_id
-
-ROOT = REPOSITORY
-CRD_DIR = ROOT / "config" / "crd" / "bases"
 Schema = dict[str, Any]
 
 
 def test_committed_crds_are_what_the_models_generate() -> None:
-    stale = stale_crds(CRD_DIR)
+    stale = [
+        path.relative_to(REPOSITORY)
+        for path, text in crds.rendered(REPOSITORY).items()
+        if not path.is_file() or path.read_text(encoding="utf-8") != text
+    ]
 
-    assert stale == [], f"config/crd/bases is out of date for {stale}: run hack/gen-crds and commit the result"
+    assert stale == [], f"out of date: {stale}: run hack/gen-manifests and commit the result"
 
 
 def test_rendering_is_deterministic_and_round_trips_through_yaml() -> None:
@@ -398,45 +390,3 @@ def test_wire_names_of_nested_fields(kind: type[CustomResource], path: str, expe
             at(_schema(kind), path)
     else:
         assert at(_schema(kind), path)["type"] == expected_type
-
-
-def test_write_crds_writes_only_what_changed_and_check_reports_stale(tmp_path: Path) -> None:
-    written = write_crds(tmp_path)
-    (tmp_path / "unrelated.yaml").write_text("keep: me\n")
-    (tmp_path / crd_filename(Balancer)).write_text("stale\n")
-    (tmp_path / crd_filename(WorkloadProfile)).unlink()
-
-    assert sorted(p.name for p in written) == sorted(rendered_files())
-    assert stale_crds(tmp_path) == [crd_filename(WorkloadProfile), crd_filename(Balancer)]
-    assert [p.name for p in write_crds(tmp_path)] == [crd_filename(WorkloadProfile), crd_filename(Balancer)]
-    assert stale_crds(tmp_path) == []
-    assert write_crds(tmp_path) == []
-    assert (tmp_path / "unrelated.yaml").read_text() == "keep: me\n"
-
-
-def test_main_check_fails_on_a_stale_directory_and_names_the_file(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["--output", str(tmp_path)]) == 0
-    assert main(["--output", str(tmp_path), "--check"]) == 0
-    (tmp_path / crd_filename(ResourcePolicy)).write_text(render_crd(crd_for(ClusterResourcePolicy)))
-
-    assert main(["--output", str(tmp_path), "--check"]) == 1
-    assert f"stale or missing: {tmp_path / crd_filename(ResourcePolicy)}" in capsys.readouterr().err
-
-
-def test_hack_gen_crds_script_writes_the_files(tmp_path: Path) -> None:
-    script = ROOT / "hack" / "gen-crds"
-
-    wrote = subprocess.run(
-        [sys.executable, str(script), "--output", str(tmp_path)], capture_output=True, text=True, check=False
-    )
-    check = subprocess.run(
-        [sys.executable, str(script), "--check"], capture_output=True, text=True, check=False, cwd=tmp_path
-    )
-
-    assert wrote.returncode == 0, wrote.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(rendered_files())
-    assert check.returncode == 0, check.stderr  # default output is the repository's config/crd/bases
-    assert script.stat().st_mode & 0o111
-    assert script.read_text().startswith("#!/usr/bin/env python3\n")

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from ballast.internal.cmd import ballastd
+from ballast.internal.cmd.uninstall import remove_finalizer
 from ballast.internal.enrollment import PROFILE_CLEANUP_FINALIZER
-from ballast.internal.operator.uninstall import remove_finalizer
 from ballast.internal.runtime import Client, FakeAPI, GroupVersionKind
 
 WORKLOAD_PROFILE = GroupVersionKind("ballast.tightlinesoftware.com", "v1", "WorkloadProfile")

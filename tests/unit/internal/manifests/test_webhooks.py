@@ -8,18 +8,17 @@ from pathlib import Path
 from typing import Any
 
 from ballast.internal.killswitch import KillSwitchState
-from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime.admission import Handler
-from ballast.internal.runtime.envtest.manifests import rewrite_webhook_config
-from ballast.internal.runtime.webhook import WebhookServer
-from ballast.webhook import pods, policies
-from ballast.webhook.configurations import (
+from ballast.internal.manifests.webhooks import (
     mutating_webhook_configuration,
     validating_webhook_configuration,
     webhook_configurations,
 )
-
-from .support import MemoryReader
+from ballast.internal.operator import OperatorOptions
+from ballast.internal.runtime import WebhookServer
+from ballast.internal.runtime.admission import Handler
+from ballast.internal.runtime.envtest.manifests import rewrite_webhook_config
+from ballast.webhook import pods, policies
+from tests.unit.webhook.support import MemoryReader
 
 SERVICE: dict[str, Any] = {"service_name": "ballast-webhook", "service_namespace": "ballast-system"}
 MODE_EXISTS = {"matchExpressions": [{"key": "ballast.tightlinesoftware.com/mode", "operator": "Exists"}]}

@@ -1,6 +1,7 @@
 """How `ballastd` assembles the operator: the manager's cache, the controller lanes and the admission handlers.
 
-Imports of the controllers happen inside the functions, so `ballastd --help` stays fast.
+The one place (with the dev harness) that imports `controllers/` and `webhook/`; it does so inside the functions,
+so `ballastd --help` stays fast.
 """
 
 from __future__ import annotations
@@ -11,10 +12,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the modules themselves load inside the functions below
     from ballast.internal.collection import RefreshPolicy
     from ballast.internal.killswitch import KillSwitchState
+    from ballast.internal.operator import OperatorOptions
     from ballast.internal.runtime import Client, Manager, WebhookServer
     from ballast.internal.store import HistoryStore
-
-    from .options import OperatorOptions
 
 CONTROLLERS = (
     "workloadwatcher-pod",

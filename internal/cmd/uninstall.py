@@ -2,7 +2,8 @@
 
 The chart's pre-delete hook runs it: scale the operator's Deployment to 0 (so no replica adds finalizers back),
 wait until its pods are gone, then remove the profile-cleanup finalizer from every WorkloadProfile. Nothing is
-deleted; the usage history stays in the store for a reinstall.
+deleted; the usage history stays in the store for a reinstall. `ballastd` imports this module only for that
+command; its rights are the `uninstall` roles of `ballast.internal.manifests.rbac`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,11 @@ from __future__ import annotations
 import sys
 import time
 from typing import Any, TextIO
+
+from ballast.internal.enrollment import PROFILE_CLEANUP_FINALIZER
+from ballast.internal.runtime import APIStatusError, ConflictError, NotFoundError
+from ballast.internal.runtime.labels import from_label_selector
+from ballast.internal.runtime.restmapper import NoKindMatchError
 
 WORKLOAD_PROFILE_KIND = "ballast.tightlinesoftware.com/v1/WorkloadProfile"
 
@@ -25,10 +31,6 @@ def uninstall(
 ) -> int:
     """Stop the operator's `deployment` in `namespace` (when given), then remove the profile-cleanup finalizer
     from every WorkloadProfile. Returns the exit code: 1 on an API error or a timeout, with the reason on `err`."""
-    from ballast.internal.enrollment import PROFILE_CLEANUP_FINALIZER  # noqa: PLC0415
-    from ballast.internal.runtime import APIStatusError  # noqa: PLC0415
-    from ballast.internal.runtime.restmapper import NoKindMatchError  # noqa: PLC0415
-
     out, err = out or sys.stdout, err or sys.stderr
     try:
         if deployment:
@@ -53,9 +55,6 @@ def uninstall(
 
 def stop_operator(client: Any, namespace: str, name: str, timeout: float, *, out: TextIO | None = None) -> None:
     """Scale the operator's Deployment to 0 and wait until none of its pods is left (terminating ones count)."""
-    from ballast.internal.runtime import NotFoundError  # noqa: PLC0415
-    from ballast.internal.runtime.labels import from_label_selector  # noqa: PLC0415
-
     out = out or sys.stdout
     reference = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": namespace}}
     try:
@@ -75,8 +74,6 @@ def stop_operator(client: Any, namespace: str, name: str, timeout: float, *, out
 
 def remove_finalizer(client: Any, profile: dict[str, Any], finalizer: str) -> int:
     """Remove `finalizer` from one profile (1 if removed, 0 if absent or gone), re-reading on a conflict."""
-    from ballast.internal.runtime import ConflictError, NotFoundError  # noqa: PLC0415
-
     name = profile["metadata"]["name"]
     for _ in range(10):
         finalizers = profile["metadata"].get("finalizers") or []
