@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, PlainSerializer, Strict
 
-from ballast.internal.runtime.clock import rfc3339
+from ballast.internal.runtime import rfc3339
 from ballast.internal.runtime.conditions import find_status_condition, remove_status_condition, set_status_condition
 
 from .wire import ATOMIC_LIST, ATOMIC_STRUCT, Int64, WireModel, list_map

@@ -71,11 +71,20 @@ from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF, PROFILE_REF_IND
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.naming import measurement_hash, policy_key
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import APPLY, CacheScope, Client, Context, FakeClock, Manager, Request, objects
+from ballast.internal.runtime import (
+    APPLY,
+    CacheScope,
+    Client,
+    Context,
+    FakeClock,
+    Manager,
+    Request,
+    RESTConfig,
+    Scheme,
+    objects,
+)
 from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.backends import RecordingHandler
-from ballast.internal.runtime.rest import RESTConfig
-from ballast.internal.runtime.scheme import Scheme
 from ballast.internal.sources import SOURCE_TYPES, FetchResult, FetchTarget, Source, SourceFactory
 from ballast.internal.store import Cycle, HistoryStore, RedisHistoryStore, Series, SeriesKey
 from ballast.internal.store.keys import first_seen_key, times_key, values_key

@@ -65,12 +65,13 @@ import msgspec
 import orjson
 import urllib3
 
-from ballast.internal.runtime.client import Client, ListerWatcher
-from ballast.internal.runtime.decode import Decoder, DictDecoder, Projection, ProjectionDecoder
-from ballast.internal.runtime.gvk import GroupVersionKind, GroupVersionResource, RESTMapping
+from ballast.internal.runtime import Client, GroupVersionKind, Projection, RESTConfig
+from ballast.internal.runtime.client import ListerWatcher
+from ballast.internal.runtime.decode import Decoder, DictDecoder, ProjectionDecoder
+from ballast.internal.runtime.gvk import GroupVersionResource, RESTMapping
 from ballast.internal.runtime.informer import FuncHandler, SharedIndexInformer
 from ballast.internal.runtime.objects import object_key
-from ballast.internal.runtime.rest import RESTConfig, Transport
+from ballast.internal.runtime.rest import Transport
 from ballast.internal.runtime.restmapper import RESTMapper
 from ballast.internal.runtime.store import NAMESPACE_INDEX, Indexer, namespace_index
 

@@ -92,14 +92,9 @@ import jsonpatch
 import orjson
 import yaml
 
-from ballast.internal.runtime.admission import (
-    AdmissionRequest,
-    AdmissionResponse,
-    decode_review,
-    encode_review,
-    patched,
-)
-from ballast.internal.runtime.webhook import MAX_BODY_BYTES, WebhookServer
+from ballast.internal.runtime import AdmissionRequest, AdmissionResponse, WebhookServer, patched
+from ballast.internal.runtime.admission import decode_review, encode_review
+from ballast.internal.runtime.webhook import MAX_BODY_BYTES
 
 from machine import cpu_model, free_port
 

@@ -70,17 +70,17 @@ from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.runtime import (
     APPLY,
+    APIStatusError,
     Builder,
     Context,
     Controller,
+    EnqueueRequestsFromMapFunc,
     Manager,
     NotFoundError,
     Request,
     Result,
     objects,
 )
-from ballast.internal.runtime.apierrors import APIStatusError
-from ballast.internal.runtime.handler import EnqueueRequestsFromMapFunc
 from ballast.internal.runtime.predicate import generation_changed
 from ballast.internal.runtime.source import Channel
 from ballast.internal.sources import (

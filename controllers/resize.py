@@ -86,6 +86,7 @@ from ballast.internal.runtime import (
     Client,
     Context,
     Controller,
+    EnqueueRequestsFromMapFunc,
     GroupVersionKind,
     Manager,
     NotFoundError,
@@ -93,7 +94,6 @@ from ballast.internal.runtime import (
     Result,
     objects,
 )
-from ballast.internal.runtime.handler import EnqueueRequestsFromMapFunc
 from ballast.internal.runtime.log import Logger
 from ballast.internal.runtime.predicate import Funcs
 from ballast.internal.runtime.source import Channel

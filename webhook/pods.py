@@ -36,11 +36,18 @@ from ballast.internal.enrollment import (
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.policy import OwnerReader, PolicyCache, Resolution, Resolver, pod_identity
-from ballast.internal.runtime.admission import AdmissionRequest, AdmissionResponse, allowed, denied, errored, patched
-from ballast.internal.runtime.apierrors import NotFoundError
-from ballast.internal.runtime.decode import Projection
+from ballast.internal.runtime import (
+    AdmissionRequest,
+    AdmissionResponse,
+    NotFoundError,
+    Projection,
+    WebhookServer,
+    allowed,
+    denied,
+    errored,
+    patched,
+)
 from ballast.internal.runtime.log import Logger, get_logger
-from ballast.internal.runtime.webhook import WebhookServer
 from ballast.internal.stats.ready import ready_recommendations
 from ballast.internal.telemetry import (
     APPLY_APPLIED,

@@ -19,9 +19,8 @@ from typing import Any
 
 from ballast.api.ballast.v1 import GROUP, ClusterResourcePolicy, ResourcePolicy
 from ballast.internal.policy import validate_policy
-from ballast.internal.runtime.admission import AdmissionRequest, AdmissionResponse, allowed, denied, errored
+from ballast.internal.runtime import AdmissionRequest, AdmissionResponse, WebhookServer, allowed, denied, errored
 from ballast.internal.runtime.log import get_logger
-from ballast.internal.runtime.webhook import WebhookServer
 
 VALIDATE_PATH = "/validate-ballast-policies"
 POLICY_KINDS = (ClusterResourcePolicy.KIND, ResourcePolicy.KIND)

@@ -51,9 +51,7 @@ from ballast.internal.enroll import (
 )
 from ballast.internal.enroll.report import EXIT_USAGE, converged_note, found_line, header, options_lines
 from ballast.internal.enrollment import BALLAST_CONFIG_NAME, MODES
-from ballast.internal.runtime import Client
-from ballast.internal.runtime.apierrors import APIStatusError, NotFoundError
-from ballast.internal.runtime.clock import Clock, RealClock
+from ballast.internal.runtime import APIStatusError, Client, Clock, NotFoundError, RealClock
 from ballast.internal.runtime.restmapper import NoKindMatchError
 
 API_FAILURES = (APIStatusError, OSError, NoKindMatchError)

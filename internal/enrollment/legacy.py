@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ballast.internal.runtime.apierrors import ConflictError, NotFoundError
+from ballast.internal.runtime import ConflictError, NotFoundError
 from ballast.internal.runtime.interfaces import Client
 
 from .keys import LEGACY_POD_FINALIZER

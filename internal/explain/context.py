@@ -12,7 +12,7 @@ from typing import Any
 from ballast.api.ballast.v1 import BallastConfig, ClusterResourcePolicy, ResourcePolicy, WorkloadProfile
 from ballast.internal.enrollment import BALLAST_CONFIG_NAME, PROFILE_REF, managed_container_bodies
 from ballast.internal.policy import MAX_OWNER_DEPTH, OwnerLookup, Policy, controller_reference
-from ballast.internal.runtime.apierrors import APIStatusError
+from ballast.internal.runtime import APIStatusError
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,8 @@ from typing import Any, Protocol
 
 from cachetools import LRUCache
 
-from ballast.internal.runtime.apierrors import ForbiddenError, NotFoundError
-from ballast.internal.runtime.gvk import GroupVersionKind
+from ballast.internal.runtime import GroupVersionKind, NotFoundError
+from ballast.internal.runtime.apierrors import ForbiddenError
 from ballast.internal.runtime.restmapper import NoKindMatchError
 
 _MISSING = object()

@@ -20,7 +20,7 @@ from typing import Protocol
 
 import msgspec
 
-from ballast.internal.runtime.apierrors import APIStatusError
+from ballast.internal.runtime import APIStatusError
 
 from .base import FetchError, FetchResult, FetchTarget, UsageSample
 

@@ -13,8 +13,7 @@ from typing import Any
 
 from ballast.internal.enrollment import MODE_LABEL
 from ballast.internal.quantity import QuantityError
-from ballast.internal.runtime import Client
-from ballast.internal.runtime.apierrors import APIStatusError
+from ballast.internal.runtime import APIStatusError, Client
 from ballast.internal.runtime.restmapper import NoKindMatchError
 
 from .base import FetchError, FetchResult, FetchTarget, UsageSample

@@ -24,15 +24,19 @@ from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.manifests.webhooks import webhook_configurations
 from ballast.internal.naming import policy_discriminator, profile_name, tuple_labels
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import metrics
-from ballast.internal.runtime.apierrors import APIStatusError, NotFoundError
-from ballast.internal.runtime.cache import Cache, DelegatingClient
-from ballast.internal.runtime.client import Client
+from ballast.internal.runtime import (
+    APIStatusError,
+    Cache,
+    Client,
+    NotFoundError,
+    RESTConfig,
+    Scheme,
+    WebhookServer,
+    metrics,
+)
+from ballast.internal.runtime.cache import DelegatingClient
 from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.rest import RESTConfig
-from ballast.internal.runtime.scheme import Scheme
-from ballast.internal.runtime.webhook import WebhookServer
 from ballast.webhook import pods, policies
 from tests.paths import CRD_DIR
 

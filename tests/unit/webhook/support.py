@@ -10,9 +10,7 @@ from pydantic import BaseModel
 
 from ballast.api.ballast.v1 import BallastConfig, WorkloadProfile
 from ballast.internal.enrollment import MODE_LABEL
-from ballast.internal.runtime.admission import AdmissionRequest
-from ballast.internal.runtime.apierrors import NotFoundError
-from ballast.internal.runtime.gvk import GroupVersionKind
+from ballast.internal.runtime import AdmissionRequest, GroupVersionKind, NotFoundError
 
 IDENTITY = ["app.kubernetes.io/name", "app.kubernetes.io/component"]
 APP_LABELS = {"app.kubernetes.io/name": "billing", "app.kubernetes.io/component": "api"}
@@ -175,7 +173,9 @@ class MemoryReader:
             raise NotFoundError(404, "NotFound", f"{kind_name} {name!r} not found")
         return found
 
-    def list(self, kind: Any, namespace: str | None = None) -> builtins.list[Any]:
+    def list(self, kind: Any, namespace: str | None = None, *, label_selector: str | None = None) -> builtins.list[Any]:
+        if label_selector is not None:
+            raise NotImplementedError("MemoryReader lists without label selectors only")
         kind_name = _kind_name(kind)
         self._check("list", kind_name, namespace or "")
         return [

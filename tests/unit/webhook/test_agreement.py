@@ -18,10 +18,7 @@ from ballast.internal.enrollment import PROFILE_REF
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.naming import policy_discriminator
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import objects
-from ballast.internal.runtime.client import Client
-from ballast.internal.runtime.fake import FakeAPI
-from ballast.internal.runtime.scheme import Scheme
+from ballast.internal.runtime import Client, FakeAPI, Scheme, objects
 from ballast.internal.telemetry import WEBHOOK_MUTATIONS
 from ballast.webhook.pods import PodMutator
 from tests.unit.internal.policy.builders import crp, rp

@@ -16,7 +16,8 @@ from ballast.api.ballast.v1 import ResourcePolicy
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.naming import policy_discriminator, profile_name, tuple_labels
 from ballast.internal.operator import DryRun, OperatorOptions
-from ballast.internal.runtime.admission import AdmissionResponse, encode_review
+from ballast.internal.runtime import AdmissionResponse
+from ballast.internal.runtime.admission import encode_review
 from ballast.internal.runtime.apierrors import ServerTimeoutError
 from ballast.internal.telemetry import (
     APPLY_APPLIED,

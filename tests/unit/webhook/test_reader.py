@@ -14,11 +14,8 @@ from ballast.api.wire import as_model
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.naming import policy_discriminator, profile_name, tuple_labels
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import objects
-from ballast.internal.runtime.cache import Cache, DelegatingClient
-from ballast.internal.runtime.client import Client
-from ballast.internal.runtime.fake import FakeAPI
-from ballast.internal.runtime.scheme import Scheme
+from ballast.internal.runtime import Cache, Client, FakeAPI, Scheme, objects
+from ballast.internal.runtime.cache import DelegatingClient
 from ballast.webhook.pods import PodMutator
 from ballast.webhook.reader import Reader
 from tests.unit.internal.policy.builders import crp

@@ -21,14 +21,12 @@ from ballast.controllers.collector import setup
 from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF_INDEX, PodProjection, profile_ref_index
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import CacheScope, Manager
+from ballast.internal.runtime import CacheScope, Manager, RESTConfig, Scheme
 from ballast.internal.runtime import labels as label_selectors
 from ballast.internal.runtime.envtest import Backend, Environment
 from ballast.internal.runtime.envtest.backends import RecordingHandler
 from ballast.internal.runtime.envtest.errors import APIError
 from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.rest import RESTConfig
-from ballast.internal.runtime.scheme import Scheme
 from ballast.internal.store import HistoryStore, RedisHistoryStore, SQLiteHistoryStore
 from tests.integration.redis_server import RedisServer
 from tests.paths import CRD_DIR

@@ -6,9 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from ballast.internal.runtime.client import Client
+from ballast.internal.runtime import Client, RESTConfig
 from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.rest import RESTConfig
 
 
 @pytest.fixture

@@ -7,10 +7,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from ballast.internal.runtime import apierrors
-from ballast.internal.runtime.client import APPLY, JSON_PATCH, STRATEGIC, Client
-from ballast.internal.runtime.gvk import GroupVersionKind
-from ballast.internal.runtime.rest import RESTConfig, deadline
+from ballast.internal.runtime import APPLY, JSON_PATCH, STRATEGIC, Client, GroupVersionKind, RESTConfig, apierrors
+from ballast.internal.runtime.rest import deadline
 from ballast.internal.runtime.restmapper import NoKindMatchError
 from tests.integration.internal.runtime.envtest.test_control_plane import WIDGET_CRD
 

@@ -11,14 +11,10 @@ from typing import Any
 import pytest
 import urllib3
 
-from ballast.internal.runtime.builder import Builder
-from ballast.internal.runtime.client import Client
+from ballast.internal.runtime import Builder, Client, Context, Manager, Request, RESTConfig, Result, TerminalError
 from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.manager import Manager
 from ballast.internal.runtime.objects import namespace as namespace_of
 from ballast.internal.runtime.predicate import new_predicate_funcs
-from ballast.internal.runtime.reconcile import Context, Request, Result, TerminalError
-from ballast.internal.runtime.rest import RESTConfig
 from tests.unit.internal.runtime.support import running
 
 

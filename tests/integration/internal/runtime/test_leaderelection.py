@@ -10,11 +10,9 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime.client import Client
+from ballast.internal.runtime import Client, LeaderElectionConfig, LeaderElector, Manager, RESTConfig
 from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.leaderelection import LeaderElectionConfig, LeaderElector
-from ballast.internal.runtime.manager import Manager, ManagerError
-from ballast.internal.runtime.rest import RESTConfig
+from ballast.internal.runtime.manager import ManagerError
 
 # Short timings keep the tests quick; the relations between them are the production ones.
 FAST = {"lease_duration": 2.0, "renew_deadline": 1.5, "retry_period": 0.25}

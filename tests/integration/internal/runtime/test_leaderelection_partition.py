@@ -13,16 +13,22 @@ from typing import Any
 import orjson
 import pytest
 
-from ballast.internal.runtime.builder import Builder
-from ballast.internal.runtime.client import Client
+from ballast.internal.runtime import (
+    Builder,
+    Client,
+    Context,
+    LeaderElectionConfig,
+    LeaderElector,
+    Manager,
+    ProcessLeaderElector,
+    Request,
+    RESTConfig,
+    Result,
+)
 from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.blackhole import BlackHoleProxy, address_of, through
 from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.leaderelection import LeaderElectionConfig, LeaderElector
-from ballast.internal.runtime.leaderelection_process import ProcessLeaderElector
-from ballast.internal.runtime.manager import Manager, ManagerError
-from ballast.internal.runtime.reconcile import Context, Request, Result
-from ballast.internal.runtime.rest import RESTConfig
+from ballast.internal.runtime.manager import ManagerError
 
 # A margin between step-down (retry + renew deadline = 4 s after the last renewal) and lease expiry (6 s).
 TIMINGS = {"lease_duration": 6.0, "renew_deadline": 3.0, "retry_period": 1.0}

@@ -18,11 +18,8 @@ from typing import Any
 import orjson
 import pytest
 
-from ballast.internal.runtime.client import Client
+from ballast.internal.runtime import Client, LeaderElectionConfig, LeaderElector, ProcessLeaderElector, RESTConfig
 from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.leaderelection import LeaderElectionConfig, LeaderElector
-from ballast.internal.runtime.leaderelection_process import ProcessLeaderElector
-from ballast.internal.runtime.rest import RESTConfig
 
 LEASE = "coordination.k8s.io/v1/Lease"
 TIMINGS: dict[str, Any] = {"lease_duration": 3.0, "renew_deadline": 2.0, "retry_period": 0.5}

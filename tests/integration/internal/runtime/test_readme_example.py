@@ -6,8 +6,7 @@ import re
 import threading
 from typing import Any
 
-from ballast.internal.runtime import Manager, RESTConfig
-from ballast.internal.runtime.client import Client
+from ballast.internal.runtime import Client, Manager, RESTConfig
 from ballast.internal.runtime.envtest.wait import poll_until
 from tests.paths import REPOSITORY
 

@@ -14,14 +14,11 @@ from typing import Any
 import pytest
 from cryptography import x509
 
-from ballast.internal.runtime import metrics
-from ballast.internal.runtime.admission import AdmissionRequest, AdmissionResponse, patched
+from ballast.internal.runtime import AdmissionRequest, AdmissionResponse, Client, WebhookServer, metrics, patched
 from ballast.internal.runtime.certs import CertificateAuthority
-from ballast.internal.runtime.client import Client
 from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.wait import poll_until
 from ballast.internal.runtime.selfsigned import MUTATING, SelfSignedCertificates
-from ballast.internal.runtime.webhook import WebhookServer
 
 LABEL = "admitted-by"
 

@@ -24,14 +24,14 @@ from ballast.internal.runtime import (
     Context,
     FakeAPI,
     FakeClock,
+    GroupVersionKind,
     Manager,
     NotFoundError,
     Request,
     Result,
+    Scheme,
 )
 from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.gvk import GroupVersionKind
-from ballast.internal.runtime.scheme import Scheme
 from ballast.internal.sources import SOURCE_TYPES, FetchResult, FetchTarget, Source, SourceFactory
 from ballast.internal.store import Cycle, HistoryStore, Series, SeriesKey, StoreUnavailableError, open_store
 from tests.unit.support import register_our_kinds

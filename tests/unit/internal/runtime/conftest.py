@@ -6,9 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ballast.internal.runtime.client import Client
-from ballast.internal.runtime.clock import FakeClock
-from ballast.internal.runtime.fake import FakeAPI
+from ballast.internal.runtime import Client, FakeAPI, FakeClock
 
 
 @pytest.fixture

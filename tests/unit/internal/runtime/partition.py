@@ -19,9 +19,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import orjson
 
-from ballast.internal.runtime.apierrors import APIStatusError
-from ballast.internal.runtime.client import Client
-from ballast.internal.runtime.fake import FakeAPI
+from ballast.internal.runtime import APIStatusError, Client, FakeAPI
 from ballast.internal.runtime.rest import remaining_time
 
 MODES = ("ok", "fail", "hang", "hang-forever")

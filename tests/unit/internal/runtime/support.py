@@ -7,11 +7,10 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+from ballast.internal.runtime import Manager, Request
 from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.manager import Manager
 from ballast.internal.runtime.metrics import REGISTRY
 from ballast.internal.runtime.priorityqueue import PriorityQueue
-from ballast.internal.runtime.reconcile import Request
 
 T = TypeVar("T")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from ballast.internal.runtime import apierrors
-from ballast.internal.runtime.apierrors import APIStatusError, error_from_response
+from ballast.internal.runtime import APIStatusError, apierrors
+from ballast.internal.runtime.apierrors import error_from_response
 
 
 def _status(reason: str, message: str = "it failed", **extra: object) -> bytes:

@@ -9,15 +9,19 @@ import msgspec
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from ballast.internal.runtime.apierrors import NotFoundError
-from ballast.internal.runtime.cache import Cache, CacheNotStartedError, CacheScope, DelegatingClient
-from ballast.internal.runtime.client import Client
-from ballast.internal.runtime.decode import Projection
-from ballast.internal.runtime.fake import FakeAPI
-from ballast.internal.runtime.gvk import GroupVersionKind
+from ballast.internal.runtime import (
+    Cache,
+    CacheScope,
+    Client,
+    FakeAPI,
+    GroupVersionKind,
+    NotFoundError,
+    Projection,
+    Scheme,
+)
+from ballast.internal.runtime.cache import CacheNotStartedError, DelegatingClient
 from ballast.internal.runtime.labels import SelectorError
 from ballast.internal.runtime.objects import FrozenDict, name
-from ballast.internal.runtime.scheme import Scheme
 from tests.unit.internal.runtime.support import configmap, eventually
 
 CONFIGMAP = GroupVersionKind("", "v1", "ConfigMap")

@@ -9,19 +9,25 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime import rest
+from ballast.internal.runtime import (
+    Builder,
+    Client,
+    Context,
+    Controller,
+    EnqueueRequestsFromMapFunc,
+    FakeAPI,
+    FakeClock,
+    Manager,
+    Request,
+    Result,
+    TerminalError,
+    rest,
+)
 from ballast.internal.runtime.apierrors import DeadlineExceededError
-from ballast.internal.runtime.builder import Builder, BuilderError
-from ballast.internal.runtime.client import Client
-from ballast.internal.runtime.clock import FakeClock
-from ballast.internal.runtime.controller import Controller
-from ballast.internal.runtime.fake import FakeAPI
-from ballast.internal.runtime.handler import EnqueueRequestsFromMapFunc
-from ballast.internal.runtime.manager import Manager
+from ballast.internal.runtime.builder import BuilderError
 from ballast.internal.runtime.predicate import generation_changed, label_selector
 from ballast.internal.runtime.priorityqueue import PriorityQueue
 from ballast.internal.runtime.ratelimiter import ItemExponentialFailureRateLimiter
-from ballast.internal.runtime.reconcile import Context, Request, Result, TerminalError
 from ballast.internal.runtime.source import Channel
 from tests.unit.internal.runtime.support import Calls, configmap, eventually, running, sample
 

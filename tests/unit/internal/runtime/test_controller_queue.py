@@ -8,13 +8,9 @@ import uuid
 
 import pytest
 
-from ballast.internal.runtime.builder import Builder
-from ballast.internal.runtime.clock import FakeClock
-from ballast.internal.runtime.controller import Controller
-from ballast.internal.runtime.fake import FakeAPI
-from ballast.internal.runtime.manager import Manager
+from ballast.internal.runtime import Builder, Context, Controller, FakeAPI, FakeClock, Manager, Request, Result
 from ballast.internal.runtime.priorityqueue import LOW_PRIORITY, PriorityQueue
-from ballast.internal.runtime.reconcile import Context, FuncReconciler, Request, Result
+from ballast.internal.runtime.reconcile import FuncReconciler
 from ballast.internal.runtime.workqueue import RateLimitingQueue
 from tests.unit.internal.runtime.support import Calls, eventually
 

@@ -9,9 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ballast.internal.runtime import controllerutil
-from ballast.internal.runtime.apierrors import ConflictError
-from ballast.internal.runtime.client import Client
+from ballast.internal.runtime import Client, ConflictError, FakeAPI, GroupVersionKind, Projection, controllerutil
 from ballast.internal.runtime.controllerutil import (
     AlreadyOwnedError,
     OperationResult,
@@ -22,9 +20,7 @@ from ballast.internal.runtime.controllerutil import (
     set_controller_reference,
     set_owner_reference,
 )
-from ballast.internal.runtime.decode import ObjectMeta, Projection
-from ballast.internal.runtime.fake import FakeAPI
-from ballast.internal.runtime.gvk import GroupVersionKind
+from ballast.internal.runtime.decode import ObjectMeta
 from ballast.internal.runtime.objects import freeze
 from tests.unit.internal.runtime.support import configmap
 

@@ -10,17 +10,16 @@ import msgspec
 import orjson
 import pytest
 
+from ballast.internal.runtime import GroupVersionKind, Projection
 from ballast.internal.runtime.decode import (
     INITIAL_EVENTS_END,
     DecodedEvent,
     Decoder,
     DictDecoder,
-    Projection,
     ProjectionDecoder,
     gc_paused,
     strip_managed_fields,
 )
-from ballast.internal.runtime.gvk import GroupVersionKind
 
 POD = GroupVersionKind("", "v1", "Pod")
 

@@ -7,11 +7,7 @@ from typing import Any
 import orjson
 import pytest
 
-from ballast.internal.runtime import apierrors
-from ballast.internal.runtime.client import JSON_PATCH, STRATEGIC, Client
-from ballast.internal.runtime.clock import FakeClock
-from ballast.internal.runtime.fake import FakeAPI
-from ballast.internal.runtime.gvk import GroupVersionKind
+from ballast.internal.runtime import JSON_PATCH, STRATEGIC, Client, FakeAPI, FakeClock, GroupVersionKind, apierrors
 from tests.unit.internal.runtime.support import configmap
 
 WIDGET = GroupVersionKind("example.com", "v1", "Widget")

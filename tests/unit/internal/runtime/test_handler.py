@@ -8,18 +8,18 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime.decode import ObjectMeta, OwnerReference, Projection
-from ballast.internal.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
-from ballast.internal.runtime.gvk import GroupVersionKind
-from ballast.internal.runtime.handler import (
-    LOW_PRIORITY,
+from ballast.internal.runtime import (
     EnqueueRequestForObject,
     EnqueueRequestForOwner,
     EnqueueRequestsFromMapFunc,
-    request_for,
+    GroupVersionKind,
+    Projection,
+    Request,
 )
+from ballast.internal.runtime.decode import ObjectMeta, OwnerReference
+from ballast.internal.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
+from ballast.internal.runtime.handler import LOW_PRIORITY, request_for
 from ballast.internal.runtime.objects import freeze
-from ballast.internal.runtime.reconcile import Request
 from tests.unit.internal.runtime.support import RecordingQueue
 
 DEPLOYMENT = GroupVersionKind("apps", "v1", "Deployment")

@@ -8,12 +8,10 @@ from typing import Any
 
 import pytest
 
+from ballast.internal.runtime import Client, FakeAPI, FakeClock, GroupVersionKind, Projection
 from ballast.internal.runtime.apierrors import BadRequestError
-from ballast.internal.runtime.client import Client, ListerWatcher, WatchStream
-from ballast.internal.runtime.clock import FakeClock
-from ballast.internal.runtime.decode import DictDecoder, Projection, ProjectionDecoder
-from ballast.internal.runtime.fake import FakeAPI
-from ballast.internal.runtime.gvk import GroupVersionKind
+from ballast.internal.runtime.client import ListerWatcher, WatchStream
+from ballast.internal.runtime.decode import DictDecoder, ProjectionDecoder
 from ballast.internal.runtime.informer import FuncHandler, SharedIndexInformer
 from ballast.internal.runtime.store import NAMESPACE_INDEX
 from tests.unit.internal.runtime.support import configmap, eventually

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ballast.internal.runtime import interfaces
-from ballast.internal.runtime.fake import FakeAPI
-from ballast.internal.runtime.manager import Manager
+from ballast.internal.runtime import FakeAPI, Manager, interfaces
 from tests.unit.internal.runtime.support import configmap, running
 
 

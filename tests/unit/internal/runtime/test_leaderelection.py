@@ -12,11 +12,8 @@ from typing import Any
 import pytest
 from kubernetes.client import Configuration
 
+from ballast.internal.runtime import FakeAPI, LeaderElectionConfig, LeaderElector, ProcessLeaderElector, RESTConfig
 from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.fake import FakeAPI
-from ballast.internal.runtime.leaderelection import LeaderElectionConfig, LeaderElector
-from ballast.internal.runtime.leaderelection_process import ProcessLeaderElector
-from ballast.internal.runtime.rest import RESTConfig
 
 from .partition import Partition, partitioned_client, serve_over_http
 

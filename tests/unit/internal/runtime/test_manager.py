@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime.clock import FakeClock
-from ballast.internal.runtime.fake import FakeAPI
-from ballast.internal.runtime.manager import Manager, ManagerError, needs_leader_election
+from ballast.internal.runtime import FakeAPI, FakeClock, Manager
+from ballast.internal.runtime.manager import ManagerError, needs_leader_election
 from ballast.internal.runtime.recorder import EventRecorder
 from tests.unit.internal.runtime.support import eventually, running
 

@@ -11,11 +11,9 @@ from collections.abc import Callable
 
 import pytest
 
+from ballast.internal.runtime import Builder, Context, FakeAPI, Manager, Request, Result
 from ballast.internal.runtime.apierrors import CanceledError
-from ballast.internal.runtime.builder import Builder
-from ballast.internal.runtime.fake import FakeAPI
-from ballast.internal.runtime.manager import Manager, ManagerError
-from ballast.internal.runtime.reconcile import Context, Request, Result
+from ballast.internal.runtime.manager import ManagerError
 from tests.unit.internal.runtime.support import configmap, eventually
 
 GRACEFUL = 30.0

@@ -9,8 +9,8 @@ import orjson
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from ballast.internal.runtime import objects
-from ballast.internal.runtime.decode import ObjectMeta, OwnerReference, Projection
+from ballast.internal.runtime import Projection, objects
+from ballast.internal.runtime.decode import ObjectMeta, OwnerReference
 from ballast.internal.runtime.objects import FrozenDict, FrozenList, freeze, thaw
 
 

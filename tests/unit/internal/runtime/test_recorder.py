@@ -8,12 +8,9 @@ from typing import Any
 
 import pytest
 
+from ballast.internal.runtime import Client, FakeAPI, FakeClock, GroupVersionKind, Projection
 from ballast.internal.runtime.apierrors import InternalServerError
-from ballast.internal.runtime.client import Client
-from ballast.internal.runtime.clock import FakeClock
-from ballast.internal.runtime.decode import ObjectMeta, Projection
-from ballast.internal.runtime.fake import FakeAPI
-from ballast.internal.runtime.gvk import GroupVersionKind
+from ballast.internal.runtime.decode import ObjectMeta
 from ballast.internal.runtime.objects import freeze
 from ballast.internal.runtime.recorder import NORMAL, SPAM_BURST, WARNING, EventRecorder
 from tests.unit.internal.runtime.support import eventually

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime.apierrors import NotFoundError
-from ballast.internal.runtime.gvk import GroupVersionKind, GroupVersionResource, RESTMapping
+from ballast.internal.runtime import GroupVersionKind, NotFoundError
+from ballast.internal.runtime.gvk import GroupVersionResource, RESTMapping
 from ballast.internal.runtime.restmapper import NoKindMatchError, RESTMapper
 
 

@@ -15,18 +15,9 @@ import urllib3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ballast.internal.runtime.admission import (
-    AdmissionRequest,
-    AdmissionResponse,
-    ReviewError,
-    allowed,
-    decode_review,
-    encode_review,
-    json_patch,
-    patched,
-)
+from ballast.internal.runtime import AdmissionRequest, AdmissionResponse, WebhookServer, allowed, patched
+from ballast.internal.runtime.admission import ReviewError, decode_review, encode_review, json_patch
 from ballast.internal.runtime.certs import CertificateAuthority
-from ballast.internal.runtime.webhook import WebhookServer
 
 VALID = {
     "apiVersion": "admission.k8s.io/v1",

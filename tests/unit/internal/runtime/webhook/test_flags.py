@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from ballast.internal.cmd import ballastd
-from ballast.internal.runtime.webhook import MAX_BODY_BYTES, WebhookServer
+from ballast.internal.runtime import WebhookServer
+from ballast.internal.runtime.webhook import MAX_BODY_BYTES
 
 
 def _server(*flags: str) -> WebhookServer:

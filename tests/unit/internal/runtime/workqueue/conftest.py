@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from ballast.internal.runtime.clock import FakeClock
+from ballast.internal.runtime import FakeClock
 from ballast.internal.runtime.priorityqueue import PriorityQueue
 from ballast.internal.runtime.ratelimiter import RateLimiter
 from ballast.internal.runtime.workqueue import RateLimitingQueue

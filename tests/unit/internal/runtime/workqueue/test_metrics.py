@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 from prometheus_client import generate_latest
 
-from ballast.internal.runtime.clock import FakeClock
+from ballast.internal.runtime import FakeClock
 from ballast.internal.runtime.metrics import REGISTRY
 from ballast.internal.runtime.priorityqueue import PriorityQueue
 from ballast.internal.runtime.workqueue import Queue, RateLimitingQueue

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from ballast.internal.runtime.clock import FakeClock
+from ballast.internal.runtime import FakeClock
 from ballast.internal.runtime.priorityqueue import LOW_PRIORITY, PriorityQueue
 from ballast.internal.runtime.ratelimiter import ItemExponentialFailureRateLimiter
 from tests.unit.internal.runtime.workqueue.support import drain

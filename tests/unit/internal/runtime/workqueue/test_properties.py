@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from ballast.internal.runtime.clock import FakeClock
+from ballast.internal.runtime import FakeClock
 from ballast.internal.runtime.priorityqueue import LOW_PRIORITY, PriorityQueue
 from ballast.internal.runtime.ratelimiter import ItemExponentialFailureRateLimiter
 from ballast.internal.runtime.workqueue import RateLimitingQueue

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from ballast.internal.runtime.clock import FakeClock
+from ballast.internal.runtime import FakeClock
 from ballast.internal.runtime.priorityqueue import PriorityQueue
 from ballast.internal.runtime.ratelimiter import ItemExponentialFailureRateLimiter
 from ballast.internal.runtime.workqueue import DelayingQueue, Queue, RateLimitingQueue, WorkQueue

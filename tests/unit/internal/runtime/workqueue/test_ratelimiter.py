@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from ballast.internal.runtime.clock import FakeClock
+from ballast.internal.runtime import FakeClock
 from ballast.internal.runtime.ratelimiter import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,
