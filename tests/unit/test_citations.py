@@ -74,3 +74,21 @@ def test_every_cited_difference_is_an_item_of_the_design(texts: dict[str, str]) 
     }
     assert cited, "the code cites the differences it implements"
     assert sorted((name, n) for name, n in cited if n not in items) == []
+
+
+CITED_TEST = re.compile(r"\b(tests/[\w/]+\.py)(?:::(\w+))?")
+
+
+def test_every_cited_test_exists(texts: dict[str, str]) -> None:
+    """A document that names a test (`tests/….py::test_name`) names one that is there."""
+    missing = set()
+    for name, text in texts.items():
+        if not name.endswith(".md"):
+            continue
+        for path, function in CITED_TEST.findall(text):
+            source = REPOSITORY / path
+            if not source.is_file():
+                missing.add(f"{name}: {path}")
+            elif function and not re.search(rf"^(?:async )?def {function}\(", source.read_text(), re.MULTILINE):
+                missing.add(f"{name}: {path}::{function}")
+    assert sorted(missing) == []

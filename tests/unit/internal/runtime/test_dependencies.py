@@ -3,10 +3,10 @@ out as a library. The one exception is `ballast.__version__`, which `envtest/cli
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 from tests.paths import REPOSITORY
+from tests.unit.support import imported_names
 
 RUNTIME = REPOSITORY / "internal" / "runtime"
 PACKAGE = ("ballast", "internal", "runtime")
@@ -14,17 +14,7 @@ ALLOWED = {("envtest/cli.py", "ballast.__version__")}
 
 
 def _imported(path: Path) -> list[str]:
-    """Every dotted name `path` imports, relative imports resolved (`from . import x` gives `<package>.x`)."""
-    here = (*PACKAGE, *path.relative_to(RUNTIME).parent.parts)
-    names: list[str] = []
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-        if isinstance(node, ast.Import):
-            names.extend(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = here[: len(here) - node.level + 1] if node.level else ()
-            module = ".".join((*base, *(node.module or "").split("."))).strip(".")
-            names.extend(f"{module}.{alias.name}" for alias in node.names)
-    return names
+    return imported_names(path, (*PACKAGE, *path.relative_to(RUNTIME).parent.parts))
 
 
 def _outside(name: str) -> bool:
