@@ -22,7 +22,8 @@ from ballast.internal.enrollment import (
     PROFILE_REF,
     PROFILE_REF_INDEX,
     PodProjection,
-    is_enrolled,
+    Population,
+    population,
 )
 from ballast.internal.naming import tuple_hash
 from ballast.internal.operator import OperatorOptions
@@ -66,23 +67,22 @@ class ProfileReconciler:
             return None
         if PROFILE_CLEANUP_FINALIZER not in (profile.metadata.finalizers or []):
             self._patch_finalizers(profile, [*(profile.metadata.finalizers or []), PROFILE_CLEANUP_FINALIZER])
-        count = self._count(request.name)
-        orphaned_since = self._write_count(profile, count)
+        pods: list[PodProjection] = self.cache.list(POD, index=(PROFILE_REF_INDEX, request.name))
+        orphaned_since = self._write_population(profile, population(pods))
         if orphaned_since is None:
             return None
         return self._expire(ctx, profile, orphaned_since)
 
-    def _count(self, name: str) -> int:
-        pods = self.cache.list(POD, index=(PROFILE_REF_INDEX, name))
-        return sum(1 for p in pods if is_enrolled(objects.labels(p)) and not objects.deletion_timestamp(p))
-
-    def _write_count(self, profile: WorkloadProfile, count: int) -> datetime.datetime | None:
-        """Apply activeWorkloads and the Orphaned condition; returns when it became orphaned (None if not)."""
+    def _write_population(self, profile: WorkloadProfile, pods: Population) -> datetime.datetime | None:
+        """Apply activeWorkloads, contributingNamespaces and the Orphaned condition; returns when it became
+        orphaned (None if not)."""
         status = profile.status
         current = find_status_condition(status.conditions, ORPHANED) if status else None
         now = self.clock.now()
         conditions: list[dict[str, Any]] = []
         since: datetime.datetime | None = None
+        count = pods.active
+        namespaces = pods.contributing_namespaces()
         if count == 0:
             since = kept_transition_time(current, "True") or now
             message = "No active workloads for this profile"
@@ -90,12 +90,14 @@ class ProfileReconciler:
         unchanged = (
             status is not None
             and status.active_workloads == count
+            and (status.contributing_namespaces.to_wire() if status.contributing_namespaces else None) == namespaces
             and ((current is not None and current.status == "True") == (count == 0))
         )
         if not unchanged:
             body = {"apiVersion": WorkloadProfile.API_VERSION, "kind": "WorkloadProfile",
                     "metadata": {"name": profile.metadata.name},
-                    "status": {"activeWorkloads": count, "conditions": conditions}}  # fmt: skip
+                    "status": {"activeWorkloads": count, "contributingNamespaces": namespaces,
+                               "conditions": conditions}}  # fmt: skip
             self.client.status().patch(body, body, patch_type=APPLY, field_manager=FIELD_MANAGER, force=True)
         return since
 

@@ -25,6 +25,7 @@ from .keys import (
     wants_resize,
 )
 from .pod import ContainerSpec, PodProjection, PodSpec, PodStatus, Resources, pod_projection
+from .population import NAMES_SHOWN, Population, population
 
 __all__ = [
     "APPLIED_PREFIX",
@@ -36,6 +37,7 @@ __all__ = [
     "LEGACY_POD_FINALIZER",
     "MODES",
     "MODE_LABEL",
+    "NAMES_SHOWN",
     "POLICY_REF",
     "PROFILE_CLEANUP_FINALIZER",
     "PROFILE_REF",
@@ -47,6 +49,7 @@ __all__ = [
     "PodProjection",
     "PodSpec",
     "PodStatus",
+    "Population",
     "Resources",
     "applied_annotation",
     "invalid_mode_message",
@@ -55,6 +58,7 @@ __all__ = [
     "managed_container_bodies",
     "managed_containers",
     "pod_projection",
+    "population",
     "profile_ref_index",
     "wants_apply",
     "wants_resize",

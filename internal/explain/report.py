@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ballast.api.ballast.v1 import ContainerProfile, ResourcePolicySpec
+from ballast.api.ballast.v1 import ContainerProfile, ContributingNamespaces, ResourcePolicySpec
 from ballast.internal.enrollment import (
     BALLAST_CONFIG_NAME,
     LAST_RESIZE,
@@ -155,6 +155,8 @@ def _profile_section(ctx: PodContext) -> list[str]:
     meets = str(bool(status.meets_threshold)).lower()
     active = status.active_workloads or 0
     lines.append(f"  state:           {status.state} (meetsThreshold {meets}), {active} active pod(s)")
+    if status.contributing_namespaces is not None:
+        lines.append(f"  shared by:       {_namespaces_line(status.contributing_namespaces)}")
     if status.policy_ref is not None:
         ref = status.policy_ref
         lines.append(f"  measured under:  {policy_label(ref.kind, ref.namespace or '', ref.name)}")
@@ -167,6 +169,14 @@ def _profile_section(ctx: PodContext) -> list[str]:
     if status.measurement_hash:
         lines.append(f"  measurementHash: {status.measurement_hash} (the history's key in the operator's store)")
     return lines
+
+
+def _namespaces_line(shown: ContributingNamespaces) -> str:
+    """Who feeds the profile's history: every pod with its identity under its policy, in any namespace."""
+    names = list(shown.names or ())
+    listed = ", ".join(names) + (f", … ({shown.count - len(names)} more)" if shown.count > len(names) else "")
+    noun = "namespace" if shown.count == 1 else "namespaces"
+    return f"{shown.count} {noun}" + (f": {listed}" if names else "")
 
 
 def _container_section(

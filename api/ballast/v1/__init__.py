@@ -23,6 +23,7 @@ from .policyspec import (
 from .resourcepolicy import ResourcePolicy
 from .workloadprofile import (
     ContainerProfile,
+    ContributingNamespaces,
     PolicyRef,
     Recommendation,
     UsageStats,
@@ -43,6 +44,7 @@ __all__ = [
     "ClusterResourcePolicySpec",
     "ClusterResourcePolicyStatus",
     "ContainerProfile",
+    "ContributingNamespaces",
     "MetricConfig",
     "MetricField",
     "MetricsSource",

@@ -86,6 +86,15 @@ class ContainerProfile(WireModel):
     """Recommended values by resource name."""
 
 
+class ContributingNamespaces(WireModel):
+    """The namespaces whose pods feed the profile (docs/design.md, difference 24): who shares its history."""
+
+    count: Int32 = 0
+    """How many namespaces have enrolled pods in the profile."""
+    names: list[str] | None = None
+    """The first ten of them, sorted by name."""
+
+
 class WorkloadProfileStatus(WireModel):
     """Identity, statistics, recommendations and state of the profile."""
 
@@ -105,6 +114,8 @@ class WorkloadProfileStatus(WireModel):
     """Accruing until every container is ready, then Sufficient."""
     active_workloads: Int32 | None = None
     """Pods currently using the profile."""
+    contributing_namespaces: ContributingNamespaces | None = None
+    """The namespaces of those pods: their count and the first ten names."""
     conditions: Conditions = None
     """Orphaned and Ready."""
 

@@ -137,7 +137,9 @@ def test_versions_agree_across_image_chart_and_package() -> None:
 
 
 def test_overlays_build_on_default_and_the_samples() -> None:
-    for preset in ("local-testing", "homogeneous-large-fleet"):
+    presets = sorted(path.name for path in (CONFIG / "overlays").iterdir())
+    assert presets == ["homogeneous-large-fleet", "local-testing", "team-zones"]
+    for preset in presets:
         overlay = CONFIG / "overlays" / preset
         resources = yaml.safe_load((overlay / "kustomization.yaml").read_text())["resources"]
         assert resources == ["../../default", f"../../samples/{preset}"]

@@ -22,7 +22,11 @@ from tests.paths import REPOSITORY
 
 REPO = REPOSITORY
 CHART = REPO / "config" / "helm" / "ballast"
-PRESETS = {"homogeneous-large-fleet": [], "local-testing": [CHART / "presets" / "local-testing.yaml"]}
+PRESETS = {
+    "homogeneous-large-fleet": [],
+    "local-testing": [CHART / "presets" / "local-testing.yaml"],
+    "team-zones": [CHART / "presets" / "team-zones.yaml"],
+}
 FIELD_MANAGER = "ballast-deploy-test"
 
 # Stand-ins for cert-manager's CRDs, so its kinds (Issuer, Certificate) can be applied without cert-manager: the

@@ -23,10 +23,19 @@ def _manager(documents: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _samples(preset: str) -> dict[tuple[str, str], dict[str, Any]]:
-    documents = []
-    for path in sorted((REPO / "config" / "samples" / preset).glob("*.yaml")):
-        documents += [doc for doc in yaml.safe_load_all(path.read_text()) if doc and "apiVersion" in doc]
-    return {(d["kind"], d["metadata"]["name"]): d for d in documents if d["kind"] != "Kustomization"}
+    return {(d["kind"], d["metadata"]["name"]): d for d in _kustomized(REPO / "config" / "samples" / preset)}
+
+
+def _kustomized(folder: Path) -> list[dict[str, Any]]:
+    """The objects a kustomization's resources list, folders (bases) followed."""
+    documents: list[dict[str, Any]] = []
+    for resource in yaml.safe_load((folder / "kustomization.yaml").read_text())["resources"]:
+        path = folder / resource
+        if path.is_dir():
+            documents += _kustomized(path)
+        else:
+            documents += [doc for doc in yaml.safe_load_all(path.read_text()) if doc and "apiVersion" in doc]
+    return documents
 
 
 def _policy_objects(documents: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -71,6 +80,12 @@ def test_presets_differ_where_the_anchor_says(helm: Path) -> None:
     }  # fmt: skip
     assert [m["resource"] for m in local[policy]["spec"]["metrics"]] == ["cpu", "memory", "memory"]
     assert local["MetricsSource", "kubelet-summary"]["spec"]["config"]["pollInterval"] == "15s"
+    zones = _policy_objects(render(helm, files=PRESETS["team-zones"]))
+    payments = zones["ClusterResourcePolicy", "zone-payments"]["spec"]
+    assert payments["selector"] == {"namespaces": {"include": ["/payments(-.*)?/"]}}
+    assert payments["priority"] == 10
+    assert payments["metrics"] == fleet[policy]["spec"]["metrics"]  # the catch-all's formulas
+    assert zones[policy] == fleet[policy]
 
 
 def test_every_deployment_argument_is_a_ballastd_flag(helm: Path) -> None:

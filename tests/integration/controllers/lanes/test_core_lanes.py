@@ -103,6 +103,54 @@ def test_pods_of_one_tuple_in_two_namespaces_share_one_profile(
     assert (orphaned.status, orphaned.reason) == ("True", "NoActiveWorkloads")
 
 
+def _history(client: Client, name: str) -> str | None:
+    profile = _profile(client, name)
+    return profile.status.measurement_hash if profile and profile.status else None
+
+
+def _contributing(client: Client, name: str) -> tuple[int, list[str]] | None:
+    profile = _profile(client, name)
+    shown = profile.status.contributing_namespaces if profile and profile.status else None
+    return (shown.count, shown.names or []) if shown else None
+
+
+def test_a_policy_per_trust_zone_keeps_a_foreign_namespace_out_of_a_shared_profile(
+    envtest: Environment,
+    operator: Operator,
+    operator_client: Client,
+    apply_config: Any,
+    default_policy: str,
+    namespaces: list[str],
+) -> None:
+    """The trust-zone recipe of the README: a ClusterResourcePolicy selecting the zone's namespaces gives them
+    profiles of their own, so pods with the same identity labels elsewhere never feed them."""
+    foreign = f"other-{uuid.uuid4().hex[:6]}"
+    envtest.rest.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": foreign}})
+    zone = {"apiVersion": "ballast.tightlinesoftware.com/v1", "kind": "ClusterResourcePolicy",
+            "metadata": {"name": "zone-teams"},
+            "spec": {"priority": 10, "selector": {"namespaces": {"include": sorted(namespaces)}}}}  # fmt: skip
+    envtest.rest.apply(f"{CRP}/zone-teams", zone)
+    try:
+        apply_config(ballast_config())
+        labels = {"app.kubernetes.io/name": "billing", "app.kubernetes.io/component": "api"}
+        for index, namespace in enumerate([*namespaces, foreign]):
+            operator_client.create(pod(f"billing-{index}", namespace, labels))
+        shared, outside = "billing--api--zone-teams-39ef3468", "billing--api--default-a9696153"
+        poll_until(lambda: _contributing(operator_client, shared) == (2, sorted(namespaces)), timeout=20,
+                   what="the zone's profile fed by the zone's two namespaces only")  # fmt: skip
+        poll_until(lambda: _contributing(operator_client, outside) == (1, [foreign]), timeout=20,
+                   what="the foreign namespace's pod in a profile of its own")  # fmt: skip
+        assert _annotations(operator_client, foreign, "billing-2")[PROFILE_REF] == outside
+        zone_history, other_history = _history(operator_client, shared), _history(operator_client, outside)
+        assert zone_history is not None
+        assert other_history not in (None, zone_history)  # two histories
+    finally:
+        with contextlib.suppress(Exception):
+            envtest.rest.delete(f"{CRP}/zone-teams")
+        with contextlib.suppress(Exception):
+            envtest.rest.delete(f"/api/v1/namespaces/{foreign}")
+
+
 def test_an_orphaned_profile_is_deleted_after_its_ttl_with_its_history(
     operator: Operator, operator_client: Client, apply_config: Any, default_policy: str, namespaces: list[str]
 ) -> None:

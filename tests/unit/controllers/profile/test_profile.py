@@ -179,6 +179,31 @@ def test_a_profile_without_pods_is_orphaned_then_deleted_after_the_ttl_with_its_
     assert world.history(OTHER_HASH) == (300,)  # and only its series
 
 
+def _contributing(world: World) -> tuple[int, list[str]] | None:
+    found = world.profile()
+    shown = found.status.contributing_namespaces if found and found.status else None
+    return (shown.count, shown.names or []) if shown else None
+
+
+def test_the_profile_shows_how_many_namespaces_feed_it_and_the_first_ten(world: World) -> None:
+    _config(world.client, "1h")
+    eventually(lambda: _config_cached(world, "1h"), what="the config in the cache")
+    zones = [f"zone-{n:02d}" for n in range(10)]
+    for index, namespace in enumerate(["team-b", "team-a", "team-a", *zones]):
+        world.client.create(_pod(f"web-{index}", namespace=namespace))
+    world.client.create(_pod("leaving", namespace="team-c", finalizers=[HOLD]))
+    _new_profile(world.client)
+
+    everyone = (13, ["team-a", "team-b", "team-c", *zones[:7]])
+    eventually(lambda: _contributing(world) == everyone, what="13 namespaces, the first ten by name")
+    assert world.active() == 14
+
+    world.client.delete(world.client.get("v1/Pod", "leaving", "team-c"))  # terminating: no longer contributes
+    world.client.delete(world.client.get("v1/Pod", "web-0", "team-b"))
+    eventually(lambda: _contributing(world) == (11, ["team-a", *zones[:9]]), what="team-b and team-c gone")
+    assert world.active() == 12
+
+
 def test_enrolled_pods_are_counted_and_keep_the_profile_until_the_last_goes(world: World) -> None:
     _config(world.client, "1h")
     eventually(lambda: _config_cached(world, "1h"), what="the config in the cache")

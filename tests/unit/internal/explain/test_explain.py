@@ -8,6 +8,7 @@ import pytest
 
 from ballast.api.ballast.v1 import (
     ClusterResourcePolicy,
+    ContributingNamespaces,
     MetricConfig,
     Recommendation,
     ResourcePolicy,
@@ -264,6 +265,7 @@ def workload_profile(state: str = "Sufficient", recommendations: dict[str, Any] 
                 "state": state,
                 "meetsThreshold": state == "Sufficient",
                 "activeWorkloads": 3,
+                "contributingNamespaces": {"count": 2, "names": ["shop", "shop-canary"]},
                 "measurementHash": "8746f67fe9f3d343",
                 "policyRef": {"kind": "ClusterResourcePolicy", "name": "default"},
                 "containers": [
@@ -300,6 +302,7 @@ def test_an_enrolled_pod_is_explained_from_identity_to_formulas() -> None:
         "  wins over ClusterResourcePolicy fleet: same priority 0; 'default' sorts before 'fleet'",
         f"Profile: {PROFILE}",
         "  state:           Sufficient (meetsThreshold true), 3 active pod(s)",
+        "  shared by:       2 namespaces: shop, shop-canary",
         "  cpu: 1440 samples over 24h0m0s from kubernetes-metrics",
         "    p50 180m  p75 200m  p90 205m  p95 212m  p99 240m  mean 190m  stdDev 20m  cv 0.105",
         "    cpu request = p95 (212m) × 1.15 = 243m",
@@ -343,3 +346,12 @@ def test_a_pod_stamped_under_another_policy_is_noted() -> None:
     ctx = PodContext(ctx.pod, ctx.owners, ctx.identity_labels, (policy("fleet"),), ctx.profile)
     text = "\n".join(explain(ctx))
     assert f"note: the pod is stamped with {PROFILE}; today's policies give checkout--api--fleet-" in text
+
+
+def test_a_profile_shared_by_more_namespaces_than_listed_says_how_many_more() -> None:
+    profile = workload_profile()
+    assert profile.status is not None
+    names = [f"team-{n:02d}" for n in range(10)]
+    profile.status.contributing_namespaces = ContributingNamespaces(count=12, names=names)
+    lines = explain(context(enrolled_pod(), profile))
+    assert f"  shared by:       12 namespaces: {', '.join(names)}, … (2 more)" in lines
