@@ -31,19 +31,29 @@ KUSTOMIZATION_HEADER = (
 )
 
 
+def crd_name(kind: type[CustomResource]) -> str:
+    """`<plural>.<group>`, the CRD's metadata.name."""
+    return crdgen.crd_name(crdgen.CRDNames.of(kind))
+
+
+def crd_filename(kind: type[CustomResource]) -> str:
+    """`<group>_<plural>.yaml`, the CRD's file in `config/crd/bases/`."""
+    return crdgen.crd_filename(crdgen.CRDNames.of(kind))
+
+
 def crd_schema(kind: type[CustomResource]) -> Schema:
     """The `openAPIV3Schema` of `kind`: the model's structural schema, with `metadata` left to the API server.
 
     Raises StructuralSchemaError naming the offending field when the model cannot be expressed structurally.
     """
-    schema = crdgen.crd_schema(kind, openapi_schema(kind))
+    schema = crdgen.crd_schema(crdgen.CRDNames.of(kind), openapi_schema(kind))
     check_structural(schema)
     return schema
 
 
 def crd_for(kind: type[CustomResource]) -> dict[str, Any]:
     """The `apiextensions.k8s.io/v1` CustomResourceDefinition of `kind` (one served, stored version)."""
-    return crdgen.crd_for(kind, crd_schema(kind))
+    return crdgen.crd_for(crdgen.CRDNames.of(kind), crd_schema(kind))
 
 
 def all_crds(kinds: Iterable[type[CustomResource]] = KINDS) -> list[dict[str, Any]]:
@@ -53,12 +63,12 @@ def all_crds(kinds: Iterable[type[CustomResource]] = KINDS) -> list[dict[str, An
 
 def rendered_files(kinds: Iterable[type[CustomResource]] = KINDS) -> dict[str, str]:
     """File name (`<group>_<plural>.yaml`) to YAML text for every kind."""
-    return {crdgen.crd_filename(kind): crdgen.render_crd(crd_for(kind), HEADER) for kind in kinds}
+    return {crd_filename(kind): crdgen.render_crd(crd_for(kind), HEADER) for kind in kinds}
 
 
 def kustomization(kinds: Iterable[type[CustomResource]] = KINDS) -> str:
     """`config/crd/kustomization.yaml`: one resource per CRD file of `config/crd/bases/`."""
-    resources = [f"bases/{crdgen.crd_filename(kind)}" for kind in kinds]
+    resources = [f"bases/{crd_filename(kind)}" for kind in kinds]
     body = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": resources}
     return KUSTOMIZATION_HEADER + yaml.safe_dump(body, sort_keys=False)
 

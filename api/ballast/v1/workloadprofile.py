@@ -89,7 +89,7 @@ class ContainerProfile(WireModel):
 class ContributingNamespaces(WireModel):
     """The namespaces whose pods feed the profile (docs/design.md, difference 24): who shares its history."""
 
-    count: Int32 = 0
+    count: Int32
     """How many namespaces have enrolled pods in the profile."""
     names: list[str] | None = None
     """The first ten of them, sorted by name."""

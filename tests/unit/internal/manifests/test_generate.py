@@ -12,7 +12,8 @@ import pytest
 from ballast.api.balancer.v1alpha1 import Balancer
 from ballast.api.ballast.v1 import ClusterResourcePolicy, ResourcePolicy
 from ballast.internal.manifests import crds, generate, rbac, webhooks
-from ballast.internal.runtime.crdgen import crd_filename, render_crd
+from ballast.internal.manifests.crds import crd_filename
+from ballast.internal.runtime.crdgen import render_crd
 from tests.paths import REPOSITORY
 
 GEN_MANIFESTS = REPOSITORY / "hack" / "gen-manifests"

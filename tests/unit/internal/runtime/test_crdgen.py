@@ -6,10 +6,12 @@ from __future__ import annotations
 import copy
 from typing import Any, ClassVar
 
+import pytest
 import yaml
 
 from ballast.internal.runtime.crdgen import (
     AGE,
+    CRDNames,
     PrinterColumn,
     ScaleSubresource,
     Scope,
@@ -60,6 +62,8 @@ class Gadget:
     SCALE_SUBRESOURCE: ClassVar[ScaleSubresource | None] = None
 
 
+WIDGET, GADGET = CRDNames.of(Widget), CRDNames.of(Gadget)
+
 MODEL_SCHEMA: Schema = {
     "type": "object",
     "description": "Widget model docstring, as the model library writes it.",
@@ -73,11 +77,11 @@ MODEL_SCHEMA: Schema = {
 
 
 def test_names_scope_and_version_come_from_the_declaration() -> None:
-    crd = crd_for(Widget, {"type": "object"})
+    crd = crd_for(WIDGET, {"type": "object"})
 
     assert crd["apiVersion"] == "apiextensions.k8s.io/v1"
     assert crd["kind"] == "CustomResourceDefinition"
-    assert crd["metadata"] == {"name": "widgets.example.com"} == {"name": crd_name(Widget)}
+    assert crd["metadata"] == {"name": "widgets.example.com"} == {"name": crd_name(WIDGET)}
     assert crd["spec"]["group"] == "example.com"
     assert crd["spec"]["scope"] == "Namespaced"
     assert crd["spec"]["names"] == {
@@ -90,12 +94,12 @@ def test_names_scope_and_version_come_from_the_declaration() -> None:
     (version,) = crd["spec"]["versions"]
     assert (version["name"], version["served"], version["storage"]) == ("v1beta1", True, True)
     assert version["schema"] == {"openAPIV3Schema": {"type": "object"}}
-    assert crd_filename(Widget) == "example.com_widgets.yaml"
+    assert crd_filename(WIDGET) == "example.com_widgets.yaml"
 
 
 def test_columns_and_subresources_are_written_only_when_declared() -> None:
-    (widget,) = crd_for(Widget, {"type": "object"})["spec"]["versions"]
-    gadget_crd = crd_for(Gadget, {"type": "object"})
+    (widget,) = crd_for(WIDGET, {"type": "object"})["spec"]["versions"]
+    gadget_crd = crd_for(GADGET, {"type": "object"})
     (gadget,) = gadget_crd["spec"]["versions"]
 
     assert widget["additionalPrinterColumns"] == [
@@ -116,7 +120,7 @@ def test_columns_and_subresources_are_written_only_when_declared() -> None:
 def test_the_crd_schema_adds_the_description_and_leaves_metadata_and_type_meta_to_the_server() -> None:
     original = copy.deepcopy(MODEL_SCHEMA)
 
-    schema = crd_schema(Widget, MODEL_SCHEMA)
+    schema = crd_schema(WIDGET, MODEL_SCHEMA)
 
     assert schema["description"] == "A widget of the example group."
     assert schema["properties"]["apiVersion"] == {"type": "string"}
@@ -128,7 +132,7 @@ def test_the_crd_schema_adds_the_description_and_leaves_metadata_and_type_meta_t
 
 def test_rendering_sorts_keys_and_writes_no_anchors_and_literal_blocks() -> None:
     shared = ["a", "b"]
-    crd = crd_for(Widget, {"type": "object", "description": "line one\nline two é", "enum": shared, "x": shared})
+    crd = crd_for(WIDGET, {"type": "object", "description": "line one\nline two é", "enum": shared, "x": shared})
 
     text = render_crd(crd, header="# generated\n")
 
@@ -139,3 +143,29 @@ def test_rendering_sorts_keys_and_writes_no_anchors_and_literal_blocks() -> None
     assert text.index("\nkind: CustomResourceDefinition") < text.index("\nmetadata:") < text.index("\nspec:")
     assert yaml.safe_load(text) == crd
     assert render_crd(crd, header="# generated\n") == text
+
+
+def test_names_are_read_from_class_constants_with_derived_defaults() -> None:
+    class Minimal:
+        """A minimal kind.
+
+        More text."""
+
+        GROUP, VERSION, KIND, PLURAL, SCOPE = "example.com", "v1", "Minimal", "minimals", "Cluster"
+
+    names = CRDNames.of(Minimal)
+    assert (names.singular, names.list_kind, names.description) == ("minimal", "MinimalList", "A minimal kind.")
+    assert (names.short_names, names.status_subresource, names.scale_subresource) == ((), False, None)
+
+
+def test_a_kind_missing_a_constant_or_with_another_scope_is_refused_by_name() -> None:
+    class Nameless:
+        GROUP, VERSION = "example.com", "v1"
+
+    class Everywhere:
+        GROUP, VERSION, KIND, PLURAL, SCOPE = "example.com", "v1", "Everywhere", "everywheres", "Global"
+
+    with pytest.raises(TypeError, match="Nameless does not declare KIND, PLURAL, SCOPE"):
+        CRDNames.of(Nameless)
+    with pytest.raises(TypeError, match=r"Everywhere\.SCOPE must be 'Cluster' or 'Namespaced', got 'Global'"):
+        CRDNames.of(Everywhere)
