@@ -1,0 +1,116 @@
+"""The enrollment lane (`workloadwatcher-pod`) on the in-memory API server: an enrolled pod gets its profile
+(created with the identity in its status) and the `profile-ref`/`policy-ref` annotations; a pod that leaves
+enrollment loses them; the Go operator's pod finalizer is removed; without the BallastConfig nothing is enrolled
+until it appears."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from ballast.api.ballast.v1 import WorkloadProfile, WorkloadProfileStatus
+from ballast.api.scheme import add_to_scheme
+from ballast.controllers import enrollment
+from ballast.internal.cmd.wiring import new_manager
+from ballast.internal.enrollment import LEGACY_POD_FINALIZER, MODE_LABEL, POLICY_REF, PROFILE_REF
+from ballast.internal.killswitch import KillSwitchState
+from ballast.internal.operator import OperatorOptions
+from ballast.internal.runtime import Client, FakeAPI, NotFoundError, Scheme, objects
+from tests.unit.internal.policy.builders import crp
+from tests.unit.internal.runtime.support import eventually, running
+from tests.unit.support import register_our_kinds
+from tests.unit.webhook.support import APP_LABELS, DEFAULT_PROFILE, NAMESPACE, ballast_config, pod
+
+HOLD = "example.com/hold"
+
+
+@pytest.fixture
+def client() -> Iterator[Client]:
+    api = FakeAPI()
+    register_our_kinds(api)
+    client = api.client(scheme=add_to_scheme(Scheme()))
+    client.create(crp("default"))
+    manager = new_manager(client, namespace="ballast-system")
+    enrollment.setup(manager, kill_switch=KillSwitchState(), options=OperatorOptions())
+    with running(manager):
+        yield client
+    api.close()
+
+
+def _annotations(client: Client, name: str = "web-0") -> dict[str, Any]:
+    return dict(objects.annotations(client.get("v1/Pod", name, NAMESPACE)))
+
+
+def _profile(client: Client, name: str = DEFAULT_PROFILE) -> WorkloadProfile | None:
+    try:
+        found: WorkloadProfile = client.get(WorkloadProfile, name)
+    except NotFoundError:
+        return None
+    return found
+
+
+def _identity(client: Client) -> WorkloadProfileStatus | None:
+    """The profile's status once enrollment has applied the identity to it."""
+    profile = _profile(client)
+    return profile.status if profile and profile.status and profile.status.measurement_hash else None
+
+
+def _finalizers(client: Client) -> list[str]:
+    return list(client.get("v1/Pod", "web-0", NAMESPACE)["metadata"].get("finalizers") or [])
+
+
+def test_an_enrolled_pod_gets_its_profile_with_the_identity_and_both_refs(client: Client) -> None:
+    client.create(ballast_config())
+    client.create(pod("measure"))
+
+    eventually(lambda: _annotations(client).get(PROFILE_REF) == DEFAULT_PROFILE, what="the pod's profile-ref")
+    assert _annotations(client)[POLICY_REF] == "default"
+    status = eventually(lambda: _identity(client), what="the profile's identity")
+    assert status.tuple_labels == APP_LABELS
+    assert status.selector_labels == APP_LABELS
+    assert status.measurement_hash == "8746f67fe9f3d343"  # the Go operator's hash of this identity and policy
+    assert status.policy_ref is not None
+    assert (status.policy_ref.kind, status.policy_ref.name) == ("ClusterResourcePolicy", "default")
+
+
+def test_a_pod_that_leaves_enrollment_loses_the_refs(client: Client) -> None:
+    client.create(ballast_config())
+    client.create(pod("apply"))
+    eventually(lambda: PROFILE_REF in _annotations(client), what="the pod enrolled")
+
+    stored = client.get("v1/Pod", "web-0", NAMESPACE)
+    client.patch(stored, {"metadata": {"labels": {MODE_LABEL: None}}})
+
+    eventually(lambda: not {PROFILE_REF, POLICY_REF} & set(_annotations(client)), what="the refs removed")
+
+
+def test_an_invalid_mode_is_not_enrolled_and_keeps_no_refs(client: Client) -> None:
+    client.create(ballast_config())
+    body = pod("sometimes", annotations={PROFILE_REF: DEFAULT_PROFILE, POLICY_REF: "default"})
+    client.create(body)
+
+    eventually(lambda: not {PROFILE_REF, POLICY_REF} & set(_annotations(client)), what="the stale refs removed")
+    assert _profile(client) is None
+
+
+def test_the_go_operators_pod_finalizer_is_removed_and_others_kept(client: Client) -> None:
+    client.create(ballast_config())
+    body = pod("measure")
+    body["metadata"]["finalizers"] = [LEGACY_POD_FINALIZER, HOLD]
+    client.create(body)
+
+    eventually(lambda: PROFILE_REF in _annotations(client), what="the pod enrolled")
+    eventually(lambda: _finalizers(client) == [HOLD], what="only the Go operator's finalizer removed")
+
+
+def test_without_the_ballast_config_pods_wait_and_are_enrolled_when_it_appears(client: Client) -> None:
+    client.create(pod("measure"))
+    eventually(lambda: client.get("v1/Pod", "web-0", NAMESPACE) is not None, what="the pod stored")
+    assert PROFILE_REF not in _annotations(client)
+    assert _profile(client) is None
+
+    client.create(ballast_config())
+
+    eventually(lambda: _annotations(client).get(PROFILE_REF) == DEFAULT_PROFILE, what="the pod enrolled")
