@@ -16,6 +16,10 @@ exceed `max_in_flight_bytes`, connections sending a body are paused (not read, u
 all but one: the paused request closest to complete keeps reading, so a burst of large bodies always drains
 and nobody holds the budget without sending the bytes. After a burst the freed heap is handed back to the OS
 (`malloc_trim`, glibc).
+
+Fairness: one event reads at most `READS_PER_TURN` chunks of a connection; a connection with more to read is
+carried over and read again right after the next select (which does not block while any is carried), since bytes
+TLS has already decrypted would not wake the selector.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
 import httptools
 
@@ -44,6 +49,9 @@ _WRITE = selectors.EVENT_WRITE
 _SCAN_SECONDS = 0.25  # deadlines are checked this often
 _ACCEPT_PAUSE_SECONDS = 0.1
 _TRIM_AFTER_BYTES = 8 * 1024 * 1024  # bodies handled since the last trim before heap is handed back
+_RECV_BYTES = 65536
+READS_PER_TURN = 16
+"""Reads one connection gets per turn of the loop (1 MiB): a fast uploader then waits for the others' turns."""
 _OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 
 
@@ -227,6 +235,7 @@ class ConnectionLoop:
         self._wake_reader, self._wake_writer = socket.socketpair()
         self._returned: list[Connection] = []
         self._paused: list[Connection] = []
+        self._carried: dict[Connection, None] = {}  # stopped at READS_PER_TURN; read again next turn (in order)
         self._drainer: Connection | None = None  # the one connection that reads over budget
         self._lock = threading.Lock()  # guards _returned, _in_flight
         self._in_flight = 0
@@ -246,6 +255,10 @@ class ConnectionLoop:
         with self._lock:
             return self._in_flight
 
+    def carried(self) -> list[Connection]:
+        """The connections that used their turn with bytes left, in the order they are read next (for tests)."""
+        return list(self._carried)
+
     def phases(self) -> dict[Phase, int]:
         """How many connections are in each phase (a snapshot, for tests and metrics)."""
         counts = dict.fromkeys(Phase, 0)
@@ -263,20 +276,31 @@ class ConnectionLoop:
         next_scan = time.monotonic() + _SCAN_SECONDS
         try:
             while not stop.is_set():
-                timeout = max(0.0, next_scan - time.monotonic())
+                timeout = 0.0 if self._carried else max(0.0, next_scan - time.monotonic())
                 for key, events in self._selector.select(timeout):
-                    try:
-                        self._event(key.data, events)
-                    except Exception:  # one connection's failure must not end serving for all the others
-                        _log.exception("webhook connection loop: handling an event failed")
-                        if isinstance(key.data, Connection):
-                            self._close(key.data)
+                    self._guarded(partial(self._event, key.data, events), key.data)
+                self._read_carried()
                 now = time.monotonic()
                 if now >= next_scan:
                     self._expire(now)
                     next_scan = now + _SCAN_SECONDS
         finally:
             self._shutdown(pool)
+
+    def _guarded(self, step: Callable[[], None], data: object) -> None:
+        try:
+            step()
+        except Exception:  # one connection's failure must not end serving for all the others
+            _log.exception("webhook connection loop: handling an event failed")
+            if isinstance(data, Connection):
+                self._close(data)
+
+    def _read_carried(self) -> None:
+        """The connections that used their turn with bytes left: another turn each, in order."""
+        carried, self._carried = list(self._carried), {}
+        for connection in carried:
+            if connection.phase in (Phase.IDLE, Phase.READING):
+                self._guarded(partial(self._read, connection), connection)
 
     # ---------------------------------------------------------------------------------------- accept
 
@@ -313,12 +337,16 @@ class ConnectionLoop:
         except (OSError, ssl.SSLError):
             raw.close()
             return
-        parser = _Parser(self.limits, self._hold)
-        connection = Connection(sock, parser, self.generation(), time.monotonic() + self.limits.handshake_timeout)
+        connection = Connection(
+            sock, self._new_parser(), self.generation(), time.monotonic() + self.limits.handshake_timeout
+        )
         self.connections[sock.fileno()] = connection
         self._selector.register(sock, _READ, connection)
 
     # ------------------------------------------------------------------------------------- connections
+
+    def _new_parser(self) -> _Parser:
+        return _Parser(self.limits, self._hold)
 
     def _event(self, data: object, events: int) -> None:
         if data == "accept":
@@ -356,13 +384,14 @@ class ConnectionLoop:
         self._read(connection)  # the first request may already be waiting
 
     def _read(self, connection: Connection) -> None:
+        self._carried.pop(connection, None)  # read now: this is its turn
         parser = connection.parser
-        while True:
+        for _ in range(READS_PER_TURN):
             if self._over_budget(connection):
                 self._pause(connection)
                 return
             try:
-                data = connection.sock.recv(65536)
+                data = connection.sock.recv(_RECV_BYTES)
             except (ssl.SSLWantReadError, BlockingIOError):
                 break
             except ssl.SSLWantWriteError:
@@ -379,6 +408,8 @@ class ConnectionLoop:
             if parser.completed:
                 self._dispatch(connection)
                 return
+        else:
+            self._carried[connection] = None  # its turn is over, its bytes may not be
 
     def _parse(self, connection: Connection, data: bytes) -> bool:
         """Feed bytes; False when the connection was answered or closed instead."""
