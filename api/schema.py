@@ -40,7 +40,8 @@ class StructuralSchemaError(ValueError):
 
 def openapi_schema(model: type[BaseModel]) -> Schema:
     """The structural schema of `model`: definitions inlined, `null` branches dropped (`nullable: true` only
-    where null is a value distinct from absence), titles and `additionalProperties: true` removed.
+    where null is a value distinct from absence), titles and `additionalProperties: true` removed — a free-form
+    map (`dict[str, Any]`, no properties) keeps its contents with `x-kubernetes-preserve-unknown-fields: true`.
 
     Raises StructuralSchemaError for a recursive model, which a CRD schema cannot express.
     """
@@ -99,6 +100,9 @@ def _clean(node: Schema) -> None:
         del node["default"]
     if node.get("additionalProperties") is True:
         del node["additionalProperties"]
+        if "properties" not in node and node.get("type") == "object":
+            # a free-form map (`dict[str, Any]`): without the marker the API server prunes everything under it
+            node["x-kubernetes-preserve-unknown-fields"] = True
     if node.get("properties") == {}:
         del node["properties"]  # a model without fields (an empty status) is a plain object
     if "const" in node:

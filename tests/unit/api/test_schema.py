@@ -173,3 +173,18 @@ def test_check_structural_names_the_bad_node(bad: Schema, message: str) -> None:
 def test_check_structural_accepts_what_the_api_server_accepts(good: Schema) -> None:
     check_structural(good)
     assert good
+
+
+class Templated(WireModel):
+    """A kind that embeds a free-form object, as a CronJob embeds its job template."""
+
+    template: dict[str, Any] | None = None
+    labels: dict[str, str] | None = None
+
+
+def test_a_free_form_map_keeps_its_contents_and_a_typed_map_stays_typed() -> None:
+    properties = openapi_schema(Templated)["properties"]
+    assert properties["template"] == {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    assert properties["labels"] == {"type": "object", "additionalProperties": {"type": "string"}}
+    assert "x-kubernetes-preserve-unknown-fields" not in openapi_schema(Empty)  # a model without fields
+    check_structural(openapi_schema(Templated))
