@@ -10,7 +10,9 @@ interval is honoured, not capped at 60 s (docs/design.md, difference 1). A cycle
    profile written in ONE `store.write_cycle` (cycle id `<source>/<cycle time ms>`, so a retry is a no-op;
    differences 11 and 12 — reservoir from the source, retention from `BallastConfig ballast`);
 4. per fed profile: the series that are due are read back and their statistics → readiness → recommendations
-   recomputed, the others keep their last computation (`collection.refresh`); the status is applied with
+   recomputed, the others keep their last computation (`collection.refresh`); a recommended value of 0 or above
+   the largest allocatable of the Nodes the profile's pods ran on (each Node read live, at most every 10 minutes)
+   is left out and named in `Ready` (difference 25, `collection.ceilings`); the status is applied with
    server-side apply on the status subresource as field manager `ballast-collector`, which owns only
    `containers`, `meetsThreshold`, `state` and the `Ready` condition — and only when it differs from the status
    this process last applied.
@@ -53,6 +55,8 @@ from ballast.internal.collection import (
     CollectionMemory,
     FedProfile,
     LoadedPolicy,
+    MeasuredPod,
+    PodKey,
     PolicyKey,
     RefreshPolicy,
     SeriesReads,
@@ -61,6 +65,8 @@ from ballast.internal.collection import (
     attribute,
     fed_profiles,
     measured_pods,
+    node_allocatable,
+    nodes_by_profile,
     policy_keys,
     poll_interval_seconds,
     retention_window,
@@ -104,6 +110,7 @@ from ballast.internal.telemetry import (
 NAME = "metricscollector"
 FIELD_MANAGER = "ballast-collector"
 POD = "v1/Pod"
+NODE = "v1/Node"
 MIN_REQUEUE = 1.0
 STATUS_WRITERS = 4
 """Status patches in flight at once (I/O concurrency while the next chunk's statistics are computed)."""
@@ -208,6 +215,7 @@ class MetricsCollector:
         if samples and not self._write(ctx, cycle, source):
             return  # the store is unavailable: skip the cycle, keep every profile's last status
         self.memory.remember_delivered(name, cycle.delivered())
+        self._raise_ceilings(ctx, cycle, pods, nodes)
         try:
             states = self._update_statuses(ctx, cycle)
         except StoreError as exc:
@@ -286,6 +294,25 @@ class MetricsCollector:
     def _pods(self, profile: str) -> list[Any]:
         """The cached pods carrying the profile's `profile-ref`."""
         return self.client.list(POD, index=(PROFILE_REF_INDEX, profile))
+
+    def _raise_ceilings(
+        self, ctx: Context, cycle: CollectionCycle, pods: Mapping[PodKey, MeasuredPod], nodes: frozenset[str]
+    ) -> None:
+        """Raise each fed profile's recommendation ceilings (`collection.ceilings`) to the allocatable of the nodes
+        its pods run on; a node is read live, at most once per `NODE_REFRESH_MS` (no cluster-wide Node watch)."""
+        ceilings = self.memory.ceilings
+        for node in ceilings.due(nodes, cycle.now_ms):
+            try:
+                allocatable = node_allocatable(self.live.get(NODE, node))
+            except NotFoundError:
+                allocatable = {}
+            except (APIStatusError, ConnectionError, TimeoutError) as exc:
+                ctx.logger.error("cannot read node allocatable: %s", exc, extra={"node": node})
+                allocatable = {}
+            ceilings.remember_node(node, allocatable, cycle.now_ms)
+        by_profile = nodes_by_profile(pods)
+        for fed in cycle.fed:
+            ceilings.raise_for(fed.name, fed.uid, by_profile.get(fed.name, ()))
 
     # ------------------------------------------------------------------------------------------- statuses
 

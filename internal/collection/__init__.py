@@ -9,6 +9,8 @@
 - `attribution`: (namespace, pod, container, resource) → the profile's history series, through the cached pod;
 - `policy`: what collection needs of a policy; `status`: `usageStats` entries, containers, `meetsThreshold`;
 - `ready`: the `Ready` condition, each resource judged by the latest cycle of its own source;
+- `ceilings`: the bounds of a profile's recommendations (0 and above the largest allocatable of its nodes are
+  left out);
 - `refresh`: when a series' statistics are recomputed and when its last computation is reused (the tolerance);
 - `plan`: a profile's work in one cycle; `cycle`: the cycle's values; `memory`: the leader-local memory.
 """
@@ -18,6 +20,16 @@ from __future__ import annotations
 from ballast.internal.runtime import rfc3339  # the times a cycle writes
 
 from .attribution import Attribution, MeasuredPod, MeasuredProfile, PodKey, attribute, measured_pod
+from .ceilings import (
+    NODE_REFRESH_MS,
+    Ceilings,
+    NotApplied,
+    RecommendationCeilings,
+    bounded,
+    largest,
+    node_allocatable,
+    nodes_by_profile,
+)
 from .cycle import (
     DEFAULT_POLL_INTERVAL,
     CollectionCycle,
@@ -32,6 +44,7 @@ from .ready import (
     ALL_COLLECTED_MESSAGE,
     MISSING_PREFIX,
     MISSING_SAMPLES_REASON,
+    NOT_APPLIED,
     SAMPLES_COLLECTED_REASON,
     collected_in_latest_cycles,
     previously_missing,
@@ -72,12 +85,15 @@ __all__ = [
     "MISSING_PREFIX",
     "MISSING_SAMPLES_REASON",
     "NEW",
+    "NODE_REFRESH_MS",
+    "NOT_APPLIED",
     "POLICY",
     "READ_CHUNK",
     "REASONS",
     "SAMPLES",
     "SAMPLES_COLLECTED_REASON",
     "Attribution",
+    "Ceilings",
     "CollectionCycle",
     "CollectionMemory",
     "ContainerState",
@@ -86,6 +102,7 @@ __all__ = [
     "LoadedPolicy",
     "MeasuredPod",
     "MeasuredProfile",
+    "NotApplied",
     "Pair",
     "PodKey",
     "PolicyKey",
@@ -93,6 +110,7 @@ __all__ = [
     "PolicyView",
     "ProfileMemory",
     "ProfileStatus",
+    "RecommendationCeilings",
     "RefreshPolicy",
     "ResourceStatus",
     "SeriesMemo",
@@ -101,12 +119,16 @@ __all__ = [
     "StatusRun",
     "StatusWrite",
     "attribute",
+    "bounded",
     "chunks",
     "collected_in_latest_cycles",
     "fed_profiles",
     "is_stale",
+    "largest",
     "measured_pod",
     "measured_pods",
+    "node_allocatable",
+    "nodes_by_profile",
     "phase",
     "plan_status",
     "policy_key",

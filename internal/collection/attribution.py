@@ -32,10 +32,12 @@ class MeasuredProfile:
 
 @dataclass(frozen=True, slots=True)
 class MeasuredPod:
-    """An enrolled pod as attribution sees it: its profile and the names of its managed containers."""
+    """An enrolled pod as attribution sees it: its profile, the names of its managed containers, and the node it
+    runs on ("" before it is scheduled; the ceilings of the profile's recommendations come from it)."""
 
     profile: MeasuredProfile
     containers: frozenset[str]
+    node: str = ""
 
 
 def measured_pod(
@@ -46,7 +48,7 @@ def measured_pod(
     labels = pod.metadata.labels
     if not is_enrolled(labels) or selector_labels(labels, list(profile_selector)) != dict(profile_selector):
         return None
-    return MeasuredPod(profile, frozenset(c.name for c in managed_containers(pod) if c.name))
+    return MeasuredPod(profile, frozenset(c.name for c in managed_containers(pod) if c.name), pod.spec.node_name)
 
 
 @dataclass(slots=True)

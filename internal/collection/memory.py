@@ -2,7 +2,8 @@
 
 - per source, the resources its latest cycle delivered for each profile (what `Ready` is judged by);
 - per profile (same uid), the last status applied: its state, the memo of each series' last computation (what
-  `refresh` reuses) and the body sent (a status that did not change is not written again).
+  `refresh` reuses) and the body sent (a status that did not change is not written again);
+- the ceilings of each profile's recommendations and the allocatable of the nodes they come from (`ceilings`).
 
 One collection worker runs the cycles, but status writers report from threads: access is locked.
 """
@@ -14,6 +15,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .ceilings import Ceilings, RecommendationCeilings
 from .plan import StatusPlan
 from .refresh import PolicyStamp, SeriesMemo
 from .status import ContainerState, Pair, ProfileStatus
@@ -34,9 +36,13 @@ class ProfileMemory:
     stamp: PolicyStamp = None
     """The stamp `status` was assembled under."""
 
-    def status_if_unchanged(self, plan: StatusPlan) -> ProfileStatus | None:
-        """The status assembled last time, when `plan` changes nothing in the state under the same stamp."""
-        return self.status if not plan.changed and self.stamp == plan.fed.stamp else None
+    def status_if_unchanged(self, plan: StatusPlan, ceilings: Ceilings | None = None) -> ProfileStatus | None:
+        """The status assembled last time, when `plan` changes nothing in the state under the same stamp and the
+        same ceilings (None: none)."""
+        status = self.status
+        if status is None or plan.changed or self.stamp != plan.fed.stamp or status.ceilings != dict(ceilings or {}):
+            return None
+        return status
 
     def working_copy(self) -> tuple[ContainerState, dict[Pair, SeriesMemo]]:
         """The state and memos to plan a cycle on (the memos themselves are shared: they only ever grow)."""
@@ -50,6 +56,7 @@ class CollectionMemory:
         self._lock = threading.Lock()
         self._delivered: dict[str, dict[str, frozenset[str]]] = {}
         self._profiles: dict[str, ProfileMemory] = {}
+        self.ceilings = RecommendationCeilings()
 
     # --------------------------------------------------------------------------------------------- sources
 
@@ -102,3 +109,4 @@ class CollectionMemory:
         with self._lock:
             for gone in [name for name in self._profiles if name not in profiles]:
                 del self._profiles[gone]
+        self.ceilings.keep_only(profiles)

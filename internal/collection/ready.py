@@ -1,9 +1,10 @@
 """The `Ready` condition of a profile: did every policy resource get samples in the latest cycle of its own source
-(docs/design.md, difference 19)? A resource is judged by the source that owns it, whichever source's cycle writes."""
+(docs/design.md, difference 19)? A resource is judged by the source that owns it, whichever source's cycle writes.
+Its message also names the recommended values left out of the status (difference 25), after `NOT_APPLIED`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from ballast.api.ballast.v1.workloadprofile import READY
@@ -15,6 +16,8 @@ SAMPLES_COLLECTED_REASON = "SamplesCollected"
 MISSING_SAMPLES_REASON = "MissingSamples"
 ALL_COLLECTED_MESSAGE = "All policy resources produced samples in the latest collection cycle"
 MISSING_PREFIX = "No samples in the latest collection cycle for: "
+NOT_APPLIED = "; recommendations not applied: "
+"""Joins the samples part of the message and the values left out of the status (each `str(NotApplied)`, `; `)."""
 
 
 def previously_missing(condition: Mapping[str, Any] | None) -> frozenset[str] | None:
@@ -23,7 +26,7 @@ def previously_missing(condition: Mapping[str, Any] | None) -> frozenset[str] | 
         return None
     if condition.get("status") == "True":
         return frozenset()
-    message = str(condition.get("message") or "")
+    message = str(condition.get("message") or "").partition("; ")[0]  # resource names hold no "; "
     if not message.startswith(MISSING_PREFIX):
         return None
     return frozenset(part.strip() for part in message[len(MISSING_PREFIX) :].split(",") if part.strip())
@@ -34,14 +37,20 @@ def ready_condition(
     collected: Callable[[str], bool],
     previous: Mapping[str, Any] | None,
     now_text: str,
+    not_applied: Iterable[object] = (),
 ) -> dict[str, Any]:
     """The `Ready` condition: True when every policy resource got samples in the latest cycle of its own source
-    (`collected(resource)`), else False listing the missing ones. `lastTransitionTime` moves only on a flip."""
+    (`collected(resource)`), else False listing the missing ones; the message then names each value of
+    `not_applied` after `NOT_APPLIED`, which changes neither status nor reason. `lastTransitionTime` moves only on
+    a flip."""
     missing = sorted(resource for resource in policy.resources if not collected(resource))
     if missing:
         status, reason, message = "False", MISSING_SAMPLES_REASON, MISSING_PREFIX + ", ".join(missing)
     else:
         status, reason, message = "True", SAMPLES_COLLECTED_REASON, ALL_COLLECTED_MESSAGE
+    left_out = "; ".join(str(value) for value in not_applied)
+    if left_out:
+        message += NOT_APPLIED + left_out
     return condition(READY, status, reason, message, previous=previous, now=now_text)
 
 

@@ -8,8 +8,9 @@ assemble each status and its server-side apply body — the caller only reads th
             ...
     newly_met = run.applied(write)                     # once the body is in the API server (or was unchanged)
 
-What a status is made of is the business of `plan`, `status` and `ready`; this module only sequences them and
-keeps the leader-local memory (`CollectionMemory`) in step with what was applied.
+What a status is made of is the business of `plan`, `status`, `ceilings` and `ready`; this module only sequences
+them and keeps the leader-local memory (`CollectionMemory`) in step with what was applied. The ceilings a status
+is bounded by are the memory's (`memory.ceilings`, raised by the caller before the run).
 """
 
 from __future__ import annotations
@@ -88,10 +89,11 @@ class StatusRun:
         for plan in reads.plans:
             recompute(plan, series, self.refresh, cycle.now_ms, cycle.now_text)
             remembered = self.memory.profile(plan.fed.name, plan.fed.uid)
-            status = remembered.status_if_unchanged(plan) if remembered is not None else None
+            ceilings = self.memory.ceilings.of(plan.fed.name, plan.fed.uid)
+            status = remembered.status_if_unchanged(plan, ceilings) if remembered is not None else None
             if status is None:
-                status = profile_status(plan.state, plan.fed.policy)
-            body = status_body(plan.fed.name, status, self._ready(plan.fed))
+                status = profile_status(plan.state, plan.fed.policy, ceilings)
+            body = status_body(plan.fed.name, status, self._ready(plan.fed, status))
             yield StatusWrite(plan, status, body, changed=remembered is None or remembered.body != body)
 
     def applied(self, write: StatusWrite) -> bool:
@@ -123,7 +125,7 @@ class StatusRun:
         observed = self.cycle.attribution.observed.get(fed.name, {})
         return plan_status(fed, state, memos, observed, fed.policy.owned_by(self.cycle.source), self.cycle.now_ms)
 
-    def _ready(self, fed: FedProfile) -> dict[str, Any]:
+    def _ready(self, fed: FedProfile, status: ProfileStatus) -> dict[str, Any]:
         previous = profile_condition(fed.profile, READY)
         collected = collected_in_latest_cycles(
             fed.policy,
@@ -133,4 +135,4 @@ class StatusRun:
             self.sources,
             previous,
         )
-        return ready_condition(fed.policy, collected, previous, self.cycle.now_text)
+        return ready_condition(fed.policy, collected, previous, self.cycle.now_text, status.not_applied)

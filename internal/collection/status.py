@@ -8,14 +8,17 @@ are carried over from the last status, with their readiness. Differences from th
 - readiness is per container (item 5): a container is ready when every resource it has is ready;
   `meetsThreshold` stays the all-containers summary;
 - a (container, resource) entry whose series has no sample newer than the policy's `minTimeSpan` leaves the
-  status, and a container without entries leaves `status.containers` (item 6; the Go operator keeps them forever).
+  status, and a container without entries leaves `status.containers` (item 6; the Go operator keeps them forever);
+- a recommended value of 0, or above the largest allocatable of the nodes the profile's pods ran on, is left out of
+  `recommendations` and named in the `Ready` message (item 25, `ceilings`); the state keeps it, so it returns as
+  soon as a larger node is known.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ballast.api.ballast.v1 import WorkloadProfile
@@ -24,6 +27,7 @@ from ballast.api.ballast.v1.workloadprofile import ACCRUING, SUFFICIENT
 from ballast.internal.stats import Stats, compute_stats, display_usage, evaluate_readiness, meets_threshold, recommend
 from ballast.internal.store import Series
 
+from .ceilings import Ceilings, NotApplied, bounded
 from .policy import PolicyView
 
 Pair = tuple[str, str]
@@ -90,33 +94,45 @@ def _recommendation(stats: Stats, resource: str, metrics: Sequence[MetricConfig]
 
 @dataclass(frozen=True, slots=True)
 class ProfileStatus:
-    """What the collector applies: `containers`, `meetsThreshold`, `state` (wire values) and readiness by pair."""
+    """What the collector applies: `containers`, `meetsThreshold`, `state` (wire values) and readiness by pair;
+    the recommended values left out (`not_applied`) and the ceilings they were judged by."""
 
     containers: list[dict[str, Any]]
     meets_threshold: bool
     state: str
     ready: Mapping[Pair, bool]
+    not_applied: tuple[NotApplied, ...] = ()
+    ceilings: Ceilings = field(default_factory=dict)
 
 
-def profile_status(state: ContainerState, policy: PolicyView) -> ProfileStatus:
+def profile_status(state: ContainerState, policy: PolicyView, ceilings: Ceilings | None = None) -> ProfileStatus:
     """Containers sorted by name with their entries sorted by resource (as the Go operator writes them); a container
-    with no entry left is dropped. Ready is per container; meetsThreshold needs every container ready."""
+    with no entry left is dropped. Ready is per container; meetsThreshold needs every container ready. Recommended
+    values of 0 or above `ceilings` are left out (`ceilings.bounded`); a resource left without any value loses its
+    `recommendations` entry."""
     containers: list[dict[str, Any]] = []
     readiness: dict[str, dict[str, bool]] = {}
     ready: dict[Pair, bool] = {}
+    not_applied: list[NotApplied] = []
     for name in sorted(state):
         resources = {r: s for r, s in state[name].items() if r in policy.owners}
         if not resources:
             continue
         entry: dict[str, Any] = {"name": name, "usageStats": [dict(resources[r].usage) for r in sorted(resources)]}
-        recommendations = {r: dict(s.recommendation) for r, s in sorted(resources.items()) if s.recommendation}
+        recommendations: dict[str, dict[str, str]] = {}
+        for resource, status in sorted(resources.items()):
+            kept, refused = bounded(name, resource, status.recommendation, ceilings or {})
+            not_applied += refused
+            if kept:
+                recommendations[resource] = kept
         if recommendations:
             entry["recommendations"] = recommendations
         containers.append(entry)
         readiness[name] = {r: s.ready for r, s in resources.items()}
         ready.update({(name, r): s.ready for r, s in resources.items()})
     meets = meets_threshold(readiness)
-    return ProfileStatus(containers, meets, SUFFICIENT if meets else ACCRUING, ready)
+    state_name = SUFFICIENT if meets else ACCRUING
+    return ProfileStatus(containers, meets, state_name, ready, tuple(not_applied), dict(ceilings or {}))
 
 
 def status_body(name: str, status: ProfileStatus, ready: Mapping[str, Any]) -> dict[str, Any]:

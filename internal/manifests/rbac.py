@@ -25,6 +25,8 @@ What the rules encode (docs/compatibility.md, narrowed to what this code calls):
   the API server authorizes as that name, so even list/watch are limited by `resourceNames`;
 - `create` carries no object name in RBAC (a POST names nothing), so it is granted in a rule of its own — except
   for a server-side apply that creates (a PATCH by name), which the CRD installer relies on;
+- nodes are read one `get` at a time, only those hosting enrolled pods (their allocatable bounds recommendations,
+  docs/design.md, difference 25), never listed or watched;
 - `nodes/proxy` lives in its own ClusterRole, bound only when a kubeletSummary MetricsSource is used: it reaches
   the kubelet's whole API (exec, logs, …), not only `/stats/summary`;
 - `ballastd uninstall` has an identity of its own: profiles (cluster-scoped) through a ClusterRole, and the
@@ -175,6 +177,9 @@ def _manager_rules() -> tuple[Rule, ...]:
              "owner chain for policies' kinds (Job → CronJob)"),
         Rule("metrics.k8s.io", ("pods",), ("list",), ("metricscollector",),
              "kubernetesMetrics source: PodMetrics of enrolled pods (label-selected)"),
+        Rule("", ("nodes",), ("get",), ("metricscollector",),
+             "allocatable of the nodes hosting enrolled pods, one get per node at most every 10 minutes: the "
+             "ceiling of their profiles' recommendations"),
         Rule(ballast, ("ballastconfigs", "clusterresourcepolicies", "resourcepolicies", "metricssources"),
              ("list", "watch"), (CACHE,), "configuration and policies, read from the cache only"),
         Rule(ballast, ("workloadprofiles",), ("list", "watch", "create", "patch", "delete"),

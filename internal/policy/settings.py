@@ -1,15 +1,28 @@
 """Checks of a policy's values (headrooms, readiness, thresholds, resize pace) that the Go operator silently replaces
 with a default at use time; the validating webhook refuses them at write time instead (docs/design.md, difference 18).
+
+Every decimal has a finite range (difference 25), written the way the CRD's pattern accepts it (plain decimals, no
+exponent, sign or spaces): headroom 0 < h ≤ 100, `maxCV` 0 ≤ v ≤ 100, thresholds and `maxChangePerCycle`
+0 < p ≤ 100 (percent), each with at most 6 decimal places; `cvMeanFloor` values are quantities from 0 to
+2**63 − 1 units (millicores for cpu, bytes otherwise).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from decimal import Decimal
 
-from ballast.api.ballast.v1.policyspec import Behaviors, Readiness, ResourcePolicySpec
-from ballast.internal.quantity import QuantityError, parse_quantity
-from ballast.internal.resize import parse_percent
-from ballast.internal.stats import parse_decimal, parse_duration
+from ballast.api.ballast.v1.policyspec import (
+    DECIMAL_PATTERN,
+    PERCENT_PATTERN,
+    QUANTITY_PATTERN,
+    Behaviors,
+    Readiness,
+    ResourcePolicySpec,
+)
+from ballast.internal.quantity import INT64_MAX, QuantityError, parse_quantity
+from ballast.internal.stats import HEADROOM_RANGE, MAX_CV_RANGE, PERCENT_RANGE, DecimalRange, parse_duration
 
 from .problems import PolicyProblem, index, key, quote
 
@@ -17,11 +30,27 @@ Check = Callable[[str], str | None]
 """A value check: the problem with a non-blank value, or None when it is fine."""
 
 
-def _headroom(text: str) -> str | None:
-    value = parse_decimal(text)
-    if value is None or not value.is_finite() or value <= 0:
-        return f'invalid headroom {quote(text)}: must be a decimal number > 0 such as "1.2"'
-    return None
+_DECIMAL = re.compile(DECIMAL_PATTERN)
+_PERCENT = re.compile(PERCENT_PATTERN)
+_QUANTITY = re.compile(QUANTITY_PATTERN)
+
+
+def _in_range(text: str, syntax: re.Pattern[str], bounds: DecimalRange) -> bool:
+    # The CRD's syntax first (so `1e-1`, `+1` and `1.2 ` are refused here too), then the range.
+    return syntax.fullmatch(text) is not None and Decimal(text.removesuffix("%")) in bounds
+
+
+def _decimal(name: str, bounds: DecimalRange, example: str) -> Check:
+    def check(text: str) -> str | None:
+        if _in_range(text, _DECIMAL, bounds):
+            return None
+        return f"invalid {name} {quote(text)}: must be a decimal number {bounds.describe(name)}, such as {example}"
+
+    return check
+
+
+_headroom = _decimal("headroom", HEADROOM_RANGE, '"1.2"')
+_max_cv = _decimal("maxCV", MAX_CV_RANGE, '"1.5"')
 
 
 def _duration(minimum_exclusive: bool) -> Check:
@@ -38,27 +67,34 @@ def _duration(minimum_exclusive: bool) -> Check:
     return check
 
 
-def _max_cv(text: str) -> str | None:
-    value = parse_decimal(text)
-    if value is None or not value.is_finite() or value < 0:
-        return f'invalid maxCV {quote(text)}: must be a decimal number ≥ 0 such as "1.5"'
-    return None
+def _floor(resource: str) -> Check:
+    def check(text: str) -> str | None:
+        if text.startswith("-"):
+            return f"invalid quantity {quote(text)}: must not be negative"
+        if _QUANTITY.fullmatch(text) is None:
+            return (
+                f'invalid quantity {quote(text)}: must be a quantity such as "25m" or "25Mi" ("0" always checks the '
+                "CV), with an exponent of at most two digits"
+            )
+        try:
+            value = parse_quantity(text)
+        except QuantityError:  # the syntax is right, so the value is beyond 2**63 − 1 cores or bytes
+            value = None
+        if value is None or (value * 1000 if resource == "cpu" else value) > INT64_MAX:
+            unit = "millicores" if resource == "cpu" else "bytes"
+            return f"invalid quantity {quote(text)}: must be at most {INT64_MAX} {unit} (2**63 − 1)"
+        return None
 
-
-def _floor(text: str) -> str | None:
-    try:
-        value = parse_quantity(text)
-    except QuantityError:
-        return f'invalid quantity {quote(text)}: must be a quantity such as "25m" or "25Mi" ("0" always checks the CV)'
-    if value < 0:
-        return f"invalid quantity {quote(text)}: must not be negative"
-    return None
+    return check
 
 
 def _percent(text: str) -> str | None:
-    if parse_percent(text) is None:
-        return f'invalid percentage {quote(text)}: must be a number > 0, optionally followed by %, such as "10%"'
-    return None
+    if _in_range(text, _PERCENT, PERCENT_RANGE):
+        return None
+    return (
+        f"invalid percentage {quote(text)}: must be a number {PERCENT_RANGE.describe('p')}, optionally followed by "
+        '%, such as "10%"'
+    )
 
 
 _MIN_TIME_SPAN = _duration(minimum_exclusive=True)
@@ -81,7 +117,7 @@ def _readiness(readiness: Readiness, problems: list[PolicyProblem]) -> None:
         where = key(f"{path}.cvMeanFloor", resource)
         if not resource:
             problems.append(PolicyProblem(where, "resource name must not be empty"))
-        message = _floor(floor)
+        message = _floor(resource)(floor)
         if message is not None:
             problems.append(PolicyProblem(where, message))
 
@@ -109,9 +145,11 @@ def _behaviors(behaviors: Behaviors, problems: list[PolicyProblem]) -> None:
 def settings_problems(spec: ResourcePolicySpec) -> tuple[PolicyProblem, ...]:
     """Return the problems of the spec's values, none of which blocks matching.
 
-    Checked: `metrics[].headroom` (a decimal > 0), `readiness.minTimeSpan` (a Go duration > 0),
-    `readiness.maxCV` (a decimal ≥ 0), `readiness.cvMeanFloor` values (quantities ≥ 0), every threshold and
-    `resize.maxChangePerCycle` (a percentage > 0, `"10%"` or `"10"`), `resize.interval` (a Go duration ≥ 0).
+    Checked: `metrics[].headroom` (a decimal 0 < h ≤ 100), `readiness.minTimeSpan` (a Go duration > 0),
+    `readiness.maxCV` (a decimal 0 ≤ v ≤ 100), `readiness.cvMeanFloor` values (quantities from 0 to 2**63 − 1
+    units), every threshold and `resize.maxChangePerCycle` (a percentage 0 < p ≤ 100, `"10%"` or `"10"`), each
+    decimal with at most 6 decimal places and no exponent, sign or spaces (the CRD's patterns); `resize.interval`
+    (a Go duration ≥ 0).
     A blank string counts as omitted, as in `with_defaults()`. Never raises for bad content.
     """
     problems: list[PolicyProblem] = []

@@ -6,7 +6,15 @@ the mean and variance are fractions, headroom is a Decimal, and results truncate
 
 from __future__ import annotations
 
-from .decimals import parse_decimal
+from .decimals import (
+    HEADROOM_RANGE,
+    MAX_CV_RANGE,
+    MAX_DECIMAL_PLACES,
+    PERCENT_RANGE,
+    DecimalRange,
+    decimal_places,
+    parse_decimal,
+)
 from .display import UsageDisplay, display_usage
 from .duration import format_duration, format_time_span, parse_duration
 from .limits import LimitFit, fit_limit
@@ -31,6 +39,11 @@ __all__ = [
     "DEFAULT_MIN_DATA_POINTS",
     "DEFAULT_MIN_TIME_SPAN",
     "EMPTY_STATS",
+    "HEADROOM_RANGE",
+    "MAX_CV_RANGE",
+    "MAX_DECIMAL_PLACES",
+    "PERCENT_RANGE",
+    "DecimalRange",
     "LimitFit",
     "Readiness",
     "Stats",
@@ -38,6 +51,7 @@ __all__ = [
     "aggregate",
     "compute_stats",
     "container_ready",
+    "decimal_places",
     "display_usage",
     "evaluate_readiness",
     "fit_limit",

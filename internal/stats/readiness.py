@@ -8,9 +8,9 @@ from decimal import Decimal
 from fractions import Fraction
 from types import MappingProxyType
 
-from ballast.internal.quantity import QuantityError, parse_quantity
+from ballast.internal.quantity import INT64_MAX, QuantityError, parse_quantity
 
-from .decimals import parse_decimal
+from .decimals import MAX_CV_RANGE, parse_decimal
 from .duration import NANOSECONDS_PER_MILLISECOND, parse_duration
 from .percentiles import Stats
 
@@ -94,12 +94,13 @@ def _cv_floor(readiness: Readiness, resource: str) -> Fraction | None:
         floor = parse_quantity(text)
     except QuantityError:
         return None
-    return Fraction(floor) * 1000 if resource == "cpu" else Fraction(floor)
+    units = Fraction(floor) * 1000 if resource == "cpu" else Fraction(floor)
+    return units if 0 <= units <= INT64_MAX else None  # the floor range (docs/design.md, difference 25)
 
 
 def _max_cv(text: str | None) -> Decimal:
     parsed = parse_decimal(text)
-    return parsed if parsed is not None and parsed >= 0 else Decimal(DEFAULT_MAX_CV)
+    return parsed if parsed is not None and parsed in MAX_CV_RANGE else Decimal(DEFAULT_MAX_CV)
 
 
 def evaluate_readiness(
@@ -109,8 +110,10 @@ def evaluate_readiness(
 
     1. at least `minDataPoints` samples (500 when unset or ≤ 0);
     2. now − first_seen ≥ `minTimeSpan` (24h when unset, invalid or ≤ 0); a first_seen of 0 (unknown) passes;
-    3. a mean strictly below the resource's `cvMeanFloor` (cpu floors in millicores) skips the CV gate;
-    4. otherwise CV ≤ `maxCV` (1.5 when unset, invalid or negative), compared exactly.
+    3. a mean strictly below the resource's `cvMeanFloor` (cpu floors in millicores; a floor that does not parse or
+       lies outside 0 … 2**63 − 1 units counts as none) skips the CV gate;
+    4. otherwise CV ≤ `maxCV` (1.5 when unset, invalid or outside `MAX_CV_RANGE`: 0 ≤ v ≤ 100, at most 6 decimal
+       places), compared exactly.
 
     `readiness` is a Readiness or a mapping for `Readiness.from_spec`. Raises ValueError for an empty resource
     name, TypeError for non-int times.

@@ -8,7 +8,7 @@ from fractions import Fraction
 
 from ballast.internal.quantity import format_units
 
-from .decimals import parse_decimal
+from .decimals import HEADROOM_RANGE, parse_decimal
 from .percentiles import Stats
 
 AGGREGATIONS = ("p50", "p75", "p90", "p95", "p99", "max", "avg")
@@ -18,14 +18,16 @@ _ONE = Decimal(1)
 def parse_headroom(headroom: str | Decimal | int | None) -> Decimal:
     """Return the headroom factor a policy's `headroom` field stands for: `"1.25"` → 1.25.
 
-    None, blank, unparseable, non-finite or ≤ 0 values mean 1.0, as in the Go operator.
+    None, blank, unparseable, non-finite or ≤ 0 values mean 1.0, as in the Go operator; so does a value outside
+    `HEADROOM_RANGE` (0 < h ≤ 100, at most 6 decimal places — docs/design.md, difference 25), which the CRD and the
+    validating webhook refuse but a policy stored before them may hold (`"1e-400"`, `"1e26"`).
     """
     if isinstance(headroom, bool):
         raise TypeError(f"headroom must be a decimal string, Decimal or int, got {headroom!r}")
     if isinstance(headroom, int):
         headroom = Decimal(headroom)
     value = headroom if isinstance(headroom, Decimal) else parse_decimal(headroom)
-    if value is None or not value.is_finite() or value <= 0:
+    if value is None or value not in HEADROOM_RANGE:
         return _ONE
     return value
 

@@ -3,6 +3,12 @@ their recommendations are computed, when a profile is ready, and how fast resize
 
 The CRD schema has no defaults here: an omitted field is defaulted when a policy is resolved, by
 `ResourcePolicySpec.with_defaults()`.
+
+The decimals (headrooms, `maxCV`, thresholds, `maxChangePerCycle`) and the `cvMeanFloor` quantities carry a CRD
+`pattern` (docs/design.md, difference 25): the API server refuses exponents, signs and absurd magnitudes
+(`"1e-400"`, `"1e26"`) before anything reads them. The patterns change the schema only, never the models'
+validation, so a policy stored before them is still read; the exact ranges, with messages naming the field, are
+checked by the validating webhook (`ballast.internal.policy.settings_problems`) and again at use time.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from ballast.api.meta import Conditions, LabelSelector
-from ballast.api.wire import ATOMIC_LIST, Int32, Int64, WireModel
+from ballast.api.wire import ATOMIC_LIST, CRDSchema, Int32, Int64, WireModel
 
 Aggregation = Literal["p50", "p75", "p90", "p95", "p99", "max", "avg"]
 MetricField = Literal["request", "limit"]
@@ -27,6 +33,21 @@ DEFAULT_CV_MEAN_FLOOR = {"cpu": "25m", "memory": "25Mi", "ephemeral-storage": "2
 DEFAULT_THRESHOLD = "10%"
 DEFAULT_MAX_CHANGE_PER_CYCLE = "50%"
 DEFAULT_RESIZE_INTERVAL = "15m"
+
+DECIMAL_PATTERN = r"^([0-9]{1,3}(\.[0-9]{1,6})?)?$"
+"""A headroom or `maxCV` as the CRD accepts it: empty (omitted), or a plain decimal of at most 3 integer digits and
+6 decimal places (`1.25`; no sign, exponent or spaces). The range (0 < headroom ≤ 100, 0 ≤ maxCV ≤ 100) is the
+webhook's."""
+PERCENT_PATTERN = r"^([0-9]{1,3}(\.[0-9]{1,6})?%?)?$"
+"""A threshold or `maxChangePerCycle`: empty, or such a decimal optionally followed by `%` (`10%`, `12.5`); the
+webhook checks 0 < p ≤ 100."""
+QUANTITY_PATTERN = r"^([0-9]+(\.[0-9]*)?|\.[0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]{1,2})?$"
+"""A `cvMeanFloor` value: a non-negative Kubernetes quantity (`25m`, `25Mi`, `1e6`) with an exponent of at most two
+digits; the webhook checks that it fits 2**63 − 1 units."""
+
+PolicyDecimal = Annotated[str | None, CRDSchema({"pattern": DECIMAL_PATTERN})]
+PolicyPercent = Annotated[str | None, CRDSchema({"pattern": PERCENT_PATTERN})]
+FloorQuantity = Annotated[str, CRDSchema({"pattern": QUANTITY_PATTERN})]
 
 
 class NamespaceFilter(WireModel):
@@ -62,8 +83,9 @@ class MetricConfig(WireModel):
     """The MetricsSource name the samples come from."""
     aggregation: Aggregation | None = None
     """The statistic: p50, p75, p90, p95, p99, max or avg."""
-    headroom: str | None = None
-    """Multiplier applied to the statistic, as a decimal string such as "1.2"; empty or invalid means 1.0."""
+    headroom: PolicyDecimal = None
+    """Multiplier applied to the statistic, a decimal 0 < h ≤ 100 with at most 6 decimal places such as "1.2";
+    empty means 1.0."""
 
 
 class Readiness(WireModel):
@@ -73,27 +95,29 @@ class Readiness(WireModel):
     """Samples needed per container and resource (500 when omitted)."""
     min_time_span: str | None = None
     """Time since the first sample needed (Go duration; 24h when omitted)."""
-    max_cv: str | None = None
-    """Largest coefficient of variation accepted (decimal string; 1.5 when omitted)."""
-    cv_mean_floor: dict[str, str] | None = None
-    """Per resource, a mean below which the CV check is skipped (quantities). Omitted means
-    cpu 25m, memory 25Mi, ephemeral-storage 2Mi; an empty map disables every floor."""
+    max_cv: PolicyDecimal = None
+    """Largest coefficient of variation accepted: a decimal 0 ≤ v ≤ 100 with at most 6 decimal places (1.5 when
+    omitted)."""
+    cv_mean_floor: dict[str, FloorQuantity] | None = None
+    """Per resource, a mean below which the CV check is skipped: a quantity from 0 to 2**63 − 1 units (millicores
+    for cpu, bytes otherwise). Omitted means cpu 25m, memory 25Mi, ephemeral-storage 2Mi; an empty map disables
+    every floor."""
 
 
 class ResourceThreshold(WireModel):
     """Drift thresholds of one resource."""
 
-    request: str | None = None
-    """Threshold for the request, e.g. "10%"."""
-    limit: str | None = None
-    """Threshold for the limit, e.g. "10%"."""
+    request: PolicyPercent = None
+    """Threshold for the request, a percentage 0 < p ≤ 100 such as "10%"."""
+    limit: PolicyPercent = None
+    """Threshold for the limit, a percentage 0 < p ≤ 100 such as "10%"."""
 
 
 class ResizeThresholds(WireModel):
     """Drift thresholds used by in-place resize."""
 
-    default: str | None = None
-    """Threshold for every resource; falls back to thresholds.default when omitted."""
+    default: PolicyPercent = None
+    """Threshold for every resource (0 < p ≤ 100); falls back to thresholds.default when omitted."""
     resource_thresholds: dict[str, ResourceThreshold] | None = None
     """Per-resource thresholds."""
 
@@ -101,8 +125,8 @@ class ResizeThresholds(WireModel):
 class Thresholds(WireModel):
     """How far a running value may drift from the recommendation before it is changed."""
 
-    default: str | None = None
-    """Threshold for every resource and field ("10%" when omitted)."""
+    default: PolicyPercent = None
+    """Threshold for every resource and field, a percentage 0 < p ≤ 100 ("10%" when omitted)."""
     resize: ResizeThresholds | None = None
     """Thresholds specific to in-place resize."""
 
@@ -110,8 +134,9 @@ class Thresholds(WireModel):
 class ResizeBehavior(WireModel):
     """Pace of in-place resizes."""
 
-    max_change_per_cycle: str | None = None
-    """Largest step toward the recommendation per resize ("50%" when omitted)."""
+    max_change_per_cycle: PolicyPercent = None
+    """Largest step toward the recommendation per resize, a percentage of the gap 0 < p ≤ 100 ("50%" when
+    omitted)."""
     interval: str | None = None
     """Time between two resizes of a pod (Go duration; 15m when omitted)."""
 

@@ -294,6 +294,58 @@ def test_server_and_model_refuse_a_bad_status(server: Server, rejection: Rejecti
     _assert_same_field(refused.value, invalid.value, rejection)
 
 
+# Policy decimals outside the syntax and magnitude the CRD's patterns allow (docs/design.md, difference 25); the
+# value ranges inside it are the webhook's (tests/integration/webhook/test_admission.py).
+REFUSED_DECIMALS = [
+    ("spec.metrics.0.headroom", "spec.metrics[0].headroom", "1e-400"),
+    ("spec.metrics.2.headroom", "spec.metrics[2].headroom", "1e400"),
+    ("spec.metrics.0.headroom", "spec.metrics[0].headroom", "1e26"),
+    ("spec.metrics.0.headroom", "spec.metrics[0].headroom", "1.0000001"),
+    ("spec.readiness.maxCV", "spec.readiness.maxCV", "1e3"),
+    ("spec.readiness.cvMeanFloor.memory", "spec.readiness.cvMeanFloor.memory", "1e100"),
+    ("spec.readiness.cvMeanFloor.cpu", "spec.readiness.cvMeanFloor.cpu", "-25m"),
+    ("spec.behaviors.thresholds.default", "spec.behaviors.thresholds.default", "1e1%"),
+    ("spec.behaviors.thresholds.resize.default", "spec.behaviors.thresholds.resize.default", "1000%"),
+    ("spec.behaviors.thresholds.resize.resourceThresholds.cpu.limit",
+     "spec.behaviors.thresholds.resize.resourceThresholds.cpu.limit", "-5%"),
+    ("spec.behaviors.resize.maxChangePerCycle", "spec.behaviors.resize.maxChangePerCycle", "50 percent"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("path", "field", "value"), REFUSED_DECIMALS, ids=[f"{f}={v}" for _, f, v in REFUSED_DECIMALS])
+@pytest.mark.parametrize("kind", [ClusterResourcePolicy, ResourcePolicy], ids=kind_id)
+def test_the_schema_refuses_a_policy_decimal_outside_its_pattern(
+    server: Server, kind: type[CustomResource], path: str, field: str, value: str
+) -> None:
+    body = copy.deepcopy(server.body(kind))
+    _set(path, value)(body)
+
+    with pytest.raises(APIError) as refused:
+        server.create(kind, body)
+
+    assert (refused.value.status, refused.value.reason) == (422, "Invalid")
+    assert f'{field}: Invalid value: "{value}": {field} in body should match' in refused.value.message
+    kind.model_validate(body)  # the model still reads it: a policy stored before the pattern is reported, not lost
+
+
+def test_the_schema_accepts_the_bounds_of_every_policy_decimal(server: Server) -> None:
+    body = copy.deepcopy(server.body(ClusterResourcePolicy))
+    for path, value in [
+        ("spec.metrics.0.headroom", "100"),
+        ("spec.metrics.2.headroom", "0.000001"),
+        ("spec.readiness.maxCV", "0"),
+        ("spec.readiness.cvMeanFloor.memory", "1e6"),
+        ("spec.behaviors.thresholds.default", "100%"),
+        ("spec.behaviors.resize.maxChangePerCycle", "0.000001"),
+    ]:
+        _set(path, value)(body)
+
+    created = server.create(ClusterResourcePolicy, body)
+
+    assert created["spec"]["metrics"][0]["headroom"] == "100"
+    assert created["spec"]["behaviors"]["resize"]["maxChangePerCycle"] == "0.000001"
+
+
 def test_balancer_scale_subresource_reads_and_writes_replicas(server: Server) -> None:
     balancer = Balancer.model_validate(server.create(Balancer, server.body(Balancer)))
     server.rest.patch_status(balancer.path, {"status": {"replicas": 4, "selector": "app=web"}})

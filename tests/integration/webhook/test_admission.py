@@ -274,10 +274,44 @@ def test_a_valid_policy_is_accepted_and_an_update_breaking_it_refused(admission:
         stored = client.create(_cluster_policy(f"ok-{uuid.uuid4().hex[:6]}", priority=-1000))
         created.append(stored)
         with pytest.raises(APIStatusError) as refused:
-            client.patch(stored, {"spec": {"readiness": {"cvMeanFloor": {"memory": "lots"}}}})
-        assert 'spec.readiness.cvMeanFloor[memory]: invalid quantity "lots"' in refused.value.message
+            client.patch(stored, {"spec": {"readiness": {"cvMeanFloor": {"memory": "8Ei"}}}})  # a quantity > 2**63 − 1
+        assert 'spec.readiness.cvMeanFloor[memory]: invalid quantity "8Ei"' in refused.value.message
         relabelled = client.patch(stored, {"metadata": {"labels": {"team": "sre"}}})
         assert relabelled.metadata.labels == {"team": "sre"}
+
+
+# Inside the CRD's patterns but outside the ranges (docs/design.md, difference 25): the webhook refuses them.
+OUT_OF_RANGE = [
+    ({"metrics": [{"resource": "memory", "source": "m", "headroom": "150"}]},
+     'spec.metrics[0].headroom: invalid headroom "150": must be a decimal number 0 < headroom ≤ 100 with at most 6 '
+     'decimal places, such as "1.2"'),
+    ({"metrics": [{"resource": "memory", "source": "m", "headroom": "0.0"}]},
+     'spec.metrics[0].headroom: invalid headroom "0.0": must be a decimal number 0 < headroom ≤ 100'),
+    ({"readiness": {"maxCV": "100.5"}},
+     'spec.readiness.maxCV: invalid maxCV "100.5": must be a decimal number 0 ≤ maxCV ≤ 100'),
+    ({"readiness": {"cvMeanFloor": {"cpu": "9300000000000000"}}},
+     'spec.readiness.cvMeanFloor[cpu]: invalid quantity "9300000000000000": must be at most 9223372036854775807 '
+     "millicores (2**63 − 1)"),
+    ({"behaviors": {"thresholds": {"resize": {"resourceThresholds": {"cpu": {"request": "100.5%"}}}}}},
+     'spec.behaviors.thresholds.resize.resourceThresholds[cpu].request: invalid percentage "100.5%": must be a '
+     "number 0 < p ≤ 100"),
+    ({"behaviors": {"resize": {"maxChangePerCycle": "150%"}}},
+     'spec.behaviors.resize.maxChangePerCycle: invalid percentage "150%": must be a number 0 < p ≤ 100'),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("spec", "problem"), OUT_OF_RANGE, ids=[p.split(":")[0] for _, p in OUT_OF_RANGE])
+def test_a_policy_decimal_outside_its_range_is_refused_at_write_time(
+    admission: Admission, spec: dict[str, Any], problem: str
+) -> None:
+    name = f"range-{uuid.uuid4().hex[:6]}"
+    with _deleted_afterwards(admission.client) as created, pytest.raises(APIStatusError) as refused:
+        created.append(admission.client.create(_cluster_policy(name, **spec)))
+    assert refused.value.status == 422
+    assert refused.value.message.startswith(
+        'admission webhook "vpolicy.ballast.tightlinesoftware.com" denied the request: '
+        f'ClusterResourcePolicy.ballast.tightlinesoftware.com "{name}" is invalid: {problem}'
+    )
 
 
 def test_the_operator_namespace_is_excluded(admission: Admission) -> None:

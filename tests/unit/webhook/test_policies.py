@@ -61,6 +61,31 @@ def test_every_problem_is_listed() -> None:
         assert path in response.message
 
 
+@pytest.mark.parametrize(
+    ("spec", "problem"),
+    [
+        ({"metrics": [{"resource": "memory", "source": "k", "headroom": "1e-400"}]},
+         'spec.metrics[0].headroom: invalid headroom "1e-400": must be a decimal number 0 < headroom ≤ 100'),
+        ({"metrics": [{"resource": "cpu", "source": "k", "headroom": "1e26"}]},
+         'spec.metrics[0].headroom: invalid headroom "1e26": must be a decimal number 0 < headroom ≤ 100'),
+        ({"readiness": {"maxCV": "100.5"}},
+         'spec.readiness.maxCV: invalid maxCV "100.5": must be a decimal number 0 ≤ maxCV ≤ 100'),
+        ({"behaviors": {"thresholds": {"default": "100.5%"}}},
+         'spec.behaviors.thresholds.default: invalid percentage "100.5%": must be a number 0 < p ≤ 100'),
+        ({"behaviors": {"resize": {"maxChangePerCycle": "150%"}}},
+         'spec.behaviors.resize.maxChangePerCycle: invalid percentage "150%": must be a number 0 < p ≤ 100'),
+        ({"readiness": {"cvMeanFloor": {"memory": "8Ei"}}},
+         'spec.readiness.cvMeanFloor[memory]: invalid quantity "8Ei": must be at most 9223372036854775807 bytes'),
+    ],
+)  # fmt: skip
+def test_a_decimal_outside_its_range_is_refused_naming_the_field(spec: JSON, problem: str) -> None:
+    response = admit(policy(**spec))
+    assert (response.allowed, response.code, response.reason) == (False, 422, "Invalid")
+    assert response.message.startswith(
+        f'ClusterResourcePolicy.ballast.tightlinesoftware.com "fleet" is invalid: {problem}'
+    )
+
+
 def test_a_spec_that_does_not_fit_the_schema_is_refused_naming_the_field() -> None:
     response = admit(policy(priority="high"))
     assert not response.allowed

@@ -1,6 +1,7 @@
 """The collector on a real kube-apiserver: PodMetrics through the aggregation layer with the mode-label selector,
-samples in the history store, status applied next to the other lanes' fields, the poll interval honoured, and
-(in the private network) ephemeral-storage from a fake kubelet through the node proxy."""
+samples in the history store, status applied next to the other lanes' fields, the poll interval honoured,
+recommendations of 0 or above the nodes' allocatable left out, and (in the private network) ephemeral-storage from a
+fake kubelet through the node proxy."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from typing import Any
 import orjson
 import pytest
 
+from ballast.api.ballast.v1.workloadprofile import WorkloadProfileStatus
 from ballast.internal.enrollment import MODE_LABEL
 from ballast.internal.naming import measurement_hash, policy_key
 from ballast.internal.runtime.envtest import Environment, json_handler
+from ballast.internal.stats.ready import ready_recommendations
 from ballast.internal.store import HistoryStore, SeriesKey
 from ballast.internal.store.keys import first_seen_key, values_key
 from tests.integration.controllers.collector.conftest import Cluster, MetricsServer, RunOperator, eventually
@@ -122,6 +125,51 @@ def test_the_poll_interval_is_honoured(
     samples = eventually(lambda: (u := usage(cluster.get_profile(profile), "app", "cpu")) and u["samples"] >= 3 and u,
                          "samples from several cycles")  # fmt: skip
     assert samples["source"] == source
+
+
+def test_a_recommendation_of_0_or_above_the_nodes_allocatable_is_not_applied(
+    cluster: Cluster, metrics_server: MetricsServer, run_operator: RunOperator, sqlite_store: HistoryStore
+) -> None:
+    """docs/design.md, difference 25: the values are left out of the status admission and resize read, and the
+    `Ready` message says why."""
+    source, policy, app = f"metrics-{cluster.suffix}", f"policy-{cluster.suffix}", f"big-{cluster.suffix}"
+    node = f"node-{cluster.suffix}"
+    cluster.create("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}})
+    cluster.rest.patch_status(f"/api/v1/nodes/{node}", {"status": {"allocatable": {"cpu": "2", "memory": "1Gi"}}})
+    cluster.source(source, "kubernetesMetrics", poll="1s")
+    cluster.policy(policy, [
+        {"resource": "cpu", "field": "request", "source": source, "aggregation": "max"},
+        {"resource": "memory", "field": "request", "source": source, "aggregation": "max", "headroom": "4"},
+    ], READINESS)  # fmt: skip
+    profile = f"{app}--{policy}"
+    cluster.profile(
+        profile, policy, measurement_hash({"app": app}, policy_key("ClusterResourcePolicy", "", policy)), app
+    )
+    enrolled = {"app": app, MODE_LABEL: "apply"}
+    cluster.pod("big-1", enrolled, profile, node=node, containers=("app", "idle"))
+    usage = {"app": {"cpu": "250m", "memory": "300Mi"}, "idle": {"cpu": "0", "memory": "10Mi"}}  # 300Mi × 4 > 1Gi
+    metrics_server.set_pod(cluster.namespace, "big-1", enrolled, usage)
+
+    run_operator(sqlite_store)
+    ready = eventually(
+        lambda: (p := cluster.get_profile(profile)).get("status", {}).get("meetsThreshold") and p,
+        "the profile to become Sufficient",
+    )
+
+    containers = {c["name"]: c for c in ready["status"]["containers"]}
+    assert containers["app"]["recommendations"] == {"cpu": {"request": "250m"}}
+    assert containers["idle"]["recommendations"] == {"memory": {"request": "40Mi"}}
+    applied = ready_recommendations(WorkloadProfileStatus.model_validate(ready["status"]))  # admission's and resize's
+    assert {c: {r: v.to_wire() for r, v in rs.items()} for c, rs in applied.items()} == {
+        "app": {"cpu": {"request": "250m"}}, "idle": {"memory": {"request": "40Mi"}},
+    }  # fmt: skip
+    condition = by_type(ready)["Ready"]
+    assert (condition["status"], condition["reason"]) == ("True", "SamplesCollected")
+    assert condition["message"] == (
+        "All policy resources produced samples in the latest collection cycle; recommendations not applied: "
+        "app memory request 1200Mi is above 1Gi, the largest allocatable memory of the nodes its pods ran on; "
+        "idle cpu request 0 is 0"
+    )
 
 
 @pytest.mark.private_network

@@ -176,3 +176,6 @@ def test_a_plan_that_changes_nothing_reuses_the_status_assembled_last_time() -> 
                       NOW_MS)  # fmt: skip
     assert due.changed
     assert remembered.status_if_unchanged(due) is None
+    # New ceilings (a larger node ran the pods) reassemble it: a value left out may now be applied (difference 25).
+    assert remembered.status_if_unchanged(quiet, {}) is status
+    assert remembered.status_if_unchanged(quiet, {"cpu": 4000}) is None

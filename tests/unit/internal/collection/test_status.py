@@ -152,3 +152,46 @@ def test_previously_missing_reads_the_condition_back() -> None:
     assert previously_missing({"status": "True"}) == frozenset()
     assert previously_missing({"status": "False", "message": "something else"}) is None
     assert previously_missing(None) is None
+
+
+def test_a_recommendation_of_0_or_above_the_nodes_is_left_out_and_named() -> None:
+    view = policy(CPU, CPU_LIMIT, MEMORY)
+    state = {
+        "app": {
+            "cpu": ResourceStatus({"resource": "cpu"}, True, {"request": "0", "limit": "2"}),
+            "memory": ResourceStatus({"resource": "memory"}, True, {"request": "300Gi"}),
+        },
+        "logs": {"cpu": ResourceStatus({"resource": "cpu"}, True, {"request": "5m"})},
+    }
+
+    status = profile_status(state, view, {"cpu": 4000, "memory": 64 * 2**30})
+
+    assert status.containers[0]["recommendations"] == {"cpu": {"limit": "2"}}  # memory lost its only value
+    assert status.containers[1]["recommendations"] == {"cpu": {"request": "5m"}}
+    assert [str(n) for n in status.not_applied] == [
+        "app cpu request 0 is 0",
+        "app memory request 300Gi is above 64Gi, the largest allocatable memory of the nodes its pods ran on",
+    ]
+    assert (status.meets_threshold, status.state) == (True, "Sufficient")  # readiness is the statistics'
+    assert profile_status(state, view).containers[0]["recommendations"] == {
+        "cpu": {"limit": "2"}, "memory": {"request": "300Gi"},
+    }  # fmt: skip  # no known node: only the zero is left out
+
+
+def test_ready_names_what_was_not_applied_and_still_reads_back_what_was_missing() -> None:
+    view = policy(CPU, MEMORY)
+    state = {"app": {"cpu": ResourceStatus({"resource": "cpu"}, True, {"request": "0"})}}
+    not_applied = profile_status(state, view).not_applied
+
+    collected = ready_condition(view, lambda r: True, None, NOW, not_applied)
+    missing = ready_condition(view, lambda r: r == "cpu", None, NOW, not_applied)
+
+    assert (collected["status"], collected["reason"]) == ("True", "SamplesCollected")
+    assert collected["message"] == (
+        "All policy resources produced samples in the latest collection cycle; recommendations not applied: "
+        "app cpu request 0 is 0"
+    )
+    assert missing["message"] == (
+        "No samples in the latest collection cycle for: memory; recommendations not applied: app cpu request 0 is 0"
+    )
+    assert previously_missing(missing) == frozenset({"memory"})

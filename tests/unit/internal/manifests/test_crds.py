@@ -1,9 +1,11 @@
 """The generated CRDs: the committed YAML is what the models generate, and each CRD carries exactly the names,
-columns, subresources, enums, minimums, defaults and markers of the anchors (and docs/design.md, differences 14, 18).
+columns, subresources, enums, minimums, defaults and markers of the anchors (and docs/design.md, differences 14, 18,
+25).
 Writing and checking the files is `hack/gen-manifests`'s (test_generate.py)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -11,6 +13,7 @@ import yaml
 
 from ballast.api.balancer.v1alpha1 import Balancer
 from ballast.api.ballast.v1 import BallastConfig, ClusterResourcePolicy, MetricsSource, ResourcePolicy, WorkloadProfile
+from ballast.api.ballast.v1.policyspec import DECIMAL_PATTERN, PERCENT_PATTERN, QUANTITY_PATTERN
 from ballast.api.customresource import CustomResource
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
 from ballast.api.schema import check_structural
@@ -255,6 +258,42 @@ def test_minimums(kind: type[CustomResource], expected: Schema) -> None:
 )  # fmt: skip
 def test_length_limits(kind: type[CustomResource], key: str, expected: Schema) -> None:
     assert collect(_schema(kind), key) == expected
+
+
+POLICY_DECIMALS = {
+    "spec.metrics.[].headroom": DECIMAL_PATTERN,
+    "spec.readiness.maxCV": DECIMAL_PATTERN,
+    "spec.readiness.cvMeanFloor.*": QUANTITY_PATTERN,
+    "spec.behaviors.thresholds.default": PERCENT_PATTERN,
+    "spec.behaviors.thresholds.resize.default": PERCENT_PATTERN,
+    "spec.behaviors.thresholds.resize.resourceThresholds.*.request": PERCENT_PATTERN,
+    "spec.behaviors.thresholds.resize.resourceThresholds.*.limit": PERCENT_PATTERN,
+    "spec.behaviors.resize.maxChangePerCycle": PERCENT_PATTERN,
+}
+
+
+@pytest.mark.parametrize("kind", [ClusterResourcePolicy, ResourcePolicy], ids=kind_id)
+def test_every_policy_decimal_carries_its_pattern(kind: type[CustomResource]) -> None:
+    patterns = {path: pattern for path, pattern in collect(_schema(kind), "pattern").items() if path.startswith("spec")}
+    assert patterns == POLICY_DECIMALS  # docs/design.md, difference 25
+
+
+@pytest.mark.parametrize(
+    ("pattern", "accepted", "refused"),
+    [
+        (DECIMAL_PATTERN, ["", "0", "1.25", "100", "999.999999", "0.000001"],
+         ["1e-400", "1e400", "1e26", "1000", "1.0000001", "-1", "+1", " 1.2", "1.", ".5", "1,5", "NaN", "1.2\n"]),
+        (PERCENT_PATTERN, ["", "10%", "10", "12.5%", "100.000000%"], ["%", "10%%", "1e1%", "10 %", "1000%", "-5%"]),
+        (QUANTITY_PATTERN, ["0", "25m", "25Mi", "1e6", "1.5", ".5", "1E-3", "99999999999999999999"],
+         ["", "-1Mi", "+1", "1e100", "25 m", "25MI", "lots", "Ki"]),
+    ],
+)  # fmt: skip
+def test_the_patterns_accept_the_syntax_and_bound_the_magnitude(
+    pattern: str, accepted: list[str], refused: list[str]
+) -> None:
+    compiled = re.compile(pattern)  # RE2 too (no look-around); fullmatch: RE2 has no `$` before a final newline
+    assert [value for value in accepted if not compiled.fullmatch(value)] == []
+    assert [value for value in refused if compiled.fullmatch(value)] == []
 
 
 @pytest.mark.parametrize(

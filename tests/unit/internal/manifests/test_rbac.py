@@ -207,7 +207,10 @@ def test_nodes_proxy_is_alone_in_its_role_with_its_warning() -> None:
     assert set(holders[0].grants()) == {Grant("", "nodes", "proxy", "get")}
     for text in ((CONFIG_RBAC / "kubelet_summary_role.yaml").read_text(), HELM_RBAC.read_text()):
         assert "WARNING: nodes/proxy reaches the kubelet's whole API" in text
-    assert not any(g.resource == "nodes" and not g.subresource for g in set().union(*granted().values()))
+    # Nodes themselves: one get per node hosting enrolled pods (its allocatable), never a list or a watch
+    # (docs/design.md, differences 16 and 25).
+    nodes = {g for g in set().union(*granted().values()) if g.resource == "nodes" and not g.subresource}
+    assert nodes == {Grant("", "nodes", "", "get")}
 
 
 def test_reads_of_our_kinds_are_list_and_watch_only() -> None:

@@ -107,7 +107,8 @@ def test_value_problems_do_not_skip_the_policy() -> None:
     compiled = compile_policy(policy)
     assert compiled.matchable
     assert compiled.messages == (
-        'spec.metrics[0].headroom: invalid headroom "lots": must be a decimal number > 0 such as "1.2"',
+        'spec.metrics[0].headroom: invalid headroom "lots": must be a decimal number 0 < headroom ≤ 100 with at most '
+        '6 decimal places, such as "1.2"',
     )
 
 

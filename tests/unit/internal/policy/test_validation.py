@@ -13,6 +13,13 @@ from ballast.internal.policy import compile_policy, policy_problems, validate_po
 
 from .builders import crp
 
+HEADROOM = 'must be a decimal number 0 < headroom ≤ 100 with at most 6 decimal places, such as "1.2"'
+MAX_CV = 'must be a decimal number 0 ≤ maxCV ≤ 100 with at most 6 decimal places, such as "1.5"'
+PERCENT = 'must be a number 0 < p ≤ 100 with at most 6 decimal places, optionally followed by %, such as "10%"'
+QUANTITY = (
+    'must be a quantity such as "25m" or "25Mi" ("0" always checks the CV), with an exponent of at most two digits'
+)
+
 METRICS = [
     {"resource": "cpu", "field": "request", "source": "kubernetes-metrics", "aggregation": "avg", "headroom": "1.25"},
     {"resource": "memory", "field": "request", "source": "kubernetes-metrics", "aggregation": "p75", "headroom": "1.0"},
@@ -62,7 +69,7 @@ FULL_SELECTOR = {
                     "default": "15",
                     "resize": {"default": "5%", "resourceThresholds": {"memory": {"request": "20%", "limit": "0.5%"}}},
                 },
-                "resize": {"maxChangePerCycle": "150%", "interval": "0"},
+                "resize": {"maxChangePerCycle": "100%", "interval": "0"},
             }
         },
         {"readiness": {"maxCV": "0", "cvMeanFloor": {"cpu": "0", "memory": "1e6"}, "minTimeSpan": "1h30m"}},
@@ -132,7 +139,7 @@ def test_valid_specs_have_no_problems(spec: dict[str, Any]) -> None:
         (
             {"metrics": [{"resource": "cpu", "source": "m", "headroom": h} for h in ("1.2", "x", "0", "-1", "NaN")]},
             [
-                f'spec.metrics[{i}].headroom: invalid headroom "{h}": must be a decimal number > 0 such as "1.2"'
+                f'spec.metrics[{i}].headroom: invalid headroom "{h}": {HEADROOM}'
                 for i, h in ((1, "x"), (2, "0"), (3, "-1"), (4, "NaN"))
             ],
         ),
@@ -141,9 +148,8 @@ def test_valid_specs_have_no_problems(spec: dict[str, Any]) -> None:
             [
                 'spec.readiness.minTimeSpan: invalid duration "1 day": must be a Go duration such as "24h", "15m" '
                 'or "90s"',
-                'spec.readiness.maxCV: invalid maxCV "-0.5": must be a decimal number ≥ 0 such as "1.5"',
-                'spec.readiness.cvMeanFloor[cpu]: invalid quantity "25 m": must be a quantity such as "25m" or '
-                '"25Mi" ("0" always checks the CV)',
+                f'spec.readiness.maxCV: invalid maxCV "-0.5": {MAX_CV}',
+                f'spec.readiness.cvMeanFloor[cpu]: invalid quantity "25 m": {QUANTITY}',
                 'spec.readiness.cvMeanFloor[memory]: invalid quantity "-1Mi": must not be negative',
             ],
         ),
@@ -151,8 +157,7 @@ def test_valid_specs_have_no_problems(spec: dict[str, Any]) -> None:
             {"readiness": {"minTimeSpan": "0s", "cvMeanFloor": {"cpu": ""}}},
             [
                 'spec.readiness.minTimeSpan: invalid duration "0s": must be longer than 0',
-                'spec.readiness.cvMeanFloor[cpu]: invalid quantity "": must be a quantity such as "25m" or "25Mi" '
-                '("0" always checks the CV)',
+                f'spec.readiness.cvMeanFloor[cpu]: invalid quantity "": {QUANTITY}',
             ],
         ),
         (
@@ -166,7 +171,7 @@ def test_valid_specs_have_no_problems(spec: dict[str, Any]) -> None:
                 }
             },
             [
-                f'{path}: invalid percentage "{value}": must be a number > 0, optionally followed by %, such as "10%"'
+                f'{path}: invalid percentage "{value}": {PERCENT}'
                 for path, value in (
                     ("spec.behaviors.thresholds.default", "ten"),
                     ("spec.behaviors.thresholds.resize.default", "0%"),
@@ -186,6 +191,79 @@ def test_problems_name_the_field(spec: dict[str, Any], messages: list[str]) -> N
     assert validate_policy(spec) == messages
     # The compiled policy reports the same problems (the Valid condition's message).
     assert list(compile_policy(crp("p", **spec)).messages) == messages
+
+
+# Every decimal's range (docs/design.md, difference 25): each bound, just inside and just outside.
+@pytest.mark.parametrize(
+    ("field", "inside", "outside"),
+    [
+        ("headroom", ["0.000001", "1.25", "100", "100.000000"], ["0", "0.0000001", "100.000001", "150", "1e-400",
+                                                                   "1e400", "1e26", "1.0000001", "1e0", "+1", " 1.2"]),
+        ("maxCV", ["0", "0.000001", "1.5", "100"], ["100.000001", "101", "1e3", "-0.5", "1.5e0", "0.0000001"]),
+        ("threshold", ["0.000001%", "10%", "10", "100%", "100"], ["0%", "0", "100.000001%", "150%", "1e1%", "10 %"]),
+        ("maxChangePerCycle", ["0.000001", "50%", "100%"], ["0%", "100.5%", "150%", "1e2%", "5.0000001%"]),
+        ("cvMeanFloor", ["0", "25m", "25Mi", "1e6", "7Ei", "9223372036854775807"], ["8Ei", "-1", "1e100", "25 m", ""]),
+    ],
+)  # fmt: skip
+def test_each_decimal_is_valid_within_its_range_and_refused_outside(
+    field: str, inside: list[str], outside: list[str]
+) -> None:
+    for value in inside:
+        assert validate_policy(_spec_with(field, value)) == [], value
+    for value in outside:
+        assert len(validate_policy(_spec_with(field, value))) == 1, value
+
+
+def _spec_with(field: str, value: str) -> dict[str, Any]:
+    if field == "headroom":
+        return {"metrics": [{"resource": "cpu", "source": "m", "headroom": value}]}
+    if field == "maxCV":
+        return {"readiness": {"maxCV": value}}
+    if field == "cvMeanFloor":
+        return {"readiness": {"cvMeanFloor": {"memory": value}}}
+    if field == "threshold":
+        return {"behaviors": {"thresholds": {"default": value}}}
+    return {"behaviors": {"resize": {"maxChangePerCycle": value}}}
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            {"metrics": [{"resource": "memory", "source": "m", "headroom": "1e-400"}]},
+            f'spec.metrics[0].headroom: invalid headroom "1e-400": {HEADROOM}',
+        ),
+        (
+            {"metrics": [{"resource": "cpu", "source": "m", "headroom": "150"}]},
+            f'spec.metrics[0].headroom: invalid headroom "150": {HEADROOM}',
+        ),
+        ({"readiness": {"maxCV": "100.5"}}, f'spec.readiness.maxCV: invalid maxCV "100.5": {MAX_CV}'),
+        (
+            {"behaviors": {"thresholds": {"resize": {"resourceThresholds": {"cpu": {"limit": "100.5%"}}}}}},
+            f'spec.behaviors.thresholds.resize.resourceThresholds[cpu].limit: invalid percentage "100.5%": {PERCENT}',
+        ),
+        (
+            {"behaviors": {"resize": {"maxChangePerCycle": "150%"}}},
+            f'spec.behaviors.resize.maxChangePerCycle: invalid percentage "150%": {PERCENT}',
+        ),
+        (
+            {"readiness": {"cvMeanFloor": {"cpu": "9300000000000000"}}},
+            'spec.readiness.cvMeanFloor[cpu]: invalid quantity "9300000000000000": must be at most '
+            "9223372036854775807 millicores (2**63 − 1)",
+        ),
+        (
+            {"readiness": {"cvMeanFloor": {"memory": "8Ei"}}},
+            'spec.readiness.cvMeanFloor[memory]: invalid quantity "8Ei": must be at most 9223372036854775807 bytes '
+            "(2**63 − 1)",
+        ),
+        (
+            {"readiness": {"cvMeanFloor": {"memory": "1e100"}}},
+            f'spec.readiness.cvMeanFloor[memory]: invalid quantity "1e100": {QUANTITY}',
+        ),
+    ],
+)
+def test_an_out_of_range_decimal_is_refused_naming_the_field_and_the_range(spec: dict[str, Any], message: str) -> None:
+    assert validate_policy(spec) == [message]
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,12 @@ from ballast.internal.resize import (
         ("20", Decimal(20)),
         ("12.5%", Decimal("12.5")),
         (" 5 % ", Decimal(5)),
-        ("150%", Decimal(150)),
+        ("100%", Decimal(100)),
+        ("0.000001", Decimal("0.000001")),
+        ("150%", None),  # above 100 % (docs/design.md, difference 25)
+        ("100.000001%", None),
+        ("12.0000001%", None),  # 7 decimal places
+        ("1e-400", None),
         ("0%", None),
         ("-5%", None),
         ("", None),
@@ -31,7 +36,7 @@ from ballast.internal.resize import (
         (None, None),
     ],
 )
-def test_parse_percent_reads_positive_percentages(text: str | None, value: Decimal | None) -> None:
+def test_parse_percent_reads_percentages_above_0_to_100(text: str | None, value: Decimal | None) -> None:
     assert parse_percent(text) == value
 
 
@@ -48,6 +53,8 @@ CPU_FIVE = {"cpu": {"request": "5%", "limit": ""}}
         ("memory", "request", {"resource_thresholds": CPU_FIVE, "default": "20%"}, Decimal(20)),
         ("memory", "request", {"resize_default": "", "default": "20"}, Decimal(20)),
         ("memory", "request", {}, DEFAULT_THRESHOLD_PCT),
+        # a threshold above 100 % does not count either
+        ("cpu", "request", {"resource_thresholds": {"cpu": {"request": "101%"}}, "default": "20%"}, Decimal(20)),
         # no level counts: zero, unparseable, negative
         (
             "cpu",
@@ -69,7 +76,14 @@ def test_an_unknown_field_is_named() -> None:
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("50%", Decimal(50)), ("25", Decimal(25)), ("150%", Decimal(150)), ("0%", DEFAULT_MAX_CHANGE_PCT), (None, 50)],
+    [
+        ("50%", Decimal(50)),
+        ("25", Decimal(25)),
+        ("100%", Decimal(100)),
+        ("150%", DEFAULT_MAX_CHANGE_PCT),  # would step past the recommendation
+        ("0%", DEFAULT_MAX_CHANGE_PCT),
+        (None, 50),
+    ],
 )
 def test_max_change_defaults_to_fifty(text: str | None, value: Decimal) -> None:
     assert resolve_max_change(text) == value

@@ -91,6 +91,27 @@ def test_an_invalid_max_cv_falls_back_to_one_and_a_half() -> None:
 
 
 @pytest.mark.parametrize(
+    ("max_cv", "ready"),
+    [
+        ("100", True),  # the largest maxCV: cv ≈ 22 passes
+        ("100.5", False),  # above 100: 1.5 applies
+        ("1e3", False),
+        ("22.5000001", False),  # 7 decimal places: 1.5 applies
+    ],
+)
+def test_a_max_cv_outside_0_to_100_with_6_places_means_one_and_a_half(max_cv: str, ready: bool) -> None:
+    settings = Readiness(min_data_points=1, max_cv=max_cv, cv_mean_floor={})
+    assert _ready(SPIKY, settings) is ready
+
+
+def test_a_cv_mean_floor_beyond_2_63_units_counts_as_none() -> None:
+    beyond = Readiness(min_data_points=1, max_cv="0.5", cv_mean_floor={"cpu": "9300000000000000"})  # > 2**63 − 1 m
+    largest = Readiness(min_data_points=1, max_cv="0.5", cv_mean_floor={"cpu": "9223372036854775807m"})
+    assert not _ready(SPIKY, beyond)  # no floor: the CV gate applies (cv ≈ 22)
+    assert _ready(SPIKY, largest)
+
+
+@pytest.mark.parametrize(
     ("stats", "resource", "floors", "ready"),
     [
         (SPIKY, "cpu", None, True),  # mean 2m < default 25m: exempt from the CV gate

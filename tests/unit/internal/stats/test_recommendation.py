@@ -64,6 +64,29 @@ def test_headroom_falls_back_to_one(headroom: str | Decimal | int | None, factor
     assert parse_headroom(headroom) == factor
 
 
+@pytest.mark.parametrize(
+    ("headroom", "factor"),
+    [
+        ("1e-400", Decimal(1)),  # 400 decimal places: gave requests.memory "0" (issue 13)
+        ("1e26", Decimal(1)),  # above 100: put a 400-digit CPU in the view (issue 13)
+        ("1e400", Decimal(1)),
+        ("100.000001", Decimal(1)),
+        ("1.0000001", Decimal(1)),  # 7 decimal places
+        ("100", Decimal(100)),
+        ("0.000001", Decimal("0.000001")),
+        (Decimal(101), Decimal(1)),
+        (101, Decimal(1)),
+    ],
+)
+def test_a_headroom_outside_its_range_counts_as_one(headroom: str | Decimal | int, factor: Decimal) -> None:
+    assert parse_headroom(headroom) == factor
+
+
+def test_an_out_of_range_headroom_gives_the_statistic_itself() -> None:
+    assert recommend(compute_stats([230 * MI]), "avg", "1e-400", "memory") == "230Mi"  # not "0"
+    assert recommend(compute_stats([230]), "avg", "1e26", "cpu") == "230m"  # not a 29-digit CPU
+
+
 def test_headroom_refuses_a_bool() -> None:
     with pytest.raises(TypeError, match="headroom must be"):
         parse_headroom(True)
