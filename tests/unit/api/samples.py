@@ -171,6 +171,7 @@ STATUSES: dict[type[CustomResource], JSON] = {
         "meetsThreshold": True,
         "state": "Sufficient",
         "activeWorkloads": 3,
+        "contributingNamespaces": {"count": 2, "names": ["shop", "shop-canary"]},
         "conditions": [
             {**CONDITION, "type": "Ready", "reason": "SamplesCollected", "message": "all good"},
             {**CONDITION, "type": "Orphaned", "status": "False", "reason": "ActiveWorkloads", "message": ""},

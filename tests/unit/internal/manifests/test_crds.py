@@ -19,8 +19,7 @@ from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodScheduling
 from ballast.api.schema import check_structural
 from ballast.api.scheme import KINDS
 from ballast.internal.manifests import crds
-from ballast.internal.manifests.crds import all_crds, crd_for, rendered_files
-from ballast.internal.runtime.crdgen import crd_filename
+from ballast.internal.manifests.crds import all_crds, crd_filename, crd_for, rendered_files
 from tests.paths import REPOSITORY
 from tests.unit.api.samples import kind_id
 
