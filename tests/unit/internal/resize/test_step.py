@@ -3,7 +3,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from ballast.internal.quantity import to_units
@@ -89,14 +89,21 @@ def test_step_toward_takes_only_int_units() -> None:
 _UNITS = st.integers(0, 10**12)
 
 
+@example(152, 14, 94, 37)  # truncation lands inside the threshold (see below)
 @given(_UNITS, _UNITS, st.integers(1, 100), st.integers(0, 50))
 def test_a_step_never_moves_away_from_or_past_the_target(
     current: int, recommended: int, max_change: int, threshold: int
 ) -> None:
     result = step_toward(current, recommended, max_change, threshold)
     assert min(current, recommended) <= result <= max(current, recommended)
-    # Either the target, a value still beyond the threshold, or (a sub-unit step truncated away) unchanged.
-    assert result in (recommended, current) or exceeds_drift(result, recommended, threshold)
+    # Either the target, a value still beyond the threshold, or (a sub-unit step truncated away) unchanged. The
+    # drift is judged on the exact step, which is then truncated toward zero (as the Go operator does): a step
+    # down may land within a unit inside the threshold (152 → 14 at 94 %/37 % gives 22), its exact value did not.
+    assert (
+        result in (recommended, current)
+        or exceeds_drift(result, recommended, threshold)
+        or (result > recommended and exceeds_drift(result + 1, recommended, threshold))
+    )
 
 
 @given(st.integers(1, 10**12), st.integers(100, 10**12))
