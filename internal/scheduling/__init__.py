@@ -1,0 +1,52 @@
+"""Scheduling policies (kupid) as pure code: which PodSchedulingPolicies and ClusterPodSchedulingPolicies apply to
+an object, in which order, and what merging them into its pod spec gives (kupid's rules; docs/design.md,
+differences 27–31).
+
+    selection = select_policies([*cluster_policies, *namespace_policies], namespace_labels, template_labels)
+    result = merge_detailed(pod_spec, selection.matched)   # a new spec; the inputs are untouched
+    result.spec                                             # what to patch in
+    [(o.ref, o.result) for o in result.outcomes]            # applied / unchanged / conflict / error
+
+    merge_policies(pod_spec, policy_specs)                  # the merged spec alone
+    policy_matches(policy, namespace_labels, pod_labels)    # one policy; InvalidPolicyError if it is broken
+    order_policies(policies)                                # cluster policies, then namespaced, each by name
+
+Policies and specs are wire dicts (or the `ballast.api.kupid.v1alpha1` models); nothing here reads the cluster.
+"""
+
+from __future__ import annotations
+
+from .matching import Selection, policy_matches, select_policies
+from .merge import DEFAULT_SCHEDULER, SCHEDULING_FIELDS, merge_detailed, merge_policies, policy_problems
+from .order import order_policies
+from .outcome import APPLIED, CONFLICT, ERROR, UNCHANGED, FieldConflict, MergeResult, PolicyOutcome, Result
+from .policies import CLUSTER_KIND, NAMESPACED_KIND, InvalidPolicyError, Policy, policy_ref
+from .terms import contradiction, product, reduce_terms
+
+__all__ = [
+    "APPLIED",
+    "CLUSTER_KIND",
+    "CONFLICT",
+    "DEFAULT_SCHEDULER",
+    "ERROR",
+    "NAMESPACED_KIND",
+    "SCHEDULING_FIELDS",
+    "UNCHANGED",
+    "FieldConflict",
+    "InvalidPolicyError",
+    "MergeResult",
+    "Policy",
+    "PolicyOutcome",
+    "Result",
+    "Selection",
+    "contradiction",
+    "merge_detailed",
+    "merge_policies",
+    "order_policies",
+    "policy_matches",
+    "policy_problems",
+    "policy_ref",
+    "product",
+    "reduce_terms",
+    "select_policies",
+]

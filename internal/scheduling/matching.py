@@ -1,0 +1,85 @@
+"""Which policies apply to an object: kupid's selector rules, with an invalid policy disabling only itself
+(docs/design.md, difference 31)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from ballast.internal.runtime.labels import Selector, SelectorError, from_label_selector
+
+from .order import order_policies
+from .outcome import ERROR, PolicyOutcome
+from .policies import CLUSTER_KIND, InvalidPolicyError, Policy, as_wire, policy_kind, policy_ref, spec_of
+
+P = TypeVar("P", bound=Policy)
+
+
+def _selector(spec: Mapping[str, Any], field: str, ref: str) -> Selector:
+    wire = spec.get(field)
+    if wire is not None and not isinstance(wire, Mapping):
+        raise InvalidPolicyError(ref, f"spec.{field}", "is not a label selector")
+    try:
+        return from_label_selector(wire)
+    except SelectorError as error:
+        where, separator, message = str(error).partition(": ")
+        path = f"spec.{field}.{where}" if separator else f"spec.{field}"
+        raise InvalidPolicyError(ref, path, message if separator else str(error)) from error
+
+
+def policy_matches(
+    policy: Policy, namespace_labels: Mapping[str, str] | None, pod_labels: Mapping[str, str] | None
+) -> bool:
+    """Return whether `policy` (a whole object) applies to an object with `pod_labels` in a namespace with
+    `namespace_labels`.
+
+    - A selector that is absent matches nothing; `{}` matches everything; otherwise `matchLabels` AND
+      `matchExpressions`, as the API server reads a `metav1.LabelSelector`.
+    - A ClusterPodSchedulingPolicy needs both its `namespaceSelector` (over the namespace's labels) and its
+      `podSelector`; without a `namespaceSelector` it is inert.
+    - A PodSchedulingPolicy needs its `podSelector`; `namespace_labels` are not read, and the caller passes only
+      the policies of the object's own namespace.
+    - For a workload, `pod_labels` are its pod template's labels, never the object's own.
+
+    Both selectors are compiled before either is evaluated, so an invalid policy raises InvalidPolicyError
+    (naming the field) whatever the labels are.
+    """
+    wire = as_wire(policy)
+    ref = policy_ref(wire)
+    spec = spec_of(wire)
+    pods = _selector(spec, "podSelector", ref)
+    if policy_kind(wire) == CLUSTER_KIND:
+        namespaces = _selector(spec, "namespaceSelector", ref)
+        if not namespaces.matches(namespace_labels):
+            return False
+    return pods.matches(pod_labels)
+
+
+@dataclass(frozen=True, slots=True)
+class Selection(Generic[P]):
+    """The policies that apply, in merge order, and an `ERROR` outcome for each invalid one (left out)."""
+
+    matched: tuple[P, ...]
+    errors: tuple[PolicyOutcome, ...]
+
+
+def select_policies(
+    policies: Iterable[P], namespace_labels: Mapping[str, str] | None, pod_labels: Mapping[str, str] | None
+) -> Selection[P]:
+    """`policy_matches` over `policies` (the cluster policies and the object's namespace's policies), the matches
+    put in `order_policies` order. A policy that raises InvalidPolicyError (a selector that does not compile, an
+    unknown kind) is left out and reported in `errors`, in input order; every other policy is still judged."""
+    matched: list[P] = []
+    errors: list[PolicyOutcome] = []
+    for policy in policies:
+        try:
+            if policy_matches(policy, namespace_labels, pod_labels):
+                matched.append(policy)
+        except InvalidPolicyError as error:
+            errors.append(_error(error))
+    return Selection(tuple(order_policies(matched)), tuple(errors))
+
+
+def _error(error: InvalidPolicyError) -> PolicyOutcome:
+    return PolicyOutcome(error.ref, ERROR, f"{error.path}: {error.message}" if error.path else error.message)
