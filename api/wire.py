@@ -6,7 +6,7 @@ Also the OpenAPI markers a model puts next to its fields (`x-kubernetes-list-typ
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, TypeVar
 
@@ -53,6 +53,15 @@ class WireModel(BaseModel):
     def to_wire(self) -> dict[str, Any]:
         """The object as the API server would store it: wire names, unset (None) fields left out, JSON values."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def wire_path(location: Sequence[int | str], root: str = "") -> str:
+    """A pydantic error location as a Kubernetes field path under `root`: `("config", "pollInterval")` under
+    `spec` is `spec.config.pollInterval`, `("identityLabels", 2)` is `spec.identityLabels[2]`."""
+    path = root
+    for part in location:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
+    return path
 
 
 @dataclass(frozen=True, slots=True, eq=False)  # hashed by identity: typing hashes Annotated metadata

@@ -30,6 +30,12 @@ The cycle's sequence is pure code in `ballast.internal.collection` (`fed_profile
 `StatusRun`); this module reads the cache, fetches, writes the store, applies the statuses and counts the metrics,
 like `controllers/resize.py`.
 
+An invalid MetricsSource (difference 26: a type without a plugin, a pollInterval that is not a Go duration longer
+than 0) is not polled: its cycle fetches nothing and writes no sample, and every profile it feeds, whichever
+source's cycle writes its status, gets `Ready=False` with reason `InvalidSource` naming the problems; it is
+logged at each poll (its `Valid` condition and event are the `configstatus-metricssource` lane's). An invalid
+BallastConfig is not used for the retention window either.
+
 Kill switch: no fetch, no writes, requeue at the poll interval. `--dry-run-measure`: fetch and attribute, but no
 sample and no status is written. A store outage skips the cycle and keeps the last status.
 
@@ -72,6 +78,7 @@ from ballast.internal.collection import (
     retention_window,
 )
 from ballast.internal.enrollment import BALLAST_CONFIG_NAME, PROFILE_REF_INDEX
+from ballast.internal.enrollment.config import validate_ballast_config
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.runtime import (
@@ -97,6 +104,7 @@ from ballast.internal.sources import (
     PolledSource,
     SourceFactory,
     UsageSample,
+    validate_metrics_source,
 )
 from ballast.internal.store import Cycle, HistoryStore, Series, SeriesKey, StoreError
 from ballast.internal.telemetry import (
@@ -119,9 +127,9 @@ STATUS_WRITERS = 4
 class MetricsCollector:
     """Reconciles one MetricsSource: a collection cycle per poll.
 
-    `plugins` maps a MetricsSource `spec.type` to the factory of its source (default: `SOURCE_TYPES`); a type
-    without one is skipped with a log line, as the Go operator does. `refresh` sets when statistics are recomputed
-    rather than reused (see the module docstring).
+    `plugins` maps a MetricsSource `spec.type` to the factory of its source (default: `SOURCE_TYPES`); a source
+    of another type is invalid (the Go operator skips it with a log line and its profiles stay Ready). `refresh`
+    sets when statistics are recomputed rather than reused (see the module docstring).
     """
 
     def __init__(
@@ -162,6 +170,16 @@ class MetricsCollector:
                 extra={"source": request.name, "kill_switch": True, "kill_switch_reason": self.kill_switch.reason},
             )
             return Result(requeue_after=poll)
+        problems = self._problems(source)
+        if problems:
+            ctx.logger.warning(
+                "MetricsSource is invalid, not polled: %s", "; ".join(problems),
+                extra={"source": request.name, "problems": problems},
+            )  # fmt: skip
+            with self._lock:
+                self._plugins.pop(request.name, None)
+            self._collect(ctx, source, None)  # no fetch: the profiles it feeds say in Ready why they get nothing
+            return Result(requeue_after=poll)
         plugin = self._plugin(request.name, source.spec.type)
         if plugin is None:
             ctx.logger.info(
@@ -184,6 +202,10 @@ class MetricsCollector:
             plugin = self._plugins[name] = PolledSource(name, kind, factory(self.live), self.clock)
             return plugin
 
+    def _problems(self, source: MetricsSource) -> list[str]:
+        """What makes `source` unusable here (difference 26): its type must be one of this collector's plugins."""
+        return validate_metrics_source(source.spec, self._factories.keys())
+
     def _forget(self, source: str) -> None:
         with self._lock:
             self._plugins.pop(source, None)
@@ -191,7 +213,8 @@ class MetricsCollector:
 
     # ----------------------------------------------------------------------------------------------- cycle
 
-    def _collect(self, ctx: Context, source: MetricsSource, plugin: PolledSource) -> None:
+    def _collect(self, ctx: Context, source: MetricsSource, plugin: PolledSource | None) -> None:
+        """One cycle; without a plugin (an invalid source) nothing is fetched and the statuses are still judged."""
         name = source.metadata.name or ""
         profiles: list[WorkloadProfile] = self.client.list(WorkloadProfile)
         fed = fed_profiles(source, profiles, self._policies(policy_keys(profiles)))
@@ -204,7 +227,7 @@ class MetricsCollector:
             self._update_profiles_gauge(profiles, {})
             return
         pods, nodes = measured_pods(cycle.fed, {fed.name: self._pods(fed.name) for fed in cycle.fed})
-        cycle.attribution = attribute(self._fetch(ctx, cycle, plugin, nodes), pods)
+        cycle.attribution = attribute(self._fetch(ctx, cycle, plugin, nodes) if plugin is not None else (), pods)
         samples = cycle.attribution.samples
         if self.options.dry_run.measure:
             ctx.logger.info(
@@ -268,6 +291,10 @@ class MetricsCollector:
             config: BallastConfig = self.client.get(BallastConfig, BALLAST_CONFIG_NAME)
         except NotFoundError:
             return None
+        problems = validate_ballast_config(config.spec)
+        if problems:  # not used (difference 26): samples are kept until the reservoir pushes them out
+            ctx.logger.info("BallastConfig is invalid, no retention window applied", extra={"problems": problems})
+            return None
         try:
             return retention_window(config.spec.retention_window)
         except ValueError as exc:
@@ -320,8 +347,12 @@ class MetricsCollector:
         """Apply every fed profile's status that changed (`StatusRun`), reading history a chunk at a time; returns
         the states of the profiles applied or unchanged. Raises StoreError when the history cannot be read
         (statuses not yet applied are skipped)."""
-        sources = {objects.name(source) for source in self.client.list(MetricsSource)}
-        run = StatusRun(cycle, self.memory, self.refresh, sources)
+        listed: list[MetricsSource] = self.client.list(MetricsSource)
+        invalid = {
+            objects.name(source): "; ".join(problems) for source in listed if (problems := self._problems(source))
+        }
+        sources = {objects.name(source) for source in listed} - invalid.keys()
+        run = StatusRun(cycle, self.memory, self.refresh, sources, invalid)
         states: dict[str, str] = {}
         pending: list[tuple[StatusWrite, Future[None] | None]] = []
         context = contextvars.copy_context()

@@ -8,6 +8,10 @@ per profile from the profile-ref index (no pod finalizers: docs/design.md, diffe
 
 A pod that left the scoped watch (its mode label was removed) or carries an invalid mode still exists: its
 stale refs are removed. The Go operator's pod finalizer is removed wherever it is found (difference 17).
+
+An invalid BallastConfig (difference 26: an identity key that is not a label key, a repeated key, a duration
+that does not parse) is not used: no pod is enrolled or re-keyed until it is fixed, and every pod is enrolled
+again once it is.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from ballast.internal.enrollment import (
     PodProjection,
     is_enrolled,
 )
+from ballast.internal.enrollment.config import validate_ballast_config
 from ballast.internal.enrollment.legacy import remove_legacy_finalizer
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.naming import measurement_hash, selector_labels
@@ -87,12 +92,24 @@ class EnrollmentReconciler:
         if self.kill_switch.active:
             ctx.logger.info("kill switch active, skipping pod", extra={"kill_switch": True})
             return Result(requeue_after=KILL_SWITCH_REQUEUE)
+        config = self._config(ctx)
+        if config is None:
+            return None
+        return self._enroll(ctx, pod, config)
+
+    def _config(self, ctx: Context) -> BallastConfig | None:
+        """BallastConfig `ballast`, when there is one and it is valid."""
         try:
             config: BallastConfig = self.client.get(BallastConfig, BALLAST_CONFIG_NAME)
         except NotFoundError:
             ctx.logger.info("no BallastConfig %r; nothing to enroll into", BALLAST_CONFIG_NAME)
             return None
-        return self._enroll(ctx, pod, config)
+        problems = validate_ballast_config(config.spec)
+        if problems:  # not used (difference 26): a bad identity key would re-key every pod into one profile
+            ctx.logger.info("BallastConfig %r is invalid; nothing enrolled or re-keyed", BALLAST_CONFIG_NAME,
+                            extra={"problems": problems})  # fmt: skip
+            return None
+        return config
 
     # ------------------------------------------------------------------------------------------ enroll
 
@@ -213,7 +230,15 @@ def _selection_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
 
 
 def _identity_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
-    return bool((old.get("spec") or {}).get("identityLabels") != (new.get("spec") or {}).get("identityLabels"))
+    """Pods are enrolled again when the identity labels change, and when the config becomes usable or unusable
+    (a fixed `orphanTTL` resumes the enrollment an invalid config held back)."""
+    if (old.get("spec") or {}).get("identityLabels") != (new.get("spec") or {}).get("identityLabels"):
+        return True
+    return _usable(old) != _usable(new)
+
+
+def _usable(config: Mapping[str, Any]) -> bool:
+    return not validate_ballast_config(objects.thaw(config.get("spec") or {}))
 
 
 def setup(manager: Manager, *, kill_switch: KillSwitchState, options: OperatorOptions) -> Controller:

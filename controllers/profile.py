@@ -7,6 +7,7 @@ delete carrying its last state — so counts follow without pod finalizers (docs
 
 At zero the profile gets `Orphaned=True`; after the BallastConfig's `orphanTTL` it is deleted, and its cleanup
 finalizer purges its history from the store. The kill switch does not stop this lane (docs/compatibility.md).
+While the BallastConfig is invalid (docs/design.md, difference 26) no orphaned profile is deleted.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ballast.internal.enrollment import (
     Population,
     population,
 )
+from ballast.internal.enrollment.config import validate_ballast_config
 from ballast.internal.naming import tuple_hash
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.runtime import (
@@ -106,7 +108,12 @@ class ProfileReconciler:
             config: BallastConfig = self.client.get(BallastConfig, BALLAST_CONFIG_NAME)
         except NotFoundError:
             return None
-        ttl = parse_duration(config.spec.orphan_ttl) / 1e9  # a bad value is an error: retried with backoff
+        problems = validate_ballast_config(config.spec)
+        if problems:  # not used (difference 26); the BallastConfig watch brings the profile back once it is fixed
+            ctx.logger.info("BallastConfig is invalid; orphaned profile kept", extra={"profile": profile.metadata.name,
+                            "problems": problems})  # fmt: skip
+            return None
+        ttl = parse_duration(config.spec.orphan_ttl) / 1e9
         age = (self.clock.now() - since).total_seconds()
         if age < ttl:
             return Result(requeue_after=ttl - age)

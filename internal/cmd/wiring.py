@@ -23,9 +23,12 @@ CONTROLLERS = (
     "resourceadjuster",
     "policystatus-cluster",
     "policystatus-namespaced",
+    "configstatus-ballastconfig",
+    "configstatus-metricssource",
     "killswitch",
 )
-"""Controller names `--controllers` accepts (the Go operator's names: they label metrics and logs)."""
+"""Controller names `--controllers` accepts (they label metrics and logs): the Go operator's, and the two
+`configstatus-*` lanes it has no counterpart of (docs/design.md, difference 26)."""
 
 
 @dataclass(frozen=True)
@@ -63,8 +66,9 @@ def new_manager(client: Client, *, namespace: str, **options: Any) -> Manager:
 
 
 def add_core_lanes(manager: Manager, controllers: set[str], deps: Dependencies) -> None:
-    """The kill switch (always: every replica's webhook needs it), enrollment, profiles, policy status."""
-    from ballast.controllers import enrollment, killswitch, migration, policystatus, profile  # noqa: PLC0415
+    """The kill switch (always: every replica's webhook needs it), enrollment, profiles, policy and configuration
+    status."""
+    from ballast.controllers import configstatus, enrollment, killswitch, migration, policystatus, profile  # noqa: PLC0415
 
     options = deps.options
     killswitch.setup(manager, state=deps.kill_switch, options=options)
@@ -75,6 +79,8 @@ def add_core_lanes(manager: Manager, controllers: set[str], deps: Dependencies) 
         profile.setup(manager, store=deps.store, options=options)
     if {"policystatus-cluster", "policystatus-namespaced"} & controllers:
         policystatus.setup(manager, options=options)
+    if {config.name for config in configstatus.KINDS} & controllers:
+        configstatus.setup(manager, options=options, names=controllers)
 
 
 def add_optional_lanes(manager: Manager, controllers: set[str], deps: Dependencies) -> None:
@@ -94,8 +100,9 @@ def add_optional_lanes(manager: Manager, controllers: set[str], deps: Dependenci
 
 
 def register_webhooks(server: WebhookServer, manager: Manager, deps: Dependencies) -> None:
-    """The admission handlers on the webhook server: pods (mutate, validate) and policies (validate)."""
-    from ballast.webhook import pods, policies  # noqa: PLC0415
+    """The admission handlers on the webhook server: pods (mutate, validate), policies, BallastConfigs and
+    MetricsSources (validate)."""
+    from ballast.webhook import configuration, pods, policies  # noqa: PLC0415
 
     pods.register(
         server,
@@ -105,3 +112,4 @@ def register_webhooks(server: WebhookServer, manager: Manager, deps: Dependencie
         options=deps.options,
     )
     policies.register(server)
+    configuration.register(server)

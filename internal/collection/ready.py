@@ -14,6 +14,8 @@ from .policy import PolicyView
 
 SAMPLES_COLLECTED_REASON = "SamplesCollected"
 MISSING_SAMPLES_REASON = "MissingSamples"
+INVALID_SOURCE_REASON = "InvalidSource"
+"""A resource is missing because the MetricsSource that owns it is invalid, hence not polled (difference 26)."""
 ALL_COLLECTED_MESSAGE = "All policy resources produced samples in the latest collection cycle"
 MISSING_PREFIX = "No samples in the latest collection cycle for: "
 NOT_APPLIED = "; recommendations not applied: "
@@ -38,14 +40,28 @@ def ready_condition(
     previous: Mapping[str, Any] | None,
     now_text: str,
     not_applied: Iterable[object] = (),
+    invalid_sources: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The `Ready` condition: True when every policy resource got samples in the latest cycle of its own source
     (`collected(resource)`), else False listing the missing ones; the message then names each value of
     `not_applied` after `NOT_APPLIED`, which changes neither status nor reason. `lastTransitionTime` moves only on
-    a flip."""
-    missing = sorted(resource for resource in policy.resources if not collected(resource))
+    a flip.
+
+    `invalid_sources` (MetricsSource name → its problems) are not polled (difference 26): a resource one of them
+    owns is missing, the reason is `InvalidSource` and the message names each such source after the missing
+    resources: `No samples … for: cpu; MetricsSource "m" is invalid: spec.config.pollInterval: …`."""
+    invalid = invalid_sources or {}
+    missing = sorted(
+        resource
+        for resource in policy.resources
+        if policy.owners.get(resource, "") in invalid or not collected(resource)
+    )
     if missing:
         status, reason, message = "False", MISSING_SAMPLES_REASON, MISSING_PREFIX + ", ".join(missing)
+        unpolled = sorted({policy.owners.get(resource, "") for resource in missing} & invalid.keys())
+        if unpolled:
+            reason = INVALID_SOURCE_REASON
+            message += "".join(f'; MetricsSource "{name}" is invalid: {invalid[name]}' for name in unpolled)
     else:
         status, reason, message = "True", SAMPLES_COLLECTED_REASON, ALL_COLLECTED_MESSAGE
     left_out = "; ".join(str(value) for value in not_applied)

@@ -1,7 +1,7 @@
 """The status half of a cycle, in order: plan every fed profile, read its due series a chunk at a time, recompute,
 assemble each status and its server-side apply body — the caller only reads the store and applies the bodies.
 
-    run = StatusRun(cycle, memory, refresh, sources)   # sources: the MetricsSources that exist
+    run = StatusRun(cycle, memory, refresh, sources)   # sources: the valid MetricsSources that exist
     for reads in run.reads():                          # about READ_CHUNK series per chunk
         series = store reads of reads.without_times and reads.with_times
         for write in run.statuses(reads, series):      # one per fed profile; write.changed: apply write.body
@@ -64,11 +64,14 @@ class StatusRun:
         memory: CollectionMemory,
         refresh: RefreshPolicy,
         sources: Collection[str],
+        invalid_sources: Mapping[str, str] | None = None,
     ) -> None:
         self.cycle = cycle
         self.memory = memory
         self.refresh = refresh
         self.sources = sources
+        self.invalid_sources = invalid_sources or {}
+        """MetricsSource name → its problems: not polled, so what they own is missing (`ready_condition`)."""
         self.plans = [self._plan(fed) for fed in cycle.fed]
         self._delivered = cycle.delivered()
 
@@ -135,4 +138,11 @@ class StatusRun:
             self.sources,
             previous,
         )
-        return ready_condition(fed.policy, collected, previous, self.cycle.now_text, status.not_applied)
+        return ready_condition(
+            fed.policy,
+            collected,
+            previous,
+            self.cycle.now_text,
+            status.not_applied,
+            invalid_sources=self.invalid_sources,
+        )

@@ -167,8 +167,9 @@ def _manager_rules() -> tuple[Rule, ...]:
              "enrolled pods are cached (a label selector RBAC cannot express); the migration lists every pod once; "
              "live reads before a write; patches stamp refs, drop the Go finalizer, annotate resizes"),
         Rule("", ("pods/resize",), ("patch",), ("resourceadjuster",), "in-place resize"),
-        Rule("", ("events",), ("create", "patch"), ("resourceadjuster",),
-             "Resized/ResizeBlocked core v1 Events; a repeated one is patched (count)"),
+        Rule("", ("events",), ("create", "patch"),
+             ("resourceadjuster", "configstatus-ballastconfig", "configstatus-metricssource"),
+             "Resized/ResizeBlocked, InvalidConfig/InvalidSource core v1 Events; a repeat is patched (count)"),
         Rule("", ("replicationcontrollers",), ("get",), (WEBHOOK, "workloadwatcher-pod"),
              "owner chain for policies' kinds: one get per owner, by uid-checked name"),
         Rule("apps", ("replicasets", "deployments", "statefulsets", "daemonsets"), ("get",),
@@ -190,6 +191,9 @@ def _manager_rules() -> tuple[Rule, ...]:
              ("workloadwatcher-pod", "workloadwatcher-profile", "metricscollector", "resourceadjuster",
               "policystatus-cluster", "policystatus-namespaced"),
              "server-side apply of status, one field manager per lane"),
+        Rule(ballast, ("ballastconfigs/status", "metricssources/status"), ("patch",),
+             ("configstatus-ballastconfig", "configstatus-metricssource"),
+             "server-side apply of the Valid condition (difference 26)"),
     )  # fmt: skip
 
 

@@ -15,7 +15,7 @@ As in the Go operator: pod webhooks see only pods with the mode label (`objectSe
 operator's own namespace, `failurePolicy: Fail`, `sideEffects: None`, `admissionReviewVersions: [v1]`; unlike
 it, the mutating webhook sets `reinvocationPolicy: IfNeeded` (docs/design.md, difference 21), so a sidecar
 injected by a later webhook is sized too, and the validating webhooks check policies and pod mode updates
-(difference 18).
+(difference 18), BallastConfigs and MetricsSources (difference 26).
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ import base64
 from pathlib import Path
 from typing import Any
 
-from ballast.api.ballast.v1 import GROUP, ClusterResourcePolicy, ResourcePolicy
+from ballast.api.ballast.v1 import GROUP, BallastConfig, ClusterResourcePolicy, MetricsSource, ResourcePolicy
 from ballast.internal.enrollment import MODE_LABEL
 from ballast.internal.runtime import rbacgen
-from ballast.webhook import pods, policies
+from ballast.webhook import configuration, pods, policies
 
 DEFAULT_NAME = "ballast"
 """The configurations' name (the chart's fullname; `ballastd --webhook-configuration-name`)."""
@@ -39,6 +39,7 @@ API_VERSION = "admissionregistration.k8s.io/v1"
 MUTATE_POD_WEBHOOK = "mpod.ballast.tightlinesoftware.com"
 VALIDATE_POD_WEBHOOK = "vpod.ballast.tightlinesoftware.com"
 VALIDATE_POLICY_WEBHOOK = "vpolicy.ballast.tightlinesoftware.com"
+VALIDATE_CONFIGURATION_WEBHOOK = "vconfig.ballast.tightlinesoftware.com"
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 CONFIG_OUTPUT = Path("config/webhook/manifests.yaml")
@@ -132,13 +133,16 @@ def validating_webhook_configuration(
     name: str = DEFAULT_NAME,
     inject_ca_from: str | None = None,
 ) -> dict[str, Any]:
-    """The ValidatingWebhookConfiguration with two webhooks:
+    """The ValidatingWebhookConfiguration with three webhooks:
 
     - `vpod.ballast.tightlinesoftware.com` → `/validate-v1-pod` on pod UPDATE (same selectors as the mutating
       one; an UPDATE is sent when the old or the new pod has the mode label);
     - `vpolicy.ballast.tightlinesoftware.com` → `/validate-ballast-policies` on CREATE and UPDATE of
       clusterresourcepolicies and resourcepolicies (status writes go to the status subresource and are not
-      sent), with `failurePolicy: Ignore` so policies installed while the operator starts are not refused.
+      sent), with `failurePolicy: Ignore` so policies installed while the operator starts are not refused;
+    - `vconfig.ballast.tightlinesoftware.com` → `/validate-ballast-configuration` on CREATE and UPDATE of
+      ballastconfigs and metricssources, `failurePolicy: Ignore` for the same reason (the chart installs them
+      with the operator; the CRD schema still refuses most mistakes, and a stored invalid one is not used).
 
     Arguments as for `mutating_webhook_configuration`.
     """
@@ -148,32 +152,46 @@ def validating_webhook_configuration(
         _client_config(service_name, service_namespace, service_port, pods.VALIDATE_PATH, ca_bundle),
         operator_namespace or service_namespace,
     )
-    policy_webhook = {
-        "name": VALIDATE_POLICY_WEBHOOK,
-        "clientConfig": _client_config(
-            service_name, service_namespace, service_port, policies.VALIDATE_PATH, ca_bundle
-        ),
+    # Ignore, not Fail: a policy applied while the operator starts (a chart's default policy) must not be
+    # refused; a bad policy that slips through is still skipped alone at resolve time (difference 8).
+    policy_webhook = _kind_webhook(
+        VALIDATE_POLICY_WEBHOOK,
+        _client_config(service_name, service_namespace, service_port, policies.VALIDATE_PATH, ca_bundle),
+        [ClusterResourcePolicy.PLURAL, ResourcePolicy.PLURAL],
+    )
+    # Ignore too: the chart's BallastConfig and MetricsSources are applied with the operator; one that slips
+    # through is not used, and says so in its Valid condition (difference 26).
+    configuration_webhook = _kind_webhook(
+        VALIDATE_CONFIGURATION_WEBHOOK,
+        _client_config(service_name, service_namespace, service_port, configuration.VALIDATE_PATH, ca_bundle),
+        [BallastConfig.PLURAL, MetricsSource.PLURAL],
+    )
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": _metadata(name, inject_ca_from),
+        "webhooks": [pod_webhook, policy_webhook, configuration_webhook],
+    }
+
+
+def _kind_webhook(name: str, client_config: dict[str, Any], resources: list[str]) -> dict[str, Any]:
+    """A validating webhook on CREATE and UPDATE of our `resources` (not their status), failurePolicy Ignore."""
+    return {
+        "name": name,
+        "clientConfig": client_config,
         "rules": [
             {
                 "apiGroups": [GROUP],
                 "apiVersions": ["v1"],
                 "operations": ["CREATE", "UPDATE"],
-                "resources": [ClusterResourcePolicy.PLURAL, ResourcePolicy.PLURAL],
+                "resources": resources,
                 "scope": "*",
             }
         ],
-        # Ignore, not Fail: a policy applied while the operator starts (a chart's default policy) must not be
-        # refused; a bad policy that slips through is still skipped alone at resolve time (difference 8).
         "failurePolicy": "Ignore",
         "sideEffects": "None",
         "admissionReviewVersions": ["v1"],
         "timeoutSeconds": DEFAULT_TIMEOUT_SECONDS,
-    }
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "ValidatingWebhookConfiguration",
-        "metadata": _metadata(name, inject_ca_from),
-        "webhooks": [pod_webhook, policy_webhook],
     }
 
 
@@ -203,9 +221,9 @@ def helm_template() -> str:
         name=_NAME,
         inject_ca_from=f"{_NAMESPACE}/{_NAME}-serving-cert",
     )
-    for configuration in configurations:
-        configuration["metadata"]["labels"] = _LABELS
-        for webhook in configuration["webhooks"]:
+    for document in configurations:
+        document["metadata"]["labels"] = _LABELS
+        for webhook in document["webhooks"]:
             webhook["timeoutSeconds"] = _TIMEOUT
     text = _documents(configurations)
     annotation = f"  annotations:\n    cert-manager.io/inject-ca-from: '{_NAMESPACE}/{_NAME}-serving-cert'\n"

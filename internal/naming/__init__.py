@@ -8,9 +8,11 @@ difference 15), which keeps every profile name a valid DNS subdomain.
     disc = policy_discriminator("ClusterResourcePolicy", "", "default")  # "default-a9696153", or NO_POLICY
     name = profile_name(labels, config.identity_labels, disc)
     history = measurement_hash(labels, policy_key("ClusterResourcePolicy", "", "default"))  # or ""
+    label_key_problem("not a label!!")  # 'invalid label key "not a label!!": the name must consist of …'
 """
 
 from .hashes import measurement_hash, tuple_hash
+from .labelkey import is_label_key, label_key_problem
 from .labels import LABEL_MISSING, missing_label_placeholder, selector_labels, tuple_labels
 from .policy import CLUSTER_RESOURCE_POLICY, NO_POLICY, RESOURCE_POLICY, policy_discriminator, policy_key
 from .profile import MAX_NAME_LENGTH, profile_name
@@ -22,6 +24,8 @@ __all__ = [
     "MAX_NAME_LENGTH",
     "NO_POLICY",
     "RESOURCE_POLICY",
+    "is_label_key",
+    "label_key_problem",
     "measurement_hash",
     "missing_label_placeholder",
     "policy_discriminator",

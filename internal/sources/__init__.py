@@ -7,6 +7,9 @@
 - `kubernetesMetrics` (cpu, memory): one LIST of metrics.k8s.io PodMetrics per cycle, label-selected to
   enrolled pods; `kubeletSummary` (ephemeral-storage): the Summary API of the nodes hosting enrolled pods.
 
+`validate_metrics_source(spec)` lists what makes a MetricsSource unusable (an unknown type, a pollInterval that is
+not a Go duration longer than 0), each problem named by its field path.
+
 A source knows nothing of profiles: attributing samples to profiles and turning history into status is
 `ballast.internal.collection`.
 """
@@ -17,6 +20,7 @@ from .kubelet_summary import KubeletSummarySource, summary_samples
 from .kubernetes_metrics import KubernetesMetricsSource
 from .registry import SOURCE_TYPES, SourceFactory
 from .units import usage_units
+from .validation import validate_metrics_source
 
 __all__ = [
     "INITIAL_BACKOFF",
@@ -35,4 +39,5 @@ __all__ = [
     "UsageSample",
     "summary_samples",
     "usage_units",
+    "validate_metrics_source",
 ]

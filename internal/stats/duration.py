@@ -1,7 +1,9 @@
-"""Go `time.Duration` strings: parsing (`24h`, `1m30s`, `1.5h`) and the whole-second display form (`24h0m0s`)."""
+"""Go `time.Duration` strings: parsing (`24h`, `1m30s`, `1.5h`), what is wrong with one (`duration_problem`) and
+the whole-second display form (`24h0m0s`)."""
 
 from __future__ import annotations
 
+import json
 import re
 from fractions import Fraction
 
@@ -69,3 +71,19 @@ def format_time_span(first_seen_ms: int, now_ms: int) -> str:
     if span_ms <= 0:
         return "0s"
     return format_duration((span_ms + 500) // 1000)
+
+
+def duration_problem(text: str, *, positive: bool = False, example: str = "60s") -> str | None:
+    """What is wrong with `text` as a Go duration, or None: `invalid duration "banana": must be a Go duration
+    such as "60s", "15m" or "1h30m"`; with `positive`, zero and negative values are refused too (`must be longer
+    than 0, such as "60s"`). `example` is the value the message suggests."""
+    shown = json.dumps(text, ensure_ascii=False)
+    try:
+        nanoseconds = parse_duration(text)
+    except ValueError as exc:
+        if "out of range" in str(exc):
+            return f"invalid duration {shown}: out of range (at most 2562047h)"
+        return f'invalid duration {shown}: must be a Go duration such as "{example}", "15m" or "1h30m"'
+    if positive and nanoseconds <= 0:
+        return f'invalid duration {shown}: must be longer than 0, such as "{example}"'
+    return None

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
 from ballast.api.customresource import CustomResource
+from ballast.api.formats import duration, qualified_name, unique_items
+from ballast.api.meta import Conditions
 from ballast.api.wire import WireModel
 from ballast.internal.runtime.crdgen import AGE, PrinterColumn
 
@@ -12,23 +16,30 @@ from .groupversion import GROUP, VERSION
 
 BALLAST_CONFIG_NAME = "ballast"
 """The only BallastConfig the operator honours."""
+MAX_IDENTITY_LABELS = 32
+"""Most identity label keys a BallastConfig may list."""
 
 
 class BallastConfigSpec(WireModel):
     """What identifies a workload, how long orphaned profiles live, and the kill switch."""
 
-    identity_labels: list[str] = Field(min_length=1)
-    """Ordered pod label keys whose values identify a workload (its profile), e.g. app.kubernetes.io/name."""
-    orphan_ttl: str = "168h"
+    identity_labels: Annotated[
+        list[Annotated[str, qualified_name()]], unique_items(MAX_IDENTITY_LABELS, "label key")
+    ] = Field(min_length=1)
+    """Ordered pod label keys whose values identify a workload (its profile): qualified names, none repeated."""
+    orphan_ttl: Annotated[str, duration()] = "168h"
     """How long a WorkloadProfile without pods is kept before it and its history are deleted (Go duration)."""
-    retention_window: str = "168h"
-    """How long samples are kept (Go duration)."""
+    retention_window: Annotated[str, duration()] = "168h"
+    """How long samples are kept (Go duration; 0 or less keeps them until the reservoir is full)."""
     suspended: bool = False
     """Stops all mutation and resizing, like the kill-switch ConfigMap."""
 
 
 class BallastConfigStatus(WireModel):
-    """Empty: BallastConfig reports nothing."""
+    """What the operator reports about its configuration."""
+
+    conditions: Conditions = None
+    """Valid: whether the identity labels and durations are usable (an invalid BallastConfig is not used)."""
 
 
 class BallastConfig(CustomResource):
@@ -40,8 +51,9 @@ class BallastConfig(CustomResource):
     PLURAL = "ballastconfigs"
     SCOPE = "Cluster"
     PRINTER_COLUMNS = (PrinterColumn("Suspended", "boolean", ".spec.suspended"), AGE)
+    STATUS_SUBRESOURCE = True
 
     spec: BallastConfigSpec
     """The settings."""
     status: BallastConfigStatus | None = None
-    """Empty: BallastConfig reports no status."""
+    """Written by the operator."""

@@ -15,6 +15,7 @@ import pytest
 from ballast.api.ballast.v1 import (
     BallastConfig,
     ClusterResourcePolicy,
+    MetricsSource,
     ResourcePolicy,
     WorkloadProfile,
 )
@@ -37,7 +38,8 @@ from ballast.internal.runtime import (
 from ballast.internal.runtime.cache import DelegatingClient
 from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.webhook import pods, policies
+from ballast.webhook import configuration, pods, policies
+from tests.integration.lax_schema import lax_schema
 from tests.paths import CRD_DIR
 
 IDENTITY = ["app.kubernetes.io/name", "app.kubernetes.io/component"]
@@ -142,6 +144,7 @@ def admission(envtest: Environment, client: Client, ballast_config: None) -> Ite
     server = WebhookServer(host="127.0.0.1", port=0, cert_dir=envtest.webhook_cert_dir())
     pods.register(server, reader=reader, owner_reader=client, kill_switch=kill_switch, options=OperatorOptions())
     policies.register(server)
+    configuration.register(server)
     shutdown = _serve(server)
     configurations = webhook_configurations(
         service_name="ballast-webhook", service_namespace=operator_namespace, name=f"ballast-{operator_namespace}"
@@ -337,3 +340,36 @@ def test_the_kill_switch_admits_even_an_invalid_mode(admission: Admission, envte
     finally:
         admission.kill_switch.update(configmap=False, suspended=False)
     assert made["metadata"]["labels"][MODE_LABEL] == "Apply"
+
+
+# What a CRD from before docs/design.md difference 26 let through (`lax_schema`): the webhook refuses it.
+CONFIGURATION_REFUSALS = [
+    (MetricsSource, {"type": "kubernetesMetrics", "config": {"pollInterval": "-5s"}},
+     'spec.config.pollInterval: invalid duration "-5s": must be longer than 0, such as "60s"'),
+    (MetricsSource, {"type": "bogus"},
+     'spec.type: unknown type "bogus": must be one of kubernetesMetrics, kubeletSummary'),
+    (BallastConfig, {"identityLabels": ["app", "app"]},
+     'spec.identityLabels[1]: label key "app" appears more than once (first at spec.identityLabels[0])'),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("kind", "spec", "problem"), CONFIGURATION_REFUSALS, ids=["negative-poll", "bogus-type", "repeated-key"]
+)
+def test_a_source_or_config_the_schema_lets_through_is_refused_by_the_webhook(
+    admission: Admission, envtest: Environment, kind: type[MetricsSource] | type[BallastConfig],
+    spec: dict[str, Any], problem: str,
+) -> None:  # fmt: skip
+    name = f"cfg-{uuid.uuid4().hex[:6]}"
+    body = {"apiVersion": kind.API_VERSION, "kind": kind.KIND, "metadata": {"name": name}, "spec": spec}
+    with lax_schema(envtest, kind), _deleted_afterwards(admission.client) as created:
+        with pytest.raises(APIStatusError) as refused:
+            created.append(admission.client.create(body))
+        valid = {**body, "metadata": {"name": f"{name}-ok"}, "spec": {"type": "kubeletSummary"}}
+        if kind is MetricsSource:
+            created.append(admission.client.create(valid))  # the webhook lets a valid one through
+    assert refused.value.status == 422
+    assert refused.value.message == (
+        'admission webhook "vconfig.ballast.tightlinesoftware.com" denied the request: '
+        f'{kind.KIND}.ballast.tightlinesoftware.com "{name}" is invalid: {problem}'
+    )

@@ -138,6 +138,8 @@ SPECS: dict[type[CustomResource], JSON] = {
 """A spec per kind with a spec (WorkloadProfile has none)."""
 
 STATUSES: dict[type[CustomResource], JSON] = {
+    BallastConfig: {"conditions": [CONDITION]},
+    MetricsSource: {"conditions": [{**CONDITION, "status": "False", "reason": "InvalidSource", "message": "bad"}]},
     ClusterResourcePolicy: {"profileDiscriminator": "fleet-9aa5ac7c", "conditions": [CONDITION]},
     ResourcePolicy: {"profileDiscriminator": "local-84fadaa0", "conditions": [CONDITION]},
     WorkloadProfile: {
@@ -186,10 +188,6 @@ STATUSES: dict[type[CustomResource], JSON] = {
 """A status per kind that has a status subresource."""
 
 
-EMPTY_STATUS: set[type[CustomResource]] = {BallastConfig}
-"""Kinds whose (empty) status is part of the object, not a subresource: Go clients write `status: {}`."""
-
-
 def sample(kind: type[CustomResource], name: str = "sample", namespace: str | None = None) -> JSON:
     """A wire object of `kind` named `name` (in `namespace` for namespaced kinds), with its sample spec."""
     metadata: JSON = {"name": name, "labels": {"sample": "true"}, "annotations": {"note": "a sample"}}
@@ -198,8 +196,6 @@ def sample(kind: type[CustomResource], name: str = "sample", namespace: str | No
     body: JSON = {"apiVersion": kind.API_VERSION, "kind": kind.KIND, "metadata": metadata}
     if kind in SPECS:
         body["spec"] = SPECS[kind]
-    if kind in EMPTY_STATUS:
-        body["status"] = {}
     return body
 
 

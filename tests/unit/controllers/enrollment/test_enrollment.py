@@ -5,12 +5,13 @@ until it appears."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
-from ballast.api.ballast.v1 import WorkloadProfile, WorkloadProfileStatus
+from ballast.api.ballast.v1 import BallastConfig, WorkloadProfile, WorkloadProfileStatus
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers import enrollment
 from ballast.internal.cmd.wiring import new_manager
@@ -114,3 +115,28 @@ def test_without_the_ballast_config_pods_wait_and_are_enrolled_when_it_appears(c
     client.create(ballast_config())
 
     eventually(lambda: _annotations(client).get(PROFILE_REF) == DEFAULT_PROFILE, what="the pod enrolled")
+
+
+def test_an_invalid_ballast_config_enrolls_nothing_until_a_fix_enrolls_every_pod(client: Client) -> None:
+    # docs/design.md, difference 26: a key no pod can carry would put every pod into one placeholder profile
+    client.create(ballast_config(["not a label!!", "app.kubernetes.io/component"]))
+    client.create(pod("measure"))
+
+    def unenrolled() -> bool:
+        return PROFILE_REF not in _annotations(client) and len(client.list(WorkloadProfile)) == 0
+
+    _stays(unenrolled, "nothing enrolled under the invalid config")
+    stored = client.get(BallastConfig, "ballast")
+    client.patch(stored, {"spec": {"identityLabels": ballast_config().spec.identity_labels, "orphanTTL": "banana"}})
+    _stays(unenrolled, "nothing enrolled while a duration does not parse")
+
+    client.patch(stored, {"spec": {"orphanTTL": "168h"}})  # only the TTL changes: the fix alone re-enqueues the pods
+    eventually(lambda: _annotations(client).get(PROFILE_REF) == DEFAULT_PROFILE, what="the pod enrolled")
+
+
+def _stays(condition: Callable[[], bool], what: str, seconds: float = 0.5) -> None:
+    """`condition` holds now and for `seconds` (the lane runs on threads: absence is watched, not sampled once)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert condition(), what
+        time.sleep(0.02)

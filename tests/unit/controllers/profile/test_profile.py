@@ -275,6 +275,25 @@ def test_without_a_ballast_config_an_orphaned_profile_is_kept_until_one_appears(
     assert world.history(HASH) == ()
 
 
+@pytest.mark.parametrize(
+    ("orphan_ttl", "identity"), [("banana", None), ("1h", ["not a label!!"])], ids=["bad-ttl", "bad-identity-key"]
+)
+def test_an_invalid_ballast_config_deletes_no_orphaned_profile_until_it_is_fixed(
+    world: World, orphan_ttl: str, identity: list[str] | None
+) -> None:
+    # docs/design.md, difference 26: the config is not used at all (a bad TTL used to fail every reconcile)
+    _config(world.client, orphan_ttl, identity)
+    eventually(lambda: _config_cached(world, orphan_ttl, identity), what="the invalid config in the cache")
+    _new_profile(world.client)
+    eventually(lambda: _orphaned_at(world, START), what="the profile to be orphaned")
+    world.advance(hours=1000)
+    time.sleep(QUIET)
+    assert world.profile() is not None
+
+    _config(world.client, "1h")
+    eventually(lambda: world.profile() is None, what="the profile deleted once the config is fixed")
+
+
 def test_deleting_a_legacy_profile_purges_by_its_tuple_hash_and_keeps_other_finalizers(world: World) -> None:
     labels = {"app.kubernetes.io/name": "legacy"}
     legacy = tuple_hash(labels)

@@ -15,6 +15,7 @@ from ballast.api.balancer.v1alpha1 import Balancer
 from ballast.api.ballast.v1 import BallastConfig, ClusterResourcePolicy, MetricsSource, ResourcePolicy, WorkloadProfile
 from ballast.api.ballast.v1.policyspec import DECIMAL_PATTERN, PERCENT_PATTERN, QUANTITY_PATTERN
 from ballast.api.customresource import CustomResource
+from ballast.api.formats import DURATION_PATTERN, QUALIFIED_NAME_PATTERN, UNSIGNED_DURATION_PATTERN
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
 from ballast.api.schema import check_structural
 from ballast.api.scheme import KINDS
@@ -100,8 +101,8 @@ def collect(node: Schema, key: str, path: str = "") -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("kind", "name", "scope", "short_names", "subresources"),
     [
-        (BallastConfig, "ballastconfigs.ballast.tightlinesoftware.com", "Cluster", None, None),
-        (MetricsSource, "metricssources.ballast.tightlinesoftware.com", "Cluster", None, None),
+        (BallastConfig, "ballastconfigs.ballast.tightlinesoftware.com", "Cluster", None, {"status": {}}),
+        (MetricsSource, "metricssources.ballast.tightlinesoftware.com", "Cluster", None, {"status": {}}),
         (ClusterResourcePolicy, "clusterresourcepolicies.ballast.tightlinesoftware.com", "Cluster", ["crp"],
          {"status": {}}),
         (ResourcePolicy, "resourcepolicies.ballast.tightlinesoftware.com", "Namespaced", ["rp"], {"status": {}}),
@@ -214,6 +215,7 @@ def test_schema_defaults_are_exactly_the_anchors(kind: type[CustomResource], def
         (WorkloadProfile, "status.state", ["Accruing", "Sufficient"]),
         (WorkloadProfile, "status.policyRef.kind", ["ClusterResourcePolicy", "ResourcePolicy"]),
         (WorkloadProfile, "status.conditions.[].status", ["True", "False", "Unknown"]),
+        (MetricsSource, "spec.type", ["kubernetesMetrics", "kubeletSummary"]),
     ],
 )
 def test_enums(kind: type[CustomResource], path: str, values: list[str]) -> None:
@@ -224,7 +226,7 @@ def test_enums(kind: type[CustomResource], path: str, values: list[str]) -> None
     ("kind", "expected"),
     [
         (ClusterResourcePolicy, {"spec.readiness.minDataPoints": 1, "status.conditions.[].observedGeneration": 0}),
-        (MetricsSource, {"spec.config.reservoirSize": 1}),
+        (MetricsSource, {"spec.config.reservoirSize": 1, "status.conditions.[].observedGeneration": 0}),
         (
             Balancer,
             {
@@ -235,7 +237,7 @@ def test_enums(kind: type[CustomResource], path: str, values: list[str]) -> None
                 "status.conditions.[].observedGeneration": 0,
             },
         ),
-        (BallastConfig, {}),
+        (BallastConfig, {"status.conditions.[].observedGeneration": 0}),
     ],
     ids=kind_id,
 )
@@ -247,7 +249,13 @@ def test_minimums(kind: type[CustomResource], expected: Schema) -> None:
     ("kind", "key", "expected"),
     [
         (BallastConfig, "minItems", {"spec.identityLabels": 1}),
-        (MetricsSource, "minLength", {"spec.type": 1}),
+        (BallastConfig, "maxItems", {"spec.identityLabels": 32}),
+        (BallastConfig, "maxLength", {
+            "spec.identityLabels.[]": 317, "spec.orphanTTL": 64, "spec.retentionWindow": 64,
+            "status.conditions.[].type": 316, "status.conditions.[].reason": 1024,
+            "status.conditions.[].message": 32768,
+        }),
+        (MetricsSource, "minLength", {"spec.type": 1, "status.conditions.[].reason": 1}),
         (ClusterResourcePolicy, "minLength",
          {"spec.metrics.[].resource": 1, "spec.metrics.[].source": 1, "status.conditions.[].reason": 1}),
         (Balancer, "minItems", {"spec.targets": 2, "spec.policy.priorities.targetOrder": 2}),
@@ -359,7 +367,11 @@ def test_policy_metrics_are_an_atomic_list(kind: type[CustomResource]) -> None:
     assert at(_schema(kind), "spec.metrics")["x-kubernetes-list-type"] == "atomic"
 
 
-@pytest.mark.parametrize("kind", [ClusterResourcePolicy, ResourcePolicy, WorkloadProfile, Balancer], ids=kind_id)
+@pytest.mark.parametrize(
+    "kind",
+    [ClusterResourcePolicy, ResourcePolicy, WorkloadProfile, Balancer, BallastConfig, MetricsSource],
+    ids=kind_id,
+)
 def test_status_conditions_are_a_list_map_keyed_by_type(kind: type[CustomResource]) -> None:
     conditions = at(_schema(kind), "status.conditions")
 
@@ -428,3 +440,29 @@ def test_wire_names_of_nested_fields(kind: type[CustomResource], path: str, expe
             at(_schema(kind), path)
     else:
         assert at(_schema(kind), path)["type"] == expected_type
+
+
+@pytest.mark.parametrize(("kind", "conditions"), [(BallastConfig, "Valid"), (MetricsSource, "Valid")], ids=kind_id)
+def test_configuration_kinds_publish_only_their_valid_condition_in_status(
+    kind: type[CustomResource], conditions: str
+) -> None:
+    assert set(at(_schema(kind), "status")["properties"]) == {"conditions"}
+    assert conditions in at(_schema(kind), "status.conditions")["description"]
+
+
+def test_configuration_fields_are_checked_by_pattern_and_cel_on_the_server() -> None:
+    # docs/design.md, difference 26: what the API server refuses before any webhook is called
+    poll = at(_schema(MetricsSource), "spec.config.pollInterval")
+    assert poll["pattern"] == UNSIGNED_DURATION_PATTERN
+    assert poll["x-kubernetes-validations"] == [{
+        "rule": f"!self.matches(r'{UNSIGNED_DURATION_PATTERN}') || duration(self) > duration('0s')",
+        "message": 'must be a Go duration longer than 0, such as "60s"',
+    }]  # fmt: skip
+    config = _schema(BallastConfig)
+    for path in ("spec.orphanTTL", "spec.retentionWindow"):
+        assert at(config, path)["pattern"] == DURATION_PATTERN
+        assert "x-kubernetes-validations" not in at(config, path)
+    assert at(config, "spec.identityLabels.[]")["pattern"] == QUALIFIED_NAME_PATTERN
+    (unique,) = at(config, "spec.identityLabels")["x-kubernetes-validations"]
+    assert unique["rule"] == "self.all(k, self.exists_one(x, x == k))"
+    assert "x-kubernetes-list-type" not in at(config, "spec.identityLabels")  # atomic: the order is the identity

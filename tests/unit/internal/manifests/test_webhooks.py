@@ -17,7 +17,7 @@ from ballast.internal.operator import OperatorOptions
 from ballast.internal.runtime import WebhookServer
 from ballast.internal.runtime.admission import Handler
 from ballast.internal.runtime.envtest.manifests import rewrite_webhook_config
-from ballast.webhook import pods, policies
+from ballast.webhook import configuration, pods, policies
 from tests.unit.webhook.support import MemoryReader
 
 SERVICE: dict[str, Any] = {"service_name": "ballast-webhook", "service_namespace": "ballast-system"}
@@ -68,7 +68,7 @@ def test_the_mutating_configuration() -> None:
 def test_the_validating_configuration() -> None:
     config = validating_webhook_configuration(**SERVICE, service_port=8443)
     assert (config["kind"], config["metadata"]["name"]) == ("ValidatingWebhookConfiguration", "ballast")
-    pod_webhook, policy_webhook = config["webhooks"]
+    pod_webhook, policy_webhook, configuration_webhook = config["webhooks"]
     assert pod_webhook["name"] == "vpod.ballast.tightlinesoftware.com"
     assert pod_webhook["clientConfig"] == {
         "service": {"name": "ballast-webhook", "namespace": "ballast-system", "path": "/validate-v1-pod", "port": 8443}
@@ -83,7 +83,15 @@ def test_the_validating_configuration() -> None:
         "resources": ["clusterresourcepolicies", "resourcepolicies"], "scope": "*",
     }]  # fmt: skip
     assert "objectSelector" not in policy_webhook
-    expected_policy = {"vpod.ballast.tightlinesoftware.com": "Fail", "vpolicy.ballast.tightlinesoftware.com": "Ignore"}
+    assert configuration_webhook["name"] == "vconfig.ballast.tightlinesoftware.com"
+    assert configuration_webhook["clientConfig"]["service"]["path"] == "/validate-ballast-configuration"
+    assert configuration_webhook["rules"] == [{
+        "apiGroups": ["ballast.tightlinesoftware.com"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+        "resources": ["ballastconfigs", "metricssources"], "scope": "*",
+    }]  # fmt: skip
+    assert "objectSelector" not in configuration_webhook
+    expected_policy = {"vpod.ballast.tightlinesoftware.com": "Fail", "vpolicy.ballast.tightlinesoftware.com": "Ignore",
+                       "vconfig.ballast.tightlinesoftware.com": "Ignore"}  # fmt: skip
     for webhook in config["webhooks"]:
         assert (webhook["failurePolicy"], webhook["sideEffects"], webhook["admissionReviewVersions"]) == (
             expected_policy[webhook["name"]], "None", ["v1"],
@@ -107,11 +115,14 @@ def test_the_configured_paths_are_the_registered_ones(tmp_path: Path) -> None:
     server = RecordingServer(tmp_path)
     pods.register(server, reader=MemoryReader(), kill_switch=KillSwitchState(), options=OperatorOptions())
     policies.register(server)
+    configuration.register(server)
     configured = {
         webhook["clientConfig"]["service"]["path"] for config in webhook_configurations(**SERVICE)
         for webhook in config["webhooks"]
     }  # fmt: skip
-    assert configured == set(server.registered) == {"/mutate-v1-pod", "/validate-v1-pod", "/validate-ballast-policies"}
+    assert configured == set(server.registered) == {
+        "/mutate-v1-pod", "/validate-v1-pod", "/validate-ballast-policies", "/validate-ballast-configuration",
+    }  # fmt: skip
     assert isinstance(server.registered["/mutate-v1-pod"], pods.PodMutator)
     assert isinstance(server.registered["/validate-v1-pod"], pods.PodModeValidator)
 
@@ -127,4 +138,5 @@ def test_envtest_rewrites_the_service_to_a_local_url_keeping_the_paths() -> None
         "https://127.0.0.1:9443/mutate-v1-pod",
         "https://127.0.0.1:9443/validate-v1-pod",
         "https://127.0.0.1:9443/validate-ballast-policies",
+        "https://127.0.0.1:9443/validate-ballast-configuration",
     ]

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from ballast.internal.stats import format_duration, format_time_span, parse_duration
+from ballast.internal.stats.duration import duration_problem
 
 S = 1_000_000_000
 
@@ -68,3 +69,19 @@ def test_format_duration_is_go_duration_string(seconds: int, text: str) -> None:
 )
 def test_time_span_is_rounded_to_the_second(first_seen_ms: int, now_ms: int, text: str) -> None:
     assert format_time_span(first_seen_ms, now_ms) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "positive", "problem"),
+    [
+        ("60s", True, None),
+        ("0", False, None),
+        ("-1h", False, None),
+        ("banana", False, 'invalid duration "banana": must be a Go duration such as "60s", "15m" or "1h30m"'),
+        ("0s", True, 'invalid duration "0s": must be longer than 0, such as "60s"'),
+        ("-5s", True, 'invalid duration "-5s": must be longer than 0, such as "60s"'),
+        ("9999999999h", False, 'invalid duration "9999999999h": out of range (at most 2562047h)'),
+    ],
+)
+def test_duration_problem_says_what_is_wrong(text: str, positive: bool, problem: str | None) -> None:
+    assert duration_problem(text, positive=positive) == problem
