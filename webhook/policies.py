@@ -14,57 +14,22 @@ edited or deleted.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from ballast.api.ballast.v1 import GROUP, ClusterResourcePolicy, ResourcePolicy
+from ballast.api.ballast.v1 import ClusterResourcePolicy, ResourcePolicy
 from ballast.internal.policy import validate_policy
-from ballast.internal.runtime import AdmissionRequest, AdmissionResponse, WebhookServer, allowed, denied, errored
-from ballast.internal.runtime.log import get_logger
+from ballast.internal.runtime import WebhookServer
+
+from .specs import SPEC_UNCHANGED, SpecValidation, invalid_message
 
 VALIDATE_PATH = "/validate-ballast-policies"
 POLICY_KINDS = (ClusterResourcePolicy.KIND, ResourcePolicy.KIND)
-SPEC_UNCHANGED = "spec unchanged"
 
-_log = get_logger("ballast.webhook")
+invalid_policy_message = invalid_message
+validate_policy_request = SpecValidation(dict.fromkeys(POLICY_KINDS, validate_policy), subject="policy")
+"""The `/validate-ballast-policies` handler (CREATE and UPDATE of both policy kinds): denied (422 Invalid) with
+every `validate_policy` problem (see `webhook.specs`)."""
 
-
-def invalid_policy_message(kind: str, name: str, problems: list[str]) -> str:
-    """Kubernetes' `NewInvalid` wording: `<Kind>.<group> "<name>" is invalid: <problem>`, or `[p1, p2]` for
-    several."""
-    detail = problems[0] if len(problems) == 1 else f"[{', '.join(problems)}]"
-    return f'{kind}.{GROUP} "{name}" is invalid: {detail}'
-
-
-def validate_policy_request(request: AdmissionRequest) -> AdmissionResponse:
-    """The `/validate-ballast-policies` handler (CREATE and UPDATE of both policy kinds).
-
-    Denied (422 Invalid) with every `validate_policy` problem; allowed when there is none, or when an UPDATE
-    leaves the spec unchanged. A request without an object, of another kind, or whose spec is not an object
-    is answered 400.
-    """
-    kind = str(request.kind.get("kind") or "")
-    if kind not in POLICY_KINDS:
-        return errored(400, f"expected a {' or '.join(POLICY_KINDS)}, got {kind or 'no kind'}")
-    if request.object is None:
-        return errored(400, "the request has no object")
-    spec = request.object.get("spec")
-    if spec is None:
-        spec = {}
-    if not isinstance(spec, Mapping):
-        return errored(400, f"spec must be an object, got {type(spec).__name__}")
-    if request.operation == "UPDATE" and _spec(request.old_object) == spec:
-        return allowed(SPEC_UNCHANGED)
-    problems = validate_policy(spec)
-    if not problems:
-        return allowed()
-    name = request.name or str((request.object.get("metadata") or {}).get("name") or "")
-    _log.info("refused an invalid policy", extra={"kind": kind, "policy": name, "problems": problems})
-    return denied(invalid_policy_message(kind, name, problems), code=422, reason="Invalid")
-
-
-def _spec(obj: Mapping[str, Any] | None) -> object:
-    return (obj or {}).get("spec") or {}
+__all__ = ["POLICY_KINDS", "SPEC_UNCHANGED", "VALIDATE_PATH", "invalid_policy_message", "register",
+           "validate_policy_request"]  # fmt: skip
 
 
 def register(server: WebhookServer) -> None:
