@@ -289,3 +289,20 @@ class World:
     def series(self, profile: str, container: str, resource: str) -> Series:
         hash_ = self.status(profile)["measurementHash"]
         return self.store.inner.read(SeriesKey(hash_, container, resource), with_times=True)
+
+
+CPU_P95 = {"resource": "cpu", "field": "request", "source": "metrics", "aggregation": "p95"}
+STORAGE = {"resource": "ephemeral-storage", "field": "request", "source": "kubelet", "aggregation": "max"}
+
+
+def measured_by_two_sources(world: World) -> str:
+    """One profile of one pod, measured by `metrics` (cpu, 120 s) and `kubelet` (ephemeral-storage, 30 s), with
+    the pod's cpu served; returns the profile's name."""
+    world.config()
+    world.source("metrics", poll="120s")
+    world.source("kubelet", type_="kubeletSummary", poll="30s")
+    world.policy("default", [CPU_P95, STORAGE])
+    profile = world.profile("api")
+    world.pod("api-1", "api", profile)
+    world.pod_metrics("api-1", "api", {"app": {"cpu": "200m"}})
+    return profile

@@ -8,21 +8,7 @@ from pathlib import Path
 from ballast.internal.operator import DryRun
 from ballast.internal.sources import FetchError, FetchResult, UsageSample
 from ballast.internal.telemetry import FETCH_ERRORS, SAMPLES_COLLECTED
-from tests.unit.controllers.collector.support import World
-
-CPU_P95 = {"resource": "cpu", "field": "request", "source": "metrics", "aggregation": "p95"}
-STORAGE = {"resource": "ephemeral-storage", "field": "request", "source": "kubelet", "aggregation": "max"}
-
-
-def measured(world: World) -> str:
-    world.config()
-    world.source("metrics", poll="120s")
-    world.source("kubelet", type_="kubeletSummary", poll="30s")
-    world.policy("default", [CPU_P95, STORAGE])
-    profile = world.profile("api")
-    world.pod("api-1", "api", profile)
-    world.pod_metrics("api-1", "api", {"app": {"cpu": "200m"}})
-    return profile
+from tests.unit.controllers.collector.support import World, measured_by_two_sources
 
 
 def pod_metrics_lists(world: World) -> int:
@@ -30,7 +16,7 @@ def pod_metrics_lists(world: World) -> int:
 
 
 def test_the_kill_switch_stops_fetching_and_writing(world: World) -> None:
-    profile = measured(world)
+    profile = measured_by_two_sources(world)
     world.kill_switch.update(configmap=True, suspended=False)
 
     result = world.cycle()
@@ -47,7 +33,7 @@ def test_the_kill_switch_stops_fetching_and_writing(world: World) -> None:
 def test_dry_run_measure_fetches_but_writes_neither_samples_nor_status(tmp_path: Path) -> None:
     world = World(tmp_path, dry_run=DryRun.cascade(measure=True))
     try:
-        profile = measured(world)
+        profile = measured_by_two_sources(world)
         labels = {"profile": profile, "app": "api", "source": "metrics", "resource": "cpu", "container": "app"}
         before = SAMPLES_COLLECTED.value(**labels)
 
@@ -64,7 +50,7 @@ def test_dry_run_measure_fetches_but_writes_neither_samples_nor_status(tmp_path:
 
 
 def test_a_store_outage_skips_the_cycle_and_keeps_the_last_status(world: World) -> None:
-    profile = measured(world)
+    profile = measured_by_two_sources(world)
     world.cycle()
     last = world.status(profile)
 
@@ -82,7 +68,7 @@ def test_a_store_outage_skips_the_cycle_and_keeps_the_last_status(world: World) 
 
 
 def test_a_failing_source_is_counted_per_profile_backs_off_and_reports_missing_samples(world: World) -> None:
-    profile = measured(world)
+    profile = measured_by_two_sources(world)
     world.kubelet.answers.append(FetchResult([UsageSample("shop", "api-1", "app", "ephemeral-storage", 4096, 0)]))
     world.cycle("kubelet")
     world.cycle("metrics")
@@ -114,7 +100,7 @@ def test_a_failing_source_is_counted_per_profile_backs_off_and_reports_missing_s
 
 
 def test_the_kubelet_source_is_asked_only_for_nodes_hosting_fed_pods(world: World) -> None:
-    measured(world)
+    measured_by_two_sources(world)
     world.pod("api-2", "api", "api--default", node="node-b")
     world.pod("pending", "api", "api--default", node="")
     world.profile("web", policy=None)

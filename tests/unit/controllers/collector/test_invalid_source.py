@@ -13,22 +13,9 @@ from ballast.controllers.collector import MetricsCollector
 from ballast.internal.collection.ready import INVALID_SOURCE_REASON
 from ballast.internal.runtime import NotFoundError
 from ballast.internal.sources import SOURCE_TYPES, FetchResult, UsageSample
-from tests.unit.controllers.collector.support import API_VERSION, World
+from tests.unit.controllers.collector.support import API_VERSION, World, measured_by_two_sources
 
-CPU_P95 = {"resource": "cpu", "field": "request", "source": "metrics", "aggregation": "p95"}
-STORAGE = {"resource": "ephemeral-storage", "field": "request", "source": "kubelet", "aggregation": "max"}
 BANANA = 'spec.config.pollInterval: invalid duration "banana": must be a Go duration such as "60s", "15m" or "1h30m"'
-
-
-def measured(world: World) -> str:
-    world.config()
-    world.source("metrics", poll="120s")
-    world.source("kubelet", type_="kubeletSummary", poll="30s")
-    world.policy("default", [CPU_P95, STORAGE])
-    profile = world.profile("api")
-    world.pod("api-1", "api", profile)
-    world.pod_metrics("api-1", "api", {"app": {"cpu": "200m"}})
-    return profile
 
 
 def storage_sample(world: World) -> None:
@@ -73,7 +60,7 @@ def pod_metrics_lists(world: World) -> int:
 def test_an_invalid_source_is_not_polled_and_its_profiles_say_why_they_are_not_ready(
     world: World, spec: dict[str, Any], problem: str
 ) -> None:
-    profile = measured(world)
+    profile = measured_by_two_sources(world)
     storage_sample(world)
     world.cycle("kubelet")
     world.cycle("metrics")
@@ -103,7 +90,7 @@ def test_an_invalid_source_is_not_polled_and_its_profiles_say_why_they_are_not_r
 
 
 def test_a_fixed_source_is_polled_again_and_its_profiles_become_ready(world: World) -> None:
-    profile = measured(world)
+    profile = measured_by_two_sources(world)
     edit_source(world, "metrics", {"config": {"pollInterval": "banana"}})
     storage_sample(world)
     world.cycle("kubelet")
@@ -121,7 +108,7 @@ def test_a_fixed_source_is_polled_again_and_its_profiles_become_ready(world: Wor
 
 
 def test_a_fresh_leader_judges_an_invalid_source_it_never_polled(world: World) -> None:
-    profile = measured(world)
+    profile = measured_by_two_sources(world)
     edit_source(world, "metrics", {"type": "bogus"})
     plugins = {**SOURCE_TYPES, "kubeletSummary": lambda _: world.kubelet}
     world.collector = MetricsCollector(world.manager, world.store, world.kill_switch, world.options, plugins=plugins)
@@ -135,7 +122,7 @@ def test_a_fresh_leader_judges_an_invalid_source_it_never_polled(world: World) -
 
 
 def test_an_invalid_ballast_config_applies_no_retention_window(world: World) -> None:
-    measured(world)
+    measured_by_two_sources(world)
     world.cycle("metrics")
     assert world.store.cycles[-1].retention == datetime.timedelta(hours=168)
 
