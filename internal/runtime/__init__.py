@@ -18,32 +18,91 @@ other name comes from its module (`from ballast.internal.runtime.apierrors impor
 `from ballast.internal.runtime import apierrors` and `apierrors.GoneError`). Module paths stay public:
 `workqueue`, `priorityqueue`, `event`, `apierrors`, `predicate`, `handler`, `source`, `conditions`, … and the
 logger names `ballast.runtime.*`.
+
+The re-exports are resolved on first use (PEP 562): importing the package, or one of its modules
+(`ballast.internal.runtime.rest`), loads only what that needs, not the manager, the webhook server and the rest —
+which is what keeps a command-line tool built on the client quick to start.
 """
 
-from .admission import AdmissionRequest, AdmissionResponse, allowed, denied, errored, patched
-from .apierrors import (
-    AlreadyExistsError,
-    APIStatusError,
-    ConflictError,
-    NotFoundError,
-)
-from .builder import Builder
-from .cache import Cache, CacheScope
-from .client import APPLY, JSON_PATCH, MERGE, STRATEGIC, Client
-from .clock import Clock, FakeClock, RealClock, rfc3339
-from .controller import Controller, ControllerOptions
-from .decode import Projection
-from .fake import FakeAPI
-from .gvk import GroupVersionKind
-from .handler import EnqueueRequestForObject, EnqueueRequestForOwner, EnqueueRequestsFromMapFunc
-from .interfaces import Reader, StatusWriter, Writer
-from .leaderelection import LeaderElectionConfig, LeaderElector
-from .leaderelection_process import ProcessLeaderElector
-from .manager import Manager
-from .reconcile import Context, Reconciler, Request, Result, TerminalError
-from .rest import RESTConfig
-from .scheme import Scheme
-from .webhook import WebhookServer
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .admission import AdmissionRequest, AdmissionResponse, allowed, denied, errored, patched
+    from .apierrors import (
+        AlreadyExistsError,
+        APIStatusError,
+        ConflictError,
+        NotFoundError,
+    )
+    from .builder import Builder
+    from .cache import Cache, CacheScope
+    from .client import APPLY, JSON_PATCH, MERGE, STRATEGIC, Client
+    from .clock import Clock, FakeClock, RealClock, rfc3339
+    from .controller import Controller, ControllerOptions
+    from .decode import Projection
+    from .fake import FakeAPI
+    from .gvk import GroupVersionKind
+    from .handler import EnqueueRequestForObject, EnqueueRequestForOwner, EnqueueRequestsFromMapFunc
+    from .interfaces import Reader, StatusWriter, Writer
+    from .leaderelection import LeaderElectionConfig, LeaderElector
+    from .leaderelection_process import ProcessLeaderElector
+    from .manager import Manager
+    from .reconcile import Context, Reconciler, Request, Result, TerminalError
+    from .rest import RESTConfig
+    from .scheme import Scheme
+    from .webhook import WebhookServer
+
+_EXPORTS: dict[str, str] = {
+    "APPLY": "client",
+    "JSON_PATCH": "client",
+    "MERGE": "client",
+    "STRATEGIC": "client",
+    "APIStatusError": "apierrors",
+    "AdmissionRequest": "admission",
+    "AdmissionResponse": "admission",
+    "AlreadyExistsError": "apierrors",
+    "Builder": "builder",
+    "Cache": "cache",
+    "CacheScope": "cache",
+    "Client": "client",
+    "Clock": "clock",
+    "ConflictError": "apierrors",
+    "Context": "reconcile",
+    "Controller": "controller",
+    "ControllerOptions": "controller",
+    "EnqueueRequestForObject": "handler",
+    "EnqueueRequestForOwner": "handler",
+    "EnqueueRequestsFromMapFunc": "handler",
+    "FakeAPI": "fake",
+    "FakeClock": "clock",
+    "GroupVersionKind": "gvk",
+    "LeaderElectionConfig": "leaderelection",
+    "LeaderElector": "leaderelection",
+    "Manager": "manager",
+    "NotFoundError": "apierrors",
+    "ProcessLeaderElector": "leaderelection_process",
+    "Projection": "decode",
+    "RESTConfig": "rest",
+    "Reader": "interfaces",
+    "RealClock": "clock",
+    "Reconciler": "reconcile",
+    "Request": "reconcile",
+    "Result": "reconcile",
+    "Scheme": "scheme",
+    "StatusWriter": "interfaces",
+    "TerminalError": "reconcile",
+    "WebhookServer": "webhook",
+    "Writer": "interfaces",
+    "allowed": "admission",
+    "denied": "admission",
+    "errored": "admission",
+    "patched": "admission",
+    "rfc3339": "clock",
+}
+"""Each exported name and the module (of this package) that defines it."""
 
 __all__ = [
     "APPLY",
@@ -92,3 +151,19 @@ __all__ = [
     "patched",
     "rfc3339",
 ]
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, which then still see (and check) every name imported above
+
+    def __getattr__(name: str) -> object:
+        """Import an exported name's module on first use (PEP 562), so importing one module of the package does
+        not import them all."""
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f".{module}", __name__), name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *_EXPORTS})

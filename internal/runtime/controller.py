@@ -3,8 +3,10 @@
 Semantics (docs/compatibility.md, controller-runtime and client-go):
 - sources start first and must sync within `cache_sync_timeout`; then `max_concurrent_reconciles` workers;
 - a key is never reconciled by two workers at once (the queue guarantees it);
-- an exception → requeue with the rate limiter's backoff (the Result is ignored); `TerminalError` → counted,
-  not retried; `Result.requeue_after` → forget the backoff and requeue after that delay; otherwise forget;
+- an exception → requeue with the rate limiter's backoff (the Result is ignored), logged as an error with its
+  traceback — except a `ConflictError` (the object changed since it was read), an info line without one: it is
+  retried from a fresh read, not a failure; every exception counts in the error metrics; `TerminalError` →
+  counted, not retried; `Result.requeue_after` → forget the backoff and requeue after that delay; otherwise forget;
 - a failing reconcile never kills its worker; programming errors (AttributeError, KeyError, TypeError, …) are
   also counted as `controller_runtime_reconcile_panics_total`, the closest Python has to a Go panic;
 - `reconcile_timeout` is a cooperative deadline: `ctx.deadline`, and every client call inside honours it;
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import metrics
-from .apierrors import DeadlineExceededError
+from .apierrors import ConflictError, DeadlineExceededError
 from .clock import Clock, RealClock
 from .log import Logger, get_logger
 from .priorityqueue import PriorityQueue
@@ -200,7 +202,11 @@ class Controller:
             self._timeouts.inc()
         if isinstance(error, _PROGRAMMING_ERRORS):
             self._panics.inc()
-        logger.error("reconciler error: %s", error, exc_info=error)
+        if isinstance(error, ConflictError):
+            # Optimistic concurrency at work (the object changed since it was read): retried from a fresh read.
+            logger.info("conflict, retrying: %s", error)
+        else:
+            logger.error("reconciler error: %s", error, exc_info=error)
         self._errors.inc()
         self._total["error"].inc()
 

@@ -5,6 +5,7 @@
 
 Every key/value attached with `with_values` or passed in `extra` becomes a field of the JSON record (or a
 `key=value` pair in text). One formatter each; `setup_logging` installs one on the root logger.
+`RateLimitedLog` keeps a line that a client can provoke at will (a malformed request) to one per interval.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from __future__ import annotations
 import datetime
 import logging
 import sys
-from collections.abc import Mapping, MutableMapping
+import threading
+import time
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any, TextIO
 
 import orjson
@@ -81,6 +84,43 @@ class Logger(logging.LoggerAdapter[logging.Logger]):
 
 def get_logger(name: str, **values: Any) -> Logger:
     return Logger(logging.getLogger(name), values)
+
+
+class RateLimitedLog:
+    """Warnings that outsiders can trigger at will, at most one per `interval` seconds for each key.
+
+        malformed = RateLimitedLog(get_logger("ballast.runtime.webhook"), interval=10.0)
+        malformed.warning("malformed admission review", key="/mutate-v1-pod", extra={"error": message})
+
+    The first record of a key is written at once; the others within `interval` are counted, not written, and
+    the next record written for that key carries `suppressed=<count>`. Thread-safe; `clock` is monotonic seconds.
+    """
+
+    def __init__(self, logger: Logger, *, interval: float = 10.0, clock: Callable[[], float] = time.monotonic) -> None:
+        if interval <= 0:
+            raise ValueError(f"interval must be positive, got {interval}")
+        self.logger = logger
+        self.interval = interval
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._last: dict[str, float] = {}
+        self._suppressed: dict[str, int] = {}
+
+    def warning(self, msg: str, *args: Any, key: str = "", extra: Mapping[str, Any] | None = None) -> bool:
+        """Log `msg % args` at warning level unless `key` was logged less than `interval` ago; whether it was."""
+        now = self._clock()
+        with self._lock:
+            last = self._last.get(key)
+            if last is not None and now - last < self.interval:
+                self._suppressed[key] = self._suppressed.get(key, 0) + 1
+                return False
+            self._last[key] = now
+            suppressed = self._suppressed.pop(key, 0)
+        fields = dict(extra or {})
+        if suppressed:
+            fields["suppressed"] = suppressed
+        self.logger.warning(msg, *args, extra=fields)
+        return True
 
 
 def setup_logging(

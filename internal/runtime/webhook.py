@@ -15,7 +15,10 @@
   versions, wrong content types are answered with an AdmissionReview carrying the error code (400/413), never a
   crash; an oversize body is discarded as it arrives. At most `max_in_flight_bytes` (32 MiB) of bodies are held
   at once. A handler that raises is answered 500 and counted as a panic. `request_timeout` is a cooperative
-  deadline for the handler (and its client calls).
+  deadline for the handler (and its client calls). Each refusal of a malformed request — unparseable HTTP, a
+  wrong content type, a body that is not an AdmissionReview, one over the size cap, or a handler's own 400 (an
+  object it cannot decode) — is a warning naming the path and the reason, at most one per path every
+  `MALFORMED_LOG_INTERVAL` seconds (the next one says how many were left out), since any client can send them.
 - Metrics: `controller_runtime_webhook_requests_total{webhook,code}`, `..._latency_seconds{webhook}`,
   `..._requests_in_flight{webhook}`, `controller_runtime_webhook_panics_total`. `ready()` is a readiness check:
   certificate loaded and socket listening.
@@ -32,12 +35,13 @@ from . import metrics
 from .admission import AdmissionResponse, Handler, ReviewError, decode_review, encode_review, errored
 from .certwatcher import CertificateError, CertWatcher
 from .httpconn import Connection, ConnectionLoop, Limits, Message
-from .log import get_logger
+from .log import RateLimitedLog, get_logger
 from .rest import deadline
 
 DEFAULT_PORT = 9443
 MAX_BODY_BYTES = 4 * 1024 * 1024
 CERTIFICATE_WAIT_SECONDS = 1.0
+MALFORMED_LOG_INTERVAL = 10.0
 _REASONS = {200: b"OK", 400: b"Bad Request", 404: b"Not Found", 405: b"Method Not Allowed", 413: b"Payload Too Large"}
 _log = get_logger("ballast.runtime.webhook")
 
@@ -102,6 +106,7 @@ class WebhookServer:
         self._routes: dict[bytes, _Route] = {}
         self._listening = threading.Event()
         self._generation = 0  # bumped on rotation; older connections close after their next answer
+        self._malformed = RateLimitedLog(_log, interval=MALFORMED_LOG_INTERVAL)
         self.name = "webhook-server"
 
     def register(self, path: str, handler: Handler) -> None:
@@ -168,6 +173,7 @@ class WebhookServer:
     def _answer(self, connection: Connection, message: Message) -> bool:
         """On a worker: answer one complete request; whether the connection stays open."""
         if message.malformed:
+            self._refused(None, 400, "malformed HTTP request")
             connection.send(
                 _response(400, b'{"error":"malformed HTTP request"}', keep_alive=False), self.request_timeout
             )
@@ -192,7 +198,9 @@ class WebhookServer:
 
     def _answer_too_large(self, connection: Connection, message: Message) -> None:
         route = self._routes.get(message.url.split(b"?")[0])
-        body = encode_review("", "", errored(413, f"the request body exceeds {self.max_body_bytes} bytes"))
+        refusal = f"the request body exceeds {self.max_body_bytes} bytes"
+        self._refused(route.path if route is not None else None, 413, refusal)
+        body = encode_review("", "", errored(413, refusal))
         if route is not None:
             route.count(200)
         connection.send(_response(200, body, keep_alive=False), self.request_timeout)
@@ -218,10 +226,12 @@ class WebhookServer:
         content_type = message.content_type
         if content_type.split(b";")[0].strip() != b"application/json":
             refusal = f"Content-Type must be application/json, got {content_type.decode(errors='replace')!r}"
+            self._refused(route.path, 400, refusal)
             return encode_review("", "", errored(400, refusal))
         try:
             api_version, request = decode_review(b"".join(message.body))
         except ReviewError as exc:
+            self._refused(route.path, exc.code, str(exc))
             return encode_review("", "", errored(exc.code, str(exc)))
         try:
             with deadline(self.request_timeout):
@@ -230,7 +240,16 @@ class WebhookServer:
             metrics.WEBHOOK_PANICS.inc()
             _log.exception("webhook %s failed on %s", route.path, request.uid)
             response = errored(500, f"internal error: {type(exc).__name__}: {exc}")
+        if response.code == 400:  # the handler could not read the review's object
+            self._refused(route.path, 400, response.message, uid=request.uid)
         return encode_review(api_version, request.uid, response)
+
+    def _refused(self, path: str | None, code: int, reason: str, uid: str = "") -> None:
+        """One rate-limited warning per registered path (and one key for requests no path was read from, so
+        clients cannot grow the limiter's keys)."""
+        key = path or "-"
+        fields = {"path": key, "code": code, "reason": reason[:512]} | ({"uid": uid} if uid else {})
+        self._malformed.warning("refused a malformed admission review", key=key, extra=fields)
 
 
 def _response(status: int, body: bytes, *, keep_alive: bool) -> bytes:

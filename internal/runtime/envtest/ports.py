@@ -1,4 +1,9 @@
-"""Free ports for control-plane processes, with envtest's short reservation against reuse races."""
+"""Free ports for control-plane processes, with envtest's short reservation against reuse races.
+
+A reservation is a marker file `<host>-<port>` under `$XDG_CACHE_HOME/ballast/envtest/ports/` (shared by every
+test process of the user); each `suggest_port` first removes the markers that have expired, so the directory
+holds only the last `RESERVATION_SECONDS` of reservations.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +27,22 @@ def _reservation_dir() -> Path:
     return directory
 
 
+def sweep_expired(directory: Path | None = None, *, now: float | None = None) -> int:
+    """Remove reservation markers older than RESERVATION_SECONDS; returns how many went. Markers another process
+    removes meanwhile, or files that are not markers' (subdirectories), are skipped."""
+    directory = directory or _reservation_dir()
+    now = time.time() if now is None else now
+    removed = 0
+    for marker in directory.iterdir():
+        try:
+            if now - marker.stat().st_mtime >= RESERVATION_SECONDS and marker.is_file():
+                marker.unlink()
+                removed += 1
+        except FileNotFoundError:
+            continue
+    return removed
+
+
 def _reserve(host: str, port: int) -> bool:
     """Record `port` as taken; False when a live reservation already exists."""
     marker = _reservation_dir() / f"{host}-{port}"
@@ -42,6 +63,7 @@ def _reserve(host: str, port: int) -> bool:
 def suggest_port(host: str = "127.0.0.1", attempts: int = 50) -> int:
     """Return a port on `host` that is free now and was not handed out in the last two minutes."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sweep_expired()
     for _ in range(attempts):
         with socket.socket(family, socket.SOCK_STREAM) as probe:
             probe.bind((host, 0))

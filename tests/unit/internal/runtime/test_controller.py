@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import queue as stdqueue
 import threading
 import uuid
@@ -12,6 +13,7 @@ import pytest
 from ballast.internal.runtime import (
     Builder,
     Client,
+    ConflictError,
     Context,
     Controller,
     EnqueueRequestsFromMapFunc,
@@ -169,6 +171,29 @@ def test_errors_back_off_and_success_forgets(manager: Manager, client: Client, c
         assert controller.queue.num_requeues(request) == 0  # forgotten
     assert sample("controller_runtime_reconcile_errors_total", controller=name) == 2
     assert sample("controller_runtime_reconcile_panics_total", controller=name) == 0
+
+
+def test_a_conflict_is_retried_and_logged_as_info_without_a_traceback(
+    manager: Manager, client: Client, clock: FakeClock, name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    calls = Calls()
+
+    def reconcile(ctx: Context, request: Request) -> Result | None:
+        if calls.record(request) == 1:
+            raise ConflictError(409, "Conflict", "the object has been modified; please apply your changes")
+        return None
+
+    Builder(manager).for_("v1/ConfigMap").named(name).complete(reconcile)
+    with caplog.at_level(logging.INFO), running(manager):
+        client.create(configmap("raced", "shop"))
+        eventually(lambda: _results(name, "error") == 1, "the conflict")
+        clock.advance(1)  # the default back-off is 5 ms
+        eventually(lambda: _results(name, "success") == 1, "the retry")
+    ours = [r for r in caplog.records if "conflict" in r.getMessage() or "reconciler error" in r.getMessage()]
+    assert [(r.levelno, r.getMessage().split(":")[0], r.exc_info) for r in ours] == [
+        (logging.INFO, "conflict, retrying", None)
+    ]
+    assert sample("controller_runtime_reconcile_errors_total", controller=name) == 1  # still counted
 
 
 def test_terminal_errors_are_not_retried(manager: Manager, client: Client, clock: FakeClock, name: str) -> None:

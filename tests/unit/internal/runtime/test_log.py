@@ -11,7 +11,14 @@ from typing import Any
 import orjson
 import pytest
 
-from ballast.internal.runtime.log import JSONFormatter, Logger, TextFormatter, get_logger, setup_logging
+from ballast.internal.runtime.log import (
+    JSONFormatter,
+    Logger,
+    RateLimitedLog,
+    TextFormatter,
+    get_logger,
+    setup_logging,
+)
 
 
 @pytest.fixture
@@ -171,3 +178,28 @@ def test_setup_logging_installs_one_handler(
 def test_setup_logging_refuses_unknown_names(root_logger: logging.Logger, kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         setup_logging(**kwargs)
+
+
+def test_a_rate_limited_warning_is_written_once_per_interval_and_key_then_says_how_many_were_left_out(
+    logger: tuple[logging.Logger, io.StringIO],
+) -> None:
+    target, stream = logger
+    _use(target, JSONFormatter())
+    now = [100.0]
+    log = RateLimitedLog(Logger(target), interval=10.0, clock=lambda: now[0])
+    written = [log.warning("refused %s", "x", key="/a", extra={"n": n}) for n in range(5)]
+    written.append(log.warning("refused %s", "y", key="/b"))
+    now[0] += 10.0
+    written.append(log.warning("refused %s", "z", key="/a"))
+    entries = [orjson.loads(line) for line in stream.getvalue().splitlines()]
+    assert written == [True, False, False, False, False, True, True]
+    assert [(e["level"], e["msg"], e.get("n"), e.get("suppressed")) for e in entries] == [
+        ("warning", "refused x", 0, None),
+        ("warning", "refused y", None, None),
+        ("warning", "refused z", None, 4),
+    ]
+
+
+def test_a_rate_limited_log_needs_a_positive_interval(logger: tuple[logging.Logger, io.StringIO]) -> None:
+    with pytest.raises(ValueError, match="interval must be positive"):
+        RateLimitedLog(Logger(logger[0]), interval=0)

@@ -1,12 +1,16 @@
+"""Free ports with a short, shared reservation; expired reservations do not pile up on disk."""
+
 from __future__ import annotations
 
+import os
 import socket
+import time
 from pathlib import Path
 
 import pytest
 
 from ballast.internal.runtime.envtest.errors import PortInUseError
-from ballast.internal.runtime.envtest.ports import ensure_free, suggest_port
+from ballast.internal.runtime.envtest.ports import RESERVATION_SECONDS, ensure_free, suggest_port
 
 
 @pytest.fixture(autouse=True)
@@ -31,3 +35,18 @@ def test_an_occupied_port_is_reported_with_its_number_and_purpose() -> None:
             PortInUseError, match=rf"kube-apiserver --secure-port: port {port} on 127.0.0.1 is already in use"
         ):
             ensure_free("127.0.0.1", port, "kube-apiserver --secure-port")
+
+
+def test_expired_reservations_are_removed_and_live_ones_kept(tmp_path: Path) -> None:
+    directory = tmp_path / "ballast" / "envtest" / "ports"
+    directory.mkdir(parents=True)
+    old = time.time() - RESERVATION_SECONDS - 1
+    for port in range(40000, 40050):
+        marker = directory / f"127.0.0.1-{port}"
+        marker.touch()
+        os.utime(marker, (old, old))
+    (directory / "127.0.0.1-40100").touch()  # reserved a moment ago by another test process
+
+    port = suggest_port()
+
+    assert sorted(path.name for path in directory.iterdir()) == sorted(["127.0.0.1-40100", f"127.0.0.1-{port}"])
