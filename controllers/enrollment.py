@@ -4,7 +4,10 @@ For each enrolled pod (the cache holds only pods with the mode label, as `PodPro
 compute its identity (tuple labels, profile name, measurement hash), make sure the WorkloadProfile exists with
 that identity in its status, and stamp `profile-ref`/`policy-ref` on the pod. A pod whose identity or policy
 changes simply gets a new profile-ref — the old profile is recounted by the profile lane, which counts pods
-per profile from the profile-ref index (no pod finalizers: docs/design.md, difference 7).
+per profile from the profile-ref index (no pod finalizers: docs/design.md, difference 7). A profile is created
+with its cleanup finalizer already in place. `ballast_pods_processed_total{event="created"}` counts a pod once,
+when its profile-ref is stamped or changed — decided on a live read of the pod, since the cache can lag this
+lane's own last stamp.
 
 A pod that left the scoped watch (its mode label was removed) or carries an invalid mode still exists: its
 stale refs are removed. The Go operator's pod finalizer is removed wherever it is found (difference 17).
@@ -25,6 +28,7 @@ from ballast.internal.enrollment import (
     BALLAST_CONFIG_NAME,
     LEGACY_POD_FINALIZER,
     POLICY_REF,
+    PROFILE_CLEANUP_FINALIZER,
     PROFILE_REF,
     PROFILE_REF_INDEX,
     PodProjection,
@@ -130,8 +134,9 @@ class EnrollmentReconciler:
         wait = self._ensure_profile(ctx, name, tuple_, status)
         if wait is not None:
             return wait
-        previous = pod.metadata.annotations.get(PROFILE_REF)
-        self._stamp(pod, name, resolution.ref if resolution else None)
+        previous = self._stamp(pod, name, resolution.ref if resolution else None)
+        if previous is None:
+            return None  # already stamped, or gone
         attributes = profile_attributes(name, tuple_)
         if previous != name:
             if previous:
@@ -149,7 +154,10 @@ class EnrollmentReconciler:
             profile: WorkloadProfile = self.client.get(WorkloadProfile, name)
         except NotFoundError:
             try:
-                self.client.create(WorkloadProfile(metadata=ObjectMeta(name=name)))
+                # With its finalizer: the profile lane need not add it to a profile enrollment is writing to.
+                self.client.create(
+                    WorkloadProfile(metadata=ObjectMeta(name=name, finalizers=[PROFILE_CLEANUP_FINALIZER]))
+                )
             except AlreadyExistsError:
                 return Result(requeue_after=PROFILE_BUSY_REQUEUE)
             WORKLOAD_PROFILES_CREATED.inc(profile_attributes(name, tuple_))
@@ -170,12 +178,24 @@ class EnrollmentReconciler:
                 "status": status}  # fmt: skip
         self.client.status().patch(body, body, patch_type=APPLY, field_manager=FIELD_MANAGER, force=True)
 
-    def _stamp(self, pod: PodProjection, profile: str, policy: str | None) -> None:
-        annotations = pod.metadata.annotations
+    def _stamp(self, pod: PodProjection, profile: str, policy: str | None) -> str | None:
+        """Stamp the refs; returns the profile-ref the stamp replaced ("" for none), None when nothing was stamped.
+
+        The cached pod can lag this lane's own last stamp (another event of the pod arrived first): before
+        stamping, the pod is read live, so each change of a pod's refs is made — and counted — once.
+        """
+        annotations: Mapping[str, Any] = pod.metadata.annotations
         if annotations.get(PROFILE_REF) == profile and annotations.get(POLICY_REF) == policy:
-            return
+            return None
+        try:
+            annotations = objects.annotations(self.live.get(POD, pod.metadata.name, pod.metadata.namespace))
+        except NotFoundError:
+            return None
+        if annotations.get(PROFILE_REF) == profile and annotations.get(POLICY_REF) == policy:
+            return None
         patch = {"metadata": {"annotations": {PROFILE_REF: profile, POLICY_REF: policy}}}
         self.client.patch(_pod_ref(pod.metadata.namespace, pod.metadata.name), patch)
+        return str(annotations.get(PROFILE_REF) or "")
 
     # ---------------------------------------------------------------------------------------- unenroll
 

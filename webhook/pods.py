@@ -294,7 +294,8 @@ class PodModeValidator:
     A mode label changed to a value outside `measure`, `apply`, `resize` is denied with the Go operator's exact
     message; a valid or absent mode is allowed, and so is an update that leaves an (already stored) invalid
     value as it was — so metadata edits and finalizer removal on such a pod are never blocked. While the kill
-    switch is active everything is allowed, as in the mutating webhook.
+    switch is active everything is allowed, as in the mutating webhook. The object is decoded as `/mutate-v1-pod`
+    decodes it (`decode_pod`), so what one answers 400 the other does too; the old object only for its labels.
     """
 
     def __init__(self, kill_switch: KillSwitchState) -> None:
@@ -304,9 +305,8 @@ class PodModeValidator:
         if self.kill_switch.active:
             return allowed(KILL_SWITCH_ACTIVE)
         try:
-            if request.object is None:
-                raise PodDecodeError("the request has no object")
-            mode = _mode(request.object, "object")
+            # The whole pod, as `/mutate-v1-pod` decodes it: both handlers accept and refuse the same objects.
+            mode = decode_pod(request).metadata.labels.get(MODE_LABEL)
             old_mode = _mode(request.old_object, "oldObject")
         except PodDecodeError as exc:
             return errored(400, str(exc))

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from ballast.internal.killswitch import KillSwitchState
-from ballast.webhook.pods import PodModeValidator
+from ballast.internal.operator import OperatorOptions
+from ballast.webhook.pods import PodModeValidator, PodMutator
 
-from .support import JSON, pod, review
+from .support import JSON, MemoryReader, pod, review
 
 
 def update(new: JSON | None, old: JSON | None) -> tuple[bool, int, str]:
@@ -58,3 +59,19 @@ def test_an_undecodable_pod_is_errored_400(new: JSON | None, old: JSON | None, f
     allowed, code, message = update(new, old)
     assert (allowed, code) == (False, 400)
     assert fragment in message
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {"metadata": {}, "spec": {"containers": {"name": "app"}}},
+        {"metadata": {}, "spec": {"containers": [{"name": "app", "resources": []}]}},
+        {"metadata": {}, "spec": {"initContainers": "app"}},
+    ],
+)
+def test_what_the_mutating_handler_cannot_decode_the_validating_one_refuses_too(obj: JSON) -> None:
+    """Both pod handlers decode the pod the same way: a mistyped spec is a 400 from each, naming the field."""
+    mutated = PodMutator(MemoryReader(), kill_switch=KillSwitchState(), options=OperatorOptions())(review(obj))
+    validated = PodModeValidator(KillSwitchState())(review(obj, operation="UPDATE", old=pod("measure")))
+    assert (mutated.allowed, mutated.code) == (False, 400)
+    assert (validated.allowed, validated.code, validated.message) == (False, 400, mutated.message)
