@@ -10,7 +10,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ballast.api.ballast.v1 import BallastConfig, ClusterResourcePolicy, ResourcePolicy, WorkloadProfile
-from ballast.internal.enrollment import BALLAST_CONFIG_NAME, PROFILE_REF, managed_container_bodies
+from ballast.internal.enrollment import (
+    APPLIED_PREFIX,
+    BALLAST_CONFIG_NAME,
+    LAST_RESIZE,
+    PROFILE_REF,
+    managed_container_bodies,
+)
 from ballast.internal.policy import MAX_OWNER_DEPTH, OwnerLookup, Policy, controller_reference
 from ballast.internal.runtime import APIStatusError
 
@@ -112,3 +118,28 @@ def template_container(owners: Sequence[Owner], name: str) -> Mapping[str, Any] 
         if template:
             return next((c for _, c in managed_container_bodies(template) if c.get("name") == name), None)
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class Original:
+    """The resources a container was created with (`container`), or None and why they are not known."""
+
+    container: Mapping[str, Any] | None
+    why_unknown: str = ""
+
+
+def original_container(ctx: PodContext, container: Mapping[str, Any]) -> Original:
+    """What the pod's container `container` was created with, as admission saw it.
+
+    A pod with owners: the nearest owner's pod template (unknown when no owner could be read). A bare pod has no
+    template: its own spec holds its creation values as long as neither admission (an `applied-*` annotation)
+    nor a resize (`last-resize`) has changed them; otherwise they are not kept anywhere.
+    """
+    name = str(container.get("name") or "")
+    if ctx.owners:
+        found = template_container(ctx.owners, name)
+        return Original(found) if found is not None else Original(None, "the pod template could not be read")
+    annotations = (ctx.pod.get("metadata") or {}).get("annotations") or {}
+    if any(key.startswith(APPLIED_PREFIX) or key == LAST_RESIZE for key in annotations):
+        return Original(None, "a bare pod has no template, and its spec no longer holds the values it was created with")
+    return Original(container)

@@ -1,6 +1,9 @@
 """The per-resource lines of an explanation: the profile's statistics and readiness, the formula of each
 recommended value, the limit rule, what admission wrote and what the pod spec says now.
 
+Quantities read with binary suffixes (`shown`): a byte count that is not a whole number of KiB, which the status
+and the pod spec keep as a bare integer (`258534604`), is shown as `246.56Mi (exactly 258534604)`.
+
 Every value is recomputed with the domain functions the operator uses (`recommend`, `fit_limit`,
 `parse_headroom`), fed with the figures the profile's status displays, never with arithmetic of its own: a
 figure that does not give the profile's value back is shown next to it rather than corrected.
@@ -16,12 +19,25 @@ from typing import Any
 from ballast.api.ballast.v1 import MetricConfig, Recommendation, ResourcePolicySpec, UsageStats
 from ballast.internal.apply import LimitPlan, limit_plan
 from ballast.internal.enrollment import applied_annotation
-from ballast.internal.quantity import QuantityError, to_units
+from ballast.internal.quantity import QuantityError, human_quantity, to_units
 from ballast.internal.runtime import rfc3339
 from ballast.internal.stats import EMPTY_STATS, parse_headroom, recommend
 
 PERCENTILES = ("p50", "p75", "p90", "p95", "p99")
 """The percentiles a profile's `usageStats` displays, in the order they are printed."""
+
+
+def shown(value: str, resource: str) -> str:
+    """`value` as the explanation prints it: `human_quantity`, with the exact value after it when that rounded
+    (`246.56Mi (exactly 258534604)`); canonical whole units (`192Mi`, `243m`) print as they are."""
+    human = human_quantity(value, resource)
+    if human == value:
+        return value
+    try:
+        exact = to_units(human, resource) == to_units(value, resource)
+    except (QuantityError, ValueError):
+        exact = False
+    return human if exact else f"{human} (exactly {value})"
 
 
 def statistic(usage: UsageStats, aggregation: str) -> str | None:
@@ -71,14 +87,14 @@ def formula(metric: MetricConfig, usage: UsageStats | None, recommended: str | N
     factor = headroom_text(metric.headroom)
     if figure is None:
         why = "no statistics yet" if usage is None else f"the status keeps no {aggregation} figure"
-        result = f" = {recommended}" if recommended else ""
+        result = f" = {shown(recommended, resource)}" if recommended else ""
         return f"{head} × {factor}{result} ({why})"
     computed = recompute(figure, aggregation, metric.headroom, resource)
     if recommended:
         note = ""
         if computed is not None and computed != recommended:
             note = f" (from the exact {aggregation}; the figure shown is rounded: {computed})"
-        return f"{head} ({figure}) × {factor} = {recommended}{note}"
+        return f"{head} ({figure}) × {factor} = {shown(recommended, resource)}{note}"
     pending = f" → {computed}" if computed else ""
     return f"{head} ({figure}) × {factor}{pending}, not recommended yet (still accruing)"
 
@@ -93,16 +109,22 @@ def limit_lines(
     recommendation: Recommendation | None,
     original: Mapping[str, Any] | None,
     managed_limit: bool,
+    *,
+    why_unknown: str = "the pod template could not be read",
+    bare: bool = False,
 ) -> list[str]:
-    """How the limit follows the request: admission's own plan (`apply.limit_plan`) on the pod template's values,
-    in words — a limit the policy does not manage is kept, or raised keeping the template's limit:request ratio;
-    a recommended limit below the request is raised to it."""
+    """How the limit follows the request: admission's own plan (`apply.limit_plan`) on the values the pod was
+    created with (`original`: its template's container, or with `bare` a bare pod's own spec), in words — a limit
+    the policy does not manage is kept, or raised keeping the original limit:request ratio; a recommended limit
+    below the request is raised to it. Without `original`, `why_unknown` says why the creation values are not
+    known."""
+    origin = _BARE if bare else _TEMPLATE
     request = recommendation.request if recommendation else None
     limit = recommendation.limit if recommendation else None
     if not limit and (managed_limit or not request):
         return []
     if not limit and original is None:
-        return [f"{resource} limit: not managed by the policy (the pod template could not be read)"]
+        return [f"{resource} limit: not managed by the policy ({why_unknown})"]
     original_request = _resource(original, "requests", resource)
     try:
         plan = limit_plan(
@@ -110,27 +132,44 @@ def limit_lines(
             current_limit=_resource(original, "limits", resource),
         )  # fmt: skip
     except (QuantityError, TypeError, ValueError):
-        return [f"{resource} limit: the pod template's values are not quantities"]
-    line = _limit_line(resource, plan, request or original_request, original_request)
+        return [f"{resource} limit: {origin.possessive} values are not quantities"]
+    line = _limit_line(resource, plan, request or original_request, original_request, origin)
     return [line] if line else []
 
 
-def _limit_line(resource: str, plan: LimitPlan, request: str | None, original_request: str | None) -> str | None:
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Origin:
+    """How the lines name where the creation values come from."""
+
+    name: str
+    possessive: str
+    ratio: str
+
+
+_TEMPLATE = _Origin("the pod template", "the pod template's", "the template's")
+_BARE = _Origin("the pod's own spec (a bare pod)", "the pod's", "the pod's")
+
+
+def _limit_line(
+    resource: str, plan: LimitPlan, request: str | None, original_request: str | None, origin: _Origin
+) -> str | None:
+    request = shown(request, resource) if request else request
+    original_request = shown(original_request, resource) if original_request else original_request
+    before = shown(plan.before, resource) if plan.before else plan.before
+    limit = shown(plan.limit, resource) if plan.limit else plan.limit
     if plan.managed:
         if not plan.scaled:
             return None  # the recommended limit, as written: nothing to explain
         return f"{resource} limit raised to the request {request}: a request never exceeds its limit"
     if plan.rule == "none":
-        return f"{resource} limit: none (the policy manages none and the pod template sets none)"
+        return f"{resource} limit: none (the policy manages none and {origin.name} sets none)"
     if plan.rule == "kept":
-        return f"{resource} limit: {plan.before} from the pod template, kept (request {request} ≤ limit)"
+        return f"{resource} limit: {before} from {origin.name}, kept (request {request} ≤ limit)"
     if plan.rule == "raised-to-request":
-        return (
-            f"{resource} limit: {plan.before} → {plan.limit}, raised to the request (a request never exceeds its limit)"
-        )
+        return f"{resource} limit: {before} → {limit}, raised to the request (a request never exceeds its limit)"
     return (
-        f"{resource} limit = {plan.before} × {request} / {original_request} = {plan.limit} "
-        "(the template's limit:request ratio, kept so the request stays within the limit)"
+        f"{resource} limit = {before} × {request} / {original_request} = {limit} "
+        f"({origin.ratio} limit:request ratio, kept so the request stays within the limit)"
     )
 
 
@@ -178,11 +217,12 @@ def applied_lines(pod: Mapping[str, Any], resource: str, recommendation: Recomme
     if not written:
         return []
     keys = ", ".join(applied_annotation(resource, field).rsplit("/", 1)[1] for field in written)
-    lines = [f"admission wrote {', '.join(f'{f} {v}' for f, v in written.items())} (annotations {keys})"]
+    values = ", ".join(f"{f} {shown(v, resource)}" for f, v in written.items())
+    lines = [f"admission wrote {values} (annotations {keys})"]
     if recommendation is not None and written.get("request") not in (None, recommendation.request):
         lines.append(
-            f"the profile now recommends request {recommendation.request}: the pod keeps the values of its "
-            "creation until it is recreated (apply) or resized in place (resize)"
+            f"the profile now recommends request {shown(recommendation.request or '', resource)}: the pod keeps "
+            "the values of its creation until it is recreated (apply) or resized in place (resize)"
         )
     return lines
 
@@ -191,5 +231,8 @@ def running_line(container: Mapping[str, Any], resource: str) -> str:
     """`pod spec now: request 243m, limit 1`: what the running container has, whatever was recommended."""
     request = _resource(container, "requests", resource)
     limit = _resource(container, "limits", resource)
-    parts = [f"request {request}" if request else "no request", f"limit {limit}" if limit else "no limit"]
+    parts = [
+        f"request {shown(request, resource)}" if request else "no request",
+        f"limit {shown(limit, resource)}" if limit else "no limit",
+    ]
     return f"pod spec now: {', '.join(parts)}"

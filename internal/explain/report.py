@@ -23,7 +23,7 @@ from ballast.internal.enrollment import (
 from ballast.internal.naming import NO_POLICY, tuple_labels
 from ballast.internal.policy import PodFacts, discriminator_for, pod_identity
 
-from .context import PodContext, owner_lookup, template_container
+from .context import PodContext, original_container, owner_lookup
 from .figures import applied_lines, formula, headroom_text, limit_lines, readiness_line, running_line, usage_lines
 from .policies import PolicyVerdict, judge_policies, policy_label, policy_spec
 
@@ -191,7 +191,7 @@ def _container_section(
     if not resources:
         lines.append("  no statistics and no policy metric for this container")
         return lines
-    original = template_container(ctx.owners, name)
+    original = original_container(ctx, container)
     for resource in resources:
         usage = usages.get(resource)
         recommendation = recommendations.get(resource)
@@ -205,7 +205,11 @@ def _container_section(
             field_value = getattr(recommendation, metric.field or "request", None) if recommendation else None
             lines.append(f"    {formula(metric, usage, field_value)}")
         managed_limit = any(m.field == "limit" for m in resource_metrics)
-        lines += [f"    {line}" for line in limit_lines(resource, recommendation, original, managed_limit)]
+        limits = limit_lines(
+            resource, recommendation, original.container, managed_limit,
+            why_unknown=original.why_unknown, bare=not ctx.owners,
+        )  # fmt: skip
+        lines += [f"    {line}" for line in limits]
         lines += [f"    {line}" for line in applied_lines(ctx.pod, resource, recommendation)]
         lines.append(f"    {running_line(container, resource)}")
     return lines
