@@ -15,13 +15,16 @@ In order:
 7. **cold start** — a known app in a namespace that never ran it is admitted with the recommended requests;
 8. **resize** — a `resize` pod is stepped toward its recommendation in place.
 
-Then the kubectl tables and the commands to look further, and the demo keeps running until Ctrl-C (or
-`--exit-after`), which stops ballastd, the backend and the control plane and removes their directory.
+Then `kubectl get workloadprofiles`, the demo pods' requests and limits and the commands to look further, and
+the demo keeps running until Ctrl-C (or `--exit-after`), which stops ballastd, the backend and the control plane
+and removes their directory. The operator namespace is `ballast-system`. Memory reads with binary suffixes
+throughout (`progress.shown`); the objects keep the exact values.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import json
 import os
@@ -37,7 +40,7 @@ from typing import Any, Literal, TextIO, TypeVar
 import urllib3
 
 from ballast.api.ballast.v1 import MetricsSource
-from ballast.internal.enrollment import invalid_mode_message
+from ballast.internal.enrollment import KILL_SWITCH_CONFIGMAP, invalid_mode_message
 from ballast.internal.manifests.crds import all_crds
 from ballast.internal.manifests.webhooks import webhook_configurations
 from ballast.internal.quantity import parse_quantity
@@ -60,11 +63,16 @@ from .progress import (
     View,
     choose_view,
     command_lines,
+    history,
+    pod_table,
     profile_row,
+    resize_step,
+    shown,
 )
 from .scenario import (
     CHECKOUT,
     COLD_START_POD,
+    DEMO_LABEL,
     NAMESPACES,
     OPERATOR_NAMESPACE,
     RESIZE_POD,
@@ -150,10 +158,13 @@ def describe_objects(preset: Preset) -> str:
 
 
 def describe_resources(pod: Mapping[str, Any]) -> str:
-    """`cpu 287m, memory 192Mi (limit 240Mi)`: the first container's requests, then its limits in brackets."""
+    """`cpu 287m, memory 246.56Mi (limit 1Gi)`: the first container's requests, then its limits in brackets
+    (memory with binary suffixes, as the view shows every quantity)."""
     resources = pod["spec"]["containers"][0].get("resources") or {}
-    requests = ", ".join(f"{name} {value}" for name, value in (resources.get("requests") or {}).items())
-    limits = ", ".join(f"{name} {value}" for name, value in (resources.get("limits") or {}).items())
+    requests = ", ".join(
+        f"{name} {shown(str(value), name)}" for name, value in (resources.get("requests") or {}).items()
+    )
+    limits = ", ".join(f"{name} {shown(str(value), name)}" for name, value in (resources.get("limits") or {}).items())
     return f"{requests} (limit {limits})" if limits else requests
 
 
@@ -248,6 +259,15 @@ class Demo:
         self.profiles = tuple(profile_row(item) for item in sorted(items, key=lambda i: i["metadata"]["name"]))
         if self.steps["workloads"].state == "done":
             self._follow_resize_pod()
+        if self.following:
+            self._update_resize_step()
+
+    def _update_resize_step(self) -> None:
+        """The resize step says what the trail says now (converged, or stepping again after the recommendation
+        moved), never what it said when it first converged."""
+        state, detail = resize_step(self.trail, CHECKOUT.profile_name())
+        if self.steps["resize"] != Step("resize", state, detail):
+            self._set("resize", state, detail)
 
     def _follow_resize_pod(self) -> None:
         try:
@@ -259,7 +279,6 @@ class Demo:
             self.rest.patch_status(f"/api/v1/namespaces/{RESIZE_POD.namespace}/pods/{RESIZE_POD.name}", actuated)
         requests = pod["spec"]["containers"][0].get("resources", {}).get("requests", {})
         cpu, memory = str(requests.get("cpu", "")), str(requests.get("memory", ""))
-        trail = self.trail
         recommendations = recommendations_of(self.profile_objects.get(CHECKOUT.profile_name(), {}), "api")
         target_cpu = recommendations.get("cpu", {}).get("request", NONE)
         target_memory = recommendations.get("memory", {}).get("request", NONE)
@@ -268,13 +287,8 @@ class Demo:
             and not exceeds_drift(cpu, target_cpu, self.threshold)
             and not exceeds_drift(memory, target_memory, self.threshold)
         )
-        self.trail = ResizeTrail(
-            trail.pod,
-            trail.cpu if trail.cpu[-1:] == (cpu,) else (*trail.cpu, cpu),
-            trail.memory if trail.memory[-1:] == (memory,) else (*trail.memory, memory),
-            target_cpu,
-            target_memory,
-            converged,
+        self.trail = dataclasses.replace(
+            self.trail.seen(cpu, memory), target_cpu=target_cpu, target_memory=target_memory, converged=converged
         )
 
     def _wait(self, what: str, condition: Callable[[], T | None], timeout: float | None) -> T:
@@ -427,8 +441,8 @@ class Demo:
         self._set(
             "ballastd",
             "done",
-            f"pid {self.operator.pid}, webhook https://127.0.0.1:{self.operator.webhook_port}, "
-            f"store {self.operator.store_url}",
+            f"pid {self.operator.pid}, namespace {OPERATOR_NAMESPACE}, "
+            f"webhook https://127.0.0.1:{self.operator.webhook_port}, store {self.operator.store_url}",
         )
 
     def _create_workloads(self) -> None:
@@ -529,25 +543,19 @@ class Demo:
 
     def _print_tables(self) -> None:
         self._poll()
-        self.view.close()
+        # Only the steps stay above what follows: the live table and resize line come back, fresh, in the next
+        # live block (a frozen copy of them above it would contradict it within a cycle).
+        self.view.close(keep=history(self._frame(), color=self.options.interactive))
         say = self.view.say
         say("")
         say("$ kubectl get workloadprofiles")
         for line in self._kubectl("get", "workloadprofiles"):
             say(line)
         say("")
-        columns = (
-            "NAMESPACE:.metadata.namespace,NAME:.metadata.name,"
-            r"MODE:.metadata.labels.ballast\.tightlinesoftware\.com/mode,"
-            "CPU-REQ:.spec.containers[0].resources.requests.cpu,"
-            "MEM-REQ:.spec.containers[0].resources.requests.memory,"
-            "MEM-LIM:.spec.containers[0].resources.limits.memory,STATUS:.status.phase"
-        )
-        say("$ kubectl get pods -A -l ballast.tightlinesoftware.com/demo -o custom-columns=…")
-        for line in self._kubectl(
-            "get", "pods", "-A", "-l", "ballast.tightlinesoftware.com/demo", "-o", f"custom-columns={columns}"
-        ):
-            say(line)
+        say(f"The demo pods (-l {DEMO_LABEL}), first container; memory in binary units (the pod spec is exact):")
+        pods = self.rest.get("/api/v1/pods", params={"labelSelector": DEMO_LABEL}).get("items", [])
+        for line in pod_table(pods):
+            say(f"  {line}")
 
     def _print_commands(self) -> None:
         env, operator = self.control_plane, self.operator
@@ -570,6 +578,10 @@ class Demo:
                     "where the cold-start pod's values come from",
                 ),
                 (f"tail -f {log_path}", "the operator's log"),
+                (
+                    f"kubectl -n {OPERATOR_NAMESPACE} create configmap {KILL_SWITCH_CONFIGMAP}",
+                    "the kill switch: admission, enrollment, collection and resize pause (delete it to resume)",
+                ),
                 (f"curl -s {metrics_url} | grep ^ballast_", "its Prometheus metrics"),
             ]
         ):
@@ -589,9 +601,7 @@ class Demo:
             nonlocal announced
             if self.trail.converged and not announced:
                 announced = True
-                steps = len(self.trail.cpu) - 1
-                self._set("resize", "done", f"{RESIZE_POD.key} converged in {steps} in-place step(s)")
-                self.report["resize"] = {"cpu": self.trail.cpu, "memory": self.trail.memory}
+                self.report["resize"] = {"cpu": self.trail.cpu, "memory": self.trail.memory, "steps": self.trail.steps}
                 self._write_report()
             return announced and self.options.exit_after == "resized"
 

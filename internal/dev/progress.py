@@ -7,24 +7,35 @@ The demo builds a `Frame` (steps, profile rows, the resize trail) a few times a 
 - `LineView` (a pipe, a log, `--non-interactive`): plain lines, one per change, each stamped with the seconds
   since start — what a test or CI reads.
 
-Formatting is pure functions (`render`, `format_table`, `profile_row`, ...), tested without a terminal.
+Formatting is pure functions (`render`, `format_table`, `profile_row`, ...), tested without a terminal. Rows and
+trails keep the quantities as the API has them; memory is shown with binary suffixes (`246.56Mi`, never the
+canonical `258534604`) by `human_quantity` at render time. The table's MIN SAMPLES is the fewest samples of
+any container and resource of the profile — what readiness waits for — and a legend under the table says so.
+`history` is what stays on screen of a live block that is closed (the steps, not the live table).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TextIO
 
+from ballast.internal.enrollment import MODE_LABEL
+from ballast.internal.quantity import human_quantity
 from ballast.internal.stats import parse_duration
 
 StepState = Literal["waiting", "running", "done", "failed"]
 
 MARKERS: Mapping[StepState, str] = {"waiting": "·", "running": "…", "done": "✓", "failed": "✗"}
 COLORS: Mapping[StepState, str] = {"waiting": "2", "running": "33", "done": "32", "failed": "31"}
-PROFILE_HEADERS = ("PROFILE", "STATE", "PODS", "SAMPLES", "SPAN", "CPU REQ", "MEM REQ", "MEM LIM")
+PROFILE_HEADERS = ("PROFILE", "STATE", "PODS", "MIN SAMPLES", "SPAN", "CPU REQ", "MEM REQ", "MEM LIM")
+TABLE_LEGEND = (
+    "MIN SAMPLES: the fewest of any container and resource (readiness needs them all); SPAN: the longest; "
+    "REQ/LIM: the first container's recommendation"
+)
 NONE = "-"
 TITLE_WIDTH = len("control plane")
 
@@ -54,7 +65,8 @@ class ProfileRow:
 
 @dataclass(frozen=True, slots=True)
 class ResizeTrail:
-    """The values a `resize` pod's first container went through, and the profile's current recommendation."""
+    """The values a `resize` pod's first container went through, and the profile's current recommendation.
+    `steps` counts the in-place resizes seen (a change of its cpu or memory request, or both)."""
 
     pod: str
     cpu: tuple[str, ...] = ()
@@ -62,6 +74,17 @@ class ResizeTrail:
     target_cpu: str = NONE
     target_memory: str = NONE
     converged: bool = False
+    steps: int = 0
+
+    def seen(self, cpu: str, memory: str) -> ResizeTrail:
+        """The trail after the pod was read with these requests (a step when either differs from the last)."""
+        moved = bool(self.cpu or self.memory) and (self.cpu[-1:], self.memory[-1:]) != ((cpu,), (memory,))
+        return dataclasses.replace(
+            self,
+            cpu=self.cpu if self.cpu[-1:] == (cpu,) else (*self.cpu, cpu),
+            memory=self.memory if self.memory[-1:] == (memory,) else (*self.memory, memory),
+            steps=self.steps + moved,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +156,11 @@ def profile_row(profile: Mapping[str, Any]) -> ProfileRow:
     )
 
 
+def shown(value: str, resource: str) -> str:
+    """A quantity as the view shows it (`human_quantity`); the `-` of an unset value stays."""
+    return value if value == NONE else human_quantity(value, resource)
+
+
 def profile_cells(row: ProfileRow, min_samples: int, min_time_span: str = "") -> tuple[str, ...]:
     """The table cells of a row; while accruing, samples and span show what readiness still waits for
     (`3/5`, `45s/1m`)."""
@@ -145,27 +173,39 @@ def profile_cells(row: ProfileRow, min_samples: int, min_time_span: str = "") ->
         str(row.pods),
         samples,
         span,
-        row.cpu_request,
-        row.memory_request,
-        row.memory_limit,
+        shown(row.cpu_request, "cpu"),
+        shown(row.memory_request, "memory"),
+        shown(row.memory_limit, "memory"),
     )
 
 
-def trail_text(values: Sequence[str]) -> str:
-    """`1 → 643m → 465m`: the distinct values in order."""
-    return " → ".join(values) if values else NONE
+def trail_text(values: Sequence[str], resource: str = "cpu") -> str:
+    """`1 → 643m → 465m`: the distinct values in order, as the view shows `resource`'s quantities."""
+    return " → ".join(shown(value, resource) for value in values) if values else NONE
 
 
 def resize_line(trail: ResizeTrail) -> str:
     """One line for the resize pod: each resource's ladder and its target (or what it waits for)."""
     if NONE in (trail.target_cpu, trail.target_memory):
-        current = f"cpu {trail.cpu[-1] if trail.cpu else NONE}, memory {trail.memory[-1] if trail.memory else NONE}"
-        return f"resize {trail.pod}: {current}; waiting for its profile to be Sufficient"
+        cpu = shown(trail.cpu[-1], "cpu") if trail.cpu else NONE
+        memory = shown(trail.memory[-1], "memory") if trail.memory else NONE
+        return f"resize {trail.pod}: cpu {cpu}, memory {memory}; waiting for its profile to be Sufficient"
     verdict = "converged" if trail.converged else "stepping"
+    cpu, memory = trail_text(trail.cpu, "cpu"), trail_text(trail.memory, "memory")
     return (
-        f"resize {trail.pod} ({verdict}): cpu {trail_text(trail.cpu)} (target {trail.target_cpu}); "
-        f"memory {trail_text(trail.memory)} (target {trail.target_memory})"
+        f"resize {trail.pod} ({verdict}): cpu {cpu} (target {shown(trail.target_cpu, 'cpu')}); "
+        f"memory {memory} (target {shown(trail.target_memory, 'memory')})"
     )
+
+
+def resize_step(trail: ResizeTrail, toward: str) -> tuple[StepState, str]:
+    """The resize step's state and detail, from the trail as it is now — so the line never outlives what it
+    says: `converged in 4 in-place step(s)` while it holds, `stepping again` once the recommendation moved on."""
+    if trail.converged:
+        return "done", f"{trail.pod} converged in {trail.steps} in-place step(s)"
+    if trail.steps:
+        return "running", f"{trail.pod}: stepping toward {toward}, {trail.steps} in-place step(s) so far"
+    return "running", f"{trail.pod}: stepping toward {toward}"
 
 
 def command_lines(commands: Sequence[tuple[str, str]]) -> list[str]:
@@ -194,12 +234,47 @@ def render(frame: Frame, *, color: bool = False) -> list[str]:
         lines.append("")
         rows = [profile_cells(p, frame.min_samples, frame.min_time_span) for p in frame.profiles]
         lines += ["  " + line for line in format_table(PROFILE_HEADERS, rows)]
+        lines.append("  " + paint(TABLE_LEGEND, "2", color))
     if frame.resize is not None:
         lines += ["", "  " + resize_line(frame.resize)]
     if frame.notes:
         lines.append("")
         lines += ["  " + paint(note, "2", color) for note in frame.notes]
     return lines
+
+
+POD_HEADERS = ("NAMESPACE", "NAME", "MODE", "CPU REQ", "MEM REQ", "MEM LIM", "STATUS")
+
+
+def pod_table(pods: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The demo pods (wire form) as a table of their first container's requests and limits, sorted by namespace
+    and name, quantities as the view shows them."""
+    rows = []
+    for pod in sorted(pods, key=lambda p: (p["metadata"].get("namespace", ""), p["metadata"].get("name", ""))):
+        metadata = pod["metadata"]
+        containers = (pod.get("spec") or {}).get("containers") or [{}]
+        resources = containers[0].get("resources") or {}
+        requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
+        rows.append(
+            (
+                str(metadata.get("namespace", "")),
+                str(metadata.get("name", "")),
+                str((metadata.get("labels") or {}).get(MODE_LABEL, NONE)),
+                shown(str(requests.get("cpu", NONE)), "cpu"),
+                shown(str(requests.get("memory", NONE)), "memory"),
+                shown(str(limits.get("memory", NONE)), "memory"),
+                str((pod.get("status") or {}).get("phase") or NONE),
+            )
+        )
+    return format_table(POD_HEADERS, rows)
+
+
+def history(frame: Frame, *, color: bool = False) -> list[str]:
+    """What stays on screen when a live block gives way to other output: the title and the steps taken, without
+    the clock, the steps still waiting, the profile table or the resize line — the next live block shows those,
+    fresh."""
+    title = paint("Ballast dev — the operator on a local control plane", "1", color)
+    return [title, *(step_line(step, color) for step in frame.steps if step.state != "waiting")]
 
 
 def changes(previous: Frame | None, current: Frame) -> list[str]:
@@ -220,8 +295,8 @@ def changes(previous: Frame | None, current: Frame) -> list[str]:
         ):
             cells = profile_cells(row, current.min_samples, current.min_time_span)
             lines.append(
-                f"profile {row.name}: {row.state}, {row.pods} pod(s), {cells[3]} samples over {cells[4]}, "
-                f"cpu request {row.cpu_request}, memory request {row.memory_request} limit {row.memory_limit}"
+                f"profile {row.name}: {row.state}, {row.pods} pod(s), fewest samples {cells[3]} over {cells[4]}, "
+                f"cpu request {cells[5]}, memory request {cells[6]} limit {cells[7]}"
             )
     old_trail = previous.resize if previous else None
     if (current.resize is not None and current.resize.cpu) and (
@@ -234,13 +309,14 @@ def changes(previous: Frame | None, current: Frame) -> list[str]:
 
 
 class View(Protocol):
-    """Where the demo reports: `show` a frame (often), `say` a permanent line, `close` at the end."""
+    """Where the demo reports: `show` a frame (often), `say` a permanent line, `close` at the end — leaving on
+    screen the last frame, or `keep` (e.g. `history(frame)`) instead of it."""
 
     def show(self, frame: Frame) -> None: ...
 
     def say(self, line: str = "") -> None: ...
 
-    def close(self) -> None: ...
+    def close(self, keep: Sequence[str] | None = None) -> None: ...
 
 
 class LineView:
@@ -260,7 +336,8 @@ class LineView:
         self._out.write(line + "\n")
         self._out.flush()
 
-    def close(self) -> None:
+    def close(self, keep: Sequence[str] | None = None) -> None:
+        """Nothing to take back: every line printed stays (`keep` is for live views)."""
         self._out.flush()
 
 
@@ -300,8 +377,11 @@ class LiveView:
         self._draw(self._last)
         self._out.flush()
 
-    def close(self) -> None:
-        """Leave the last frame on screen; later `say` lines go below it."""
+    def close(self, keep: Sequence[str] | None = None) -> None:
+        """Leave the last frame on screen, or replace it with the lines `keep`; later output goes below."""
+        if keep is not None:
+            self._erase()
+            self._draw(list(keep))
         self._height = 0
         self._last = []
         self._out.flush()

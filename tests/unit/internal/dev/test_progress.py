@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from typing import Any
 
 import pytest
 
+from ballast.internal.dev import progress
 from ballast.internal.dev.progress import (
     Frame,
     LineView,
@@ -24,7 +26,11 @@ from ballast.internal.dev.progress import (
     profile_row,
     render,
     resize_line,
+    step_line,
 )
+from ballast.internal.enrollment import MODE_LABEL
+
+from .terminal import screen
 
 PROFILE: dict[str, Any] = {
     "metadata": {"name": "checkout--api--default-a9696153"},
@@ -106,7 +112,9 @@ def test_render_has_the_clock_the_steps_the_table_and_the_notes() -> None:
     assert lines[0].endswith("1:15")
     assert lines[1] == "  ✓ control plane ready"
     assert lines[2] == "  … profiles      accruing"
-    assert lines[4].split() == ["PROFILE", "STATE", "PODS", "SAMPLES", "SPAN", "CPU", "REQ", "MEM", "REQ", "MEM", "LIM"]
+    assert lines[4].split() == [
+        "PROFILE", "STATE", "PODS", "MIN", "SAMPLES", "SPAN", "CPU", "REQ", "MEM", "REQ", "MEM", "LIM",
+    ]  # fmt: skip
     assert lines[5].split() == [
         "checkout--api--default-a9696153",
         "Sufficient",
@@ -124,7 +132,7 @@ def test_render_has_the_clock_the_steps_the_table_and_the_notes() -> None:
 
 def test_accruing_rows_show_progress_toward_min_samples() -> None:
     row = ProfileRow("p", "Accruing", 2, 3, "30s")
-    assert "3/5" in render(frame(1, profiles=(row,)))[-1]
+    assert "3/5" in render(frame(1, profiles=(row,)))[-2]  # the row, above the legend
 
 
 def test_changes_reports_each_change_once() -> None:
@@ -135,7 +143,7 @@ def test_changes_reports_each_change_once() -> None:
     second = frame(2, Step("control plane", "done", "ready"), Step("preset"), profiles=(row,))
     assert changes(first, second) == [
         "✓ control plane: ready",
-        "profile p: Accruing, 2 pod(s), 3/5 samples over 30s, cpu request -, memory request - limit -",
+        "profile p: Accruing, 2 pod(s), fewest samples 3/5 over 30s, cpu request -, memory request - limit -",
     ]
     assert changes(second, second) == []
 
@@ -186,7 +194,7 @@ def test_sufficient_profiles_are_not_repeated_every_cycle() -> None:
     assert changes(before, later) == []
     more_pods = frame(17, profiles=(ProfileRow("p", "Sufficient", 4, 18, "1m15s", "290m"),))
     assert changes(later, more_pods) == [
-        "profile p: Sufficient, 4 pod(s), 18 samples over 1m15s, cpu request 290m, memory request - limit -"
+        "profile p: Sufficient, 4 pod(s), fewest samples 18 over 1m15s, cpu request 290m, memory request - limit -"
     ]
 
 
@@ -206,3 +214,61 @@ def test_accruing_rows_show_what_readiness_still_waits_for() -> None:
     assert profile_cells(enough, 5, "1m")[3:5] == ("9", "30s/1m")
     assert profile_cells(done, 5, "1m")[3:5] == ("15", "1m0s")
     assert profile_cells(ProfileRow("p", "Accruing", 1, 0, "-"), 5, "1m")[3:5] == ("0/5", "-")
+
+
+def test_the_samples_column_says_it_is_the_fewest_and_a_legend_explains_it() -> None:
+    lines = render(frame(1, profiles=(profile_row(PROFILE),)))
+    header = lines[2]
+    assert "MIN SAMPLES" in header
+    assert lines[3].split()[3] == "14"  # cpu has 15, memory 14: the fewest
+    assert lines[4].strip().startswith("MIN SAMPLES: the fewest of any container and resource")
+
+
+def test_memory_reads_with_binary_suffixes_wherever_the_view_shows_it() -> None:
+    row = ProfileRow("p", "Sufficient", 3, 15, "1m0s", "314m", "258534604", "1Gi")
+    assert profile_cells(row, 5)[5:] == ("314m", "246.56Mi", "1Gi")
+    trail = ResizeTrail("staging/checkout-0", ("1", "657m"), ("512Mi", "384263372"), "314m", "258534604")
+    assert resize_line(trail) == (
+        "resize staging/checkout-0 (stepping): cpu 1 → 657m (target 314m); memory 512Mi → 366.46Mi (target 246.56Mi)"
+    )
+    pod = {
+        "metadata": {"namespace": "dev-carol", "name": "checkout-0", "labels": {MODE_LABEL: "apply"}},
+        "spec": {"containers": [{"resources": {"requests": {"cpu": "314m", "memory": "258534604"},
+                                               "limits": {"memory": "1Gi"}}}]},
+        "status": {"phase": "Running"},
+    }  # fmt: skip
+    assert [line.split() for line in progress.pod_table([pod])] == [
+        ["NAMESPACE", "NAME", "MODE", "CPU", "REQ", "MEM", "REQ", "MEM", "LIM", "STATUS"],
+        ["dev-carol", "checkout-0", "apply", "314m", "246.56Mi", "1Gi", "Running"],
+    ]
+    assert not any("258534604" in line for line in changes(None, frame(1, profiles=(row,))))
+
+
+def test_the_resize_step_says_what_the_trail_says_now() -> None:
+    trail = ResizeTrail("staging/checkout-0").seen("1", "512Mi")
+    for cpu, memory in (("657m", "384Mi"), ("494m", "300Mi"), ("420m", "260Mi"), ("353m", "260Mi")):
+        trail = trail.seen(cpu, memory)
+    assert trail.steps == 4
+    converged = dataclasses.replace(trail, target_cpu="340m", target_memory="250Mi", converged=True)
+    assert progress.resize_step(converged, "checkout") == ("done", "staging/checkout-0 converged in 4 in-place step(s)")
+    moved_on = dataclasses.replace(converged.seen("300m", "230Mi"), target_cpu="280m", converged=False)
+    assert progress.resize_step(moved_on, "checkout") == (
+        "running",
+        "staging/checkout-0: stepping toward checkout, 5 in-place step(s) so far",
+    )
+    settled = dataclasses.replace(moved_on, converged=True)
+    assert progress.resize_step(settled, "checkout")[1] == "staging/checkout-0 converged in 5 in-place step(s)"
+
+
+def test_a_live_view_closed_with_its_history_keeps_the_steps_only() -> None:
+    out = io.StringIO()
+    view = LiveView(out, color=False)
+    current = frame(5, Step("a", "done", "ready"), profiles=(ProfileRow("p", "Accruing", 2, 3, "30s"),))
+    view.show(current)
+    view.close(keep=progress.history(current))
+    view.say("after")
+    assert screen(out.getvalue()) == [
+        "Ballast dev — the operator on a local control plane",
+        step_line(Step("a", "done", "ready"), False),
+        "after",
+    ]
