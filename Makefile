@@ -58,6 +58,7 @@ dev-cluster: venv envtest ## start a local etcd + kube-apiserver and print its K
 
 bench: venv envtest ## benchmarks (not part of `make test`); figures go to benchmarks/RESULTS.md
 	$(PY) benchmarks/envtest_start.py
+	$(PY) benchmarks/cli_start.py
 	$(PY) benchmarks/workqueue.py
 	$(PY) benchmarks/store_cycle.py
 	$(PY) benchmarks/informer.py

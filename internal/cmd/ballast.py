@@ -133,16 +133,22 @@ def _add_explain(subparsers: Any, common: argparse.ArgumentParser) -> None:
     explain.add_argument("-n", "--namespace", help="the pod's namespace when only its name is given")
 
 
-def connect(args: argparse.Namespace) -> Any:
-    """A `Client` for `--kubeconfig`/`--context` (`RESTConfig.load` order otherwise), with our kinds as models.
+def connect(args: argparse.Namespace, *, typed: bool = True) -> Any:
+    """A `Client` for `--kubeconfig`/`--context` (`RESTConfig.load` order otherwise), with our kinds as models;
+    `typed=False` leaves every object a dict and spares importing the models (`profiles` reads dicts, and starts
+    faster for it).
 
     Raises what loading the kubeconfig raises (e.g. `ConfigException` for an unknown context).
     """
-    from ballast.api.scheme import add_to_scheme  # noqa: PLC0415
     from ballast.internal.runtime import Client, RESTConfig, Scheme  # noqa: PLC0415
 
+    scheme = Scheme()
+    if typed:
+        from ballast.api.scheme import add_to_scheme  # noqa: PLC0415 - the models take a while to import
+
+        scheme = add_to_scheme(scheme)
     config = RESTConfig.load(getattr(args, "kubeconfig", None), getattr(args, "context", None))
-    return Client.from_config(config, scheme=add_to_scheme(Scheme()), field_owner=FIELD_MANAGER)
+    return Client.from_config(config, scheme=scheme, field_owner=FIELD_MANAGER)
 
 
 def fail(message: object) -> int:
