@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from tests.unit.internal.runtime.support import running
 
 IDENTITY = ["app.kubernetes.io/name", "app.kubernetes.io/component"]
 OPERATOR_NAMESPACE = "ballast-system"
+CRP = "/apis/ballast.tightlinesoftware.com/v1/clusterresourcepolicies"
 
 
 @dataclass
@@ -97,3 +99,31 @@ def apply_config(envtest: Environment) -> Iterator[Any]:
     yield apply
     with contextlib.suppress(Exception):
         envtest.rest.delete("/apis/ballast.tightlinesoftware.com/v1/ballastconfigs/ballast")
+
+
+@pytest.fixture
+def new_namespace(envtest: Environment) -> Iterator[Callable[[str], str]]:
+    """Creates a namespace `<prefix>-<6 hex>` per call; every one is deleted after the test."""
+    made: list[str] = []
+
+    def create(prefix: str) -> str:
+        name = f"{prefix}-{uuid.uuid4().hex[:6]}"
+        envtest.rest.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        made.append(name)
+        return name
+
+    yield create
+    for name in made:
+        with contextlib.suppress(Exception):
+            envtest.rest.delete(f"/api/v1/namespaces/{name}")
+
+
+@pytest.fixture
+def default_policy(envtest: Environment) -> Iterator[str]:
+    """The catch-all ClusterResourcePolicy `default` (priority 0, defaults for everything); its name."""
+    body = {"apiVersion": "ballast.tightlinesoftware.com/v1", "kind": "ClusterResourcePolicy",
+            "metadata": {"name": "default"}, "spec": {"priority": 0}}  # fmt: skip
+    envtest.rest.apply(f"{CRP}/default", body)
+    yield "default"
+    with contextlib.suppress(Exception):
+        envtest.rest.delete(f"{CRP}/default")

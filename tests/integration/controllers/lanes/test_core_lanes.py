@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import uuid
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -20,30 +19,12 @@ from ballast.internal.runtime.envtest.wait import poll_until
 from ballast.internal.store import Cycle, Sample, SeriesKey, open_store
 from tests.unit.internal.runtime.support import running
 
-from .conftest import Operator, ballast_config, pod
-
-CRP = "/apis/ballast.tightlinesoftware.com/v1/clusterresourcepolicies"
+from .conftest import CRP, Operator, ballast_config, pod
 
 
 @pytest.fixture
-def namespaces(envtest: Environment) -> Iterator[list[str]]:
-    names = [f"team-{uuid.uuid4().hex[:6]}" for _ in range(2)]
-    for name in names:
-        envtest.rest.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    yield names
-    for name in names:
-        with contextlib.suppress(Exception):
-            envtest.rest.delete(f"/api/v1/namespaces/{name}")
-
-
-@pytest.fixture
-def default_policy(envtest: Environment) -> Iterator[str]:
-    body = {"apiVersion": "ballast.tightlinesoftware.com/v1", "kind": "ClusterResourcePolicy",
-            "metadata": {"name": "default"}, "spec": {"priority": 0}}  # fmt: skip
-    envtest.rest.apply(f"{CRP}/default", body)
-    yield "default"
-    with contextlib.suppress(Exception):
-        envtest.rest.delete(f"{CRP}/default")
+def namespaces(new_namespace: Callable[[str], str]) -> list[str]:
+    return [new_namespace("team"), new_namespace("team")]
 
 
 def _profile(client: Client, name: str) -> WorkloadProfile | None:
@@ -121,11 +102,11 @@ def test_a_policy_per_trust_zone_keeps_a_foreign_namespace_out_of_a_shared_profi
     apply_config: Any,
     default_policy: str,
     namespaces: list[str],
+    new_namespace: Callable[[str], str],
 ) -> None:
     """The trust-zone recipe of the README: a ClusterResourcePolicy selecting the zone's namespaces gives them
     profiles of their own, so pods with the same identity labels elsewhere never feed them."""
-    foreign = f"other-{uuid.uuid4().hex[:6]}"
-    envtest.rest.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": foreign}})
+    foreign = new_namespace("other")
     zone = {"apiVersion": "ballast.tightlinesoftware.com/v1", "kind": "ClusterResourcePolicy",
             "metadata": {"name": "zone-teams"},
             "spec": {"priority": 10, "selector": {"namespaces": {"include": sorted(namespaces)}}}}  # fmt: skip
@@ -147,8 +128,6 @@ def test_a_policy_per_trust_zone_keeps_a_foreign_namespace_out_of_a_shared_profi
     finally:
         with contextlib.suppress(Exception):
             envtest.rest.delete(f"{CRP}/zone-teams")
-        with contextlib.suppress(Exception):
-            envtest.rest.delete(f"/api/v1/namespaces/{foreign}")
 
 
 def test_an_orphaned_profile_is_deleted_after_its_ttl_with_its_history(

@@ -4,11 +4,9 @@ each enrolled pod once (issue 13, item 7)."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
-import uuid
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -16,34 +14,18 @@ import pytest
 from ballast.api.ballast.v1 import WorkloadProfile
 from ballast.internal.enrollment import PROFILE_CLEANUP_FINALIZER, PROFILE_REF
 from ballast.internal.runtime import Client
-from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.wait import poll_until
 from ballast.internal.telemetry import PODS_PROCESSED
 
 from .conftest import Operator, ballast_config, pod
 
-CRP = "/apis/ballast.tightlinesoftware.com/v1/clusterresourcepolicies"
 APPS = 6
 TOUCHED_PODS = 12
 
 
 @pytest.fixture
-def namespace(envtest: Environment) -> Iterator[str]:
-    name = f"first-{uuid.uuid4().hex[:6]}"
-    envtest.rest.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    yield name
-    with contextlib.suppress(Exception):
-        envtest.rest.delete(f"/api/v1/namespaces/{name}")
-
-
-@pytest.fixture
-def default_policy(envtest: Environment) -> Iterator[str]:
-    body = {"apiVersion": "ballast.tightlinesoftware.com/v1", "kind": "ClusterResourcePolicy",
-            "metadata": {"name": "default"}, "spec": {"priority": 0}}  # fmt: skip
-    envtest.rest.apply(f"{CRP}/default", body)
-    yield "default"
-    with contextlib.suppress(Exception):
-        envtest.rest.delete(f"{CRP}/default")
+def namespace(new_namespace: Callable[[str], str]) -> str:
+    return new_namespace("first")
 
 
 def _labels(index: int) -> dict[str, str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -34,22 +34,8 @@ QUIET = 3.0
 
 
 @pytest.fixture
-def namespace(envtest: Environment) -> Iterator[str]:
-    name = f"cfg-{uuid.uuid4().hex[:6]}"
-    envtest.rest.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    yield name
-    with contextlib.suppress(APIError):
-        envtest.rest.delete(f"/api/v1/namespaces/{name}")
-
-
-@pytest.fixture
-def default_policy(envtest: Environment) -> Iterator[None]:
-    body = {"apiVersion": "ballast.tightlinesoftware.com/v1", "kind": "ClusterResourcePolicy",
-            "metadata": {"name": "default"}, "spec": {"priority": 0}}  # fmt: skip
-    envtest.rest.apply(f"{GROUP_PATH}/clusterresourcepolicies/default", body)
-    yield
-    with contextlib.suppress(APIError):
-        envtest.rest.delete(f"{GROUP_PATH}/clusterresourcepolicies/default")
+def namespace(new_namespace: Callable[[str], str]) -> str:
+    return new_namespace("cfg")
 
 
 def _valid(envtest: Environment, plural: str, name: str) -> dict[str, Any] | None:
@@ -89,7 +75,7 @@ def _active(envtest: Environment, name: str) -> int | None:
 
 
 def test_a_stored_config_with_a_bad_identity_key_re_keys_nothing_until_it_is_fixed(
-    envtest: Environment, operator: Operator, operator_client: Client, apply_config: Any, default_policy: None,
+    envtest: Environment, operator: Operator, operator_client: Client, apply_config: Any, default_policy: str,
     namespace: str,
 ) -> None:  # fmt: skip
     apply_config(ballast_config())
@@ -119,7 +105,7 @@ def test_a_stored_config_with_a_bad_identity_key_re_keys_nothing_until_it_is_fix
 
 
 def test_an_orphaned_profile_is_kept_while_the_config_is_invalid(
-    envtest: Environment, operator: Operator, operator_client: Client, apply_config: Any, default_policy: None,
+    envtest: Environment, operator: Operator, operator_client: Client, apply_config: Any, default_policy: str,
     namespace: str,
 ) -> None:  # fmt: skip
     apply_config(ballast_config(orphan_ttl="1h"))
