@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import copy
-import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import jsonpatch
@@ -17,7 +15,7 @@ from hypothesis import strategies as st
 
 from ballast.internal.runtime import AdmissionRequest, AdmissionResponse, WebhookServer, allowed, patched
 from ballast.internal.runtime.admission import ReviewError, decode_review, encode_review, json_patch
-from ballast.internal.runtime.certs import CertificateAuthority
+from tests.unit.internal.runtime.webhook.support import serving
 
 VALID = {
     "apiVersion": "admission.k8s.io/v1",
@@ -109,21 +107,9 @@ SERVERS: dict[str, WebhookServer] = {}
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, urllib3.PoolManager]]:
-    directory: Path = tmp_path_factory.mktemp("certs")
-    ca = CertificateAuthority("fuzz-ca")
-    ca.issue("fuzz-webhook", hosts=("127.0.0.1",), server=True).write(directory)
-    server = WebhookServer(host="127.0.0.1", port=0, cert_dir=directory)
-    server.register("/validate", crashing)
-    stop = threading.Event()
-    thread = threading.Thread(target=server.start, args=(stop,), daemon=True)
-    thread.start()
-    assert server.wait_listening(10)
-    pool = urllib3.PoolManager(ca_cert_data=ca.cert_pem.decode(), retries=False, maxsize=1)
-    base = f"https://127.0.0.1:{server.port}"
-    SERVERS[base] = server
-    yield base, pool
-    stop.set()
-    thread.join(10)
+    with serving(tmp_path_factory.mktemp("certs"), "fuzz", {"/validate": crashing}) as served:
+        SERVERS[served.base] = served.server
+        yield served.base, served.pool(maxsize=1)
 
 
 def _post(served: tuple[str, urllib3.PoolManager], body: bytes, content_type: str = "application/json") -> Any:

@@ -4,7 +4,6 @@ them — whether the server refused it (not JSON, not a review, wrong content ty
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,9 +13,9 @@ import orjson
 import pytest
 import urllib3
 
-from ballast.internal.runtime import AdmissionRequest, AdmissionResponse, WebhookServer, allowed, errored
+from ballast.internal.runtime import AdmissionRequest, AdmissionResponse, allowed, errored
 from ballast.internal.runtime import webhook as webhook_module
-from ballast.internal.runtime.certs import CertificateAuthority
+from tests.unit.internal.runtime.webhook.support import serving
 
 INTERVAL = 0.3
 REVIEW: dict[str, Any] = {
@@ -36,17 +35,8 @@ def picky(request: AdmissionRequest) -> AdmissionResponse:
 @pytest.fixture
 def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, urllib3.PoolManager]]:
     monkeypatch.setattr(webhook_module, "MALFORMED_LOG_INTERVAL", INTERVAL, raising=False)
-    ca = CertificateAuthority("malformed-ca")
-    ca.issue("malformed-webhook", hosts=("127.0.0.1",), server=True).write(tmp_path)
-    server = WebhookServer(host="127.0.0.1", port=0, cert_dir=tmp_path)
-    server.register("/validate", picky)
-    stop = threading.Event()
-    thread = threading.Thread(target=server.start, args=(stop,), daemon=True)
-    thread.start()
-    assert server.wait_listening(10)
-    yield f"https://127.0.0.1:{server.port}", urllib3.PoolManager(ca_cert_data=ca.cert_pem.decode(), retries=False)
-    stop.set()
-    thread.join(10)
+    with serving(tmp_path, "malformed", {"/validate": picky}) as served:
+        yield served.base, served.pool()
 
 
 def _post(served: tuple[str, urllib3.PoolManager], body: bytes, content_type: str = "application/json") -> int:
