@@ -68,7 +68,9 @@ def test_a_cycle_yields_each_profiles_apply_body_and_remembers_what_was_applied(
         "statuses_unchanged": 0,
     }
     assert run.applied(write) is True  # meetsThreshold just became true
-    assert memory.profile("api--default", "u1").body == write.body  # type: ignore[union-attr]
+    remembered = memory.profile("api--default", "u1")
+    assert remembered is not None
+    assert remembered.body == write.body
 
 
 def test_a_status_not_applied_is_not_remembered_and_an_unchanged_one_is_not_written_again() -> None:
