@@ -5,7 +5,6 @@ identity values."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
@@ -23,17 +22,8 @@ from ballast.internal.telemetry import WEBHOOK_MUTATIONS
 from ballast.webhook.pods import PodMutator
 from tests.unit.internal.policy.builders import crp, rp
 from tests.unit.internal.runtime.support import eventually, running
-from tests.unit.support import register_our_kinds
 
 from .support import APP_LABELS, NAMESPACE, ballast_config, owner, pod, review
-
-
-@pytest.fixture
-def api() -> Iterator[FakeAPI]:
-    fake = FakeAPI()
-    register_our_kinds(fake)
-    yield fake
-    fake.close()
 
 
 @pytest.fixture

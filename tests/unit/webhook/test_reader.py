@@ -3,7 +3,6 @@ client on the in-memory API server — live and through the shared cache."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,7 +18,6 @@ from ballast.internal.runtime.cache import DelegatingClient
 from ballast.webhook.pods import PodMutator
 from ballast.webhook.reader import Reader
 from tests.unit.internal.policy.builders import crp
-from tests.unit.support import register_our_kinds
 
 from .support import (
     APP_LABELS,
@@ -50,14 +48,6 @@ def test_models_come_from_models_dicts_and_read_only_views() -> None:
 
 
 # ------------------------------------------------------------------------------------- over the fake API
-
-
-@pytest.fixture
-def api() -> Iterator[FakeAPI]:
-    fake = FakeAPI()
-    register_our_kinds(fake)
-    yield fake
-    fake.close()
 
 
 @pytest.fixture

@@ -21,23 +21,19 @@ from ballast.internal.operator import OperatorOptions
 from ballast.internal.runtime import Client, FakeAPI, NotFoundError, Scheme, objects
 from tests.unit.internal.policy.builders import crp
 from tests.unit.internal.runtime.support import eventually, running
-from tests.unit.support import register_our_kinds
 from tests.unit.webhook.support import APP_LABELS, DEFAULT_PROFILE, NAMESPACE, ballast_config, pod
 
 HOLD = "example.com/hold"
 
 
 @pytest.fixture
-def client() -> Iterator[Client]:
-    api = FakeAPI()
-    register_our_kinds(api)
+def client(api: FakeAPI) -> Iterator[Client]:
     client = api.client(scheme=add_to_scheme(Scheme()))
     client.create(crp("default"))
     manager = new_manager(client, namespace="ballast-system")
     enrollment.setup(manager, kill_switch=KillSwitchState(), options=OperatorOptions())
     with running(manager):
         yield client
-    api.close()
 
 
 def _annotations(client: Client, name: str = "web-0") -> dict[str, Any]:

@@ -3,8 +3,6 @@ state on, on a manager without leadership too, and its removal turns it off; tra
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from ballast.api.scheme import add_to_scheme
@@ -17,7 +15,6 @@ from ballast.internal.operator import OperatorOptions
 from ballast.internal.runtime import Client, FakeAPI, Manager, Scheme
 from ballast.internal.telemetry import KILL_SWITCH_TRANSITIONS
 from tests.unit.internal.runtime.support import eventually, running
-from tests.unit.support import register_our_kinds
 
 NAMESPACE = "ballast-system"
 SWITCH = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": KILL_SWITCH_CONFIGMAP, "namespace": NAMESPACE}}
@@ -28,14 +25,6 @@ class NeverElected:
 
     def run(self, stop: object, started: object, stopped: object) -> None:
         stop.wait()  # type: ignore[attr-defined]
-
-
-@pytest.fixture
-def api() -> Iterator[FakeAPI]:
-    fake = FakeAPI()
-    register_our_kinds(fake)
-    yield fake
-    fake.close()
 
 
 @pytest.fixture
