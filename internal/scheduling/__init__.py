@@ -21,6 +21,18 @@ from .merge import DEFAULT_SCHEDULER, SCHEDULING_FIELDS, merge_detailed, merge_p
 from .order import order_policies
 from .outcome import APPLIED, CONFLICT, ERROR, UNCHANGED, FieldConflict, MergeResult, PolicyOutcome, Result
 from .policies import CLUSTER_KIND, NAMESPACED_KIND, InvalidPolicyError, Policy, policy_ref
+from .targets import (
+    ENFORCE_ANNOTATION,
+    POLICIES_ANNOTATION,
+    TARGETS,
+    Target,
+    is_daemonset_pod,
+    is_mirror_pod,
+    pod_template,
+    target_for,
+    template_of,
+    with_pod_spec,
+)
 from .terms import contradiction, product, reduce_terms
 
 __all__ = [
@@ -28,9 +40,12 @@ __all__ = [
     "CLUSTER_KIND",
     "CONFLICT",
     "DEFAULT_SCHEDULER",
+    "ENFORCE_ANNOTATION",
     "ERROR",
     "NAMESPACED_KIND",
+    "POLICIES_ANNOTATION",
     "SCHEDULING_FIELDS",
+    "TARGETS",
     "UNCHANGED",
     "FieldConflict",
     "InvalidPolicyError",
@@ -39,14 +54,21 @@ __all__ = [
     "PolicyOutcome",
     "Result",
     "Selection",
+    "Target",
     "contradiction",
+    "is_daemonset_pod",
+    "is_mirror_pod",
     "merge_detailed",
     "merge_policies",
     "order_policies",
+    "pod_template",
     "policy_matches",
     "policy_problems",
     "policy_ref",
     "product",
     "reduce_terms",
     "select_policies",
+    "target_for",
+    "template_of",
+    "with_pod_spec",
 ]
