@@ -1,0 +1,287 @@
+"""Scheduling-policy admission (kupid): `/mutate-kupid` merges the matching PodSchedulingPolicies and
+ClusterPodSchedulingPolicies into Pods and workload pod templates (`ballast.internal.scheduling`).
+
+    scheduling.register(server, reader=manager.client, recorder=manager.get_event_recorder("scheduling"))
+
+What is mutated, and when (`internal/scheduling/targets.py`): Pods on CREATE only, except those a DaemonSet
+controls and mirror pods; workload templates (Deployments, StatefulSets, DaemonSets, ReplicationControllers,
+CronJobs) on CREATE and on an UPDATE whose template changed; Jobs on CREATE only; never ReplicaSets. Every Pod
+a policy matched carries `ballast.tightlinesoftware.com/scheduling-policies`. An enforced policy
+(`ballast.tightlinesoftware.com/enforce: "true"`) that cannot be applied whole denies the object, naming the
+policy and the field. A failure to read the policies is answered 500, so the configuration's failurePolicy
+decides (docs/design.md, difference 32).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
+from ballast.internal.runtime import (
+    AdmissionRequest,
+    AdmissionResponse,
+    NotFoundError,
+    WebhookServer,
+    allowed,
+    denied,
+    errored,
+    patched,
+)
+from ballast.internal.runtime.log import Logger, get_logger
+from ballast.internal.runtime.recorder import WARNING, EventRecorder
+from ballast.internal.scheduling import (
+    APPLIED,
+    CONFLICT,
+    ENFORCE_ANNOTATION,
+    ERROR,
+    POLICIES_ANNOTATION,
+    PolicyOutcome,
+    Target,
+    is_daemonset_pod,
+    is_mirror_pod,
+    merge_detailed,
+    pod_template,
+    policy_ref,
+    select_policies,
+    target_for,
+    template_of,
+    with_pod_spec,
+)
+from ballast.internal.scheduling.policies import as_wire
+from ballast.internal.telemetry import KUPID_REQUESTS, SCHEDULING_ADMISSION_DURATION, SCHEDULING_POLICY_APPLICATIONS
+
+from .reader import Reader
+
+MUTATE_PATH = "/mutate-kupid"
+
+NOT_A_TARGET = "no pod template to schedule"
+ONLY_CREATE = "only CREATE is mutated for this kind"
+TEMPLATE_UNCHANGED = "pod template unchanged"
+DAEMONSET_POD = "DaemonSet pods are placed by their template"
+MIRROR_POD = "mirror pods are not mutated"
+NO_POLICY = "no scheduling policy matched"
+UNCHANGED = "scheduling policies already applied"
+
+DENIED = "denied"
+INVALID_POLICY_REASON = "InvalidSchedulingPolicy"
+CONFLICT_REASON = "SchedulingPolicyConflict"
+
+_log = get_logger("ballast.webhook.scheduling")
+
+
+def _labels_of(obj: Any) -> dict[str, str]:
+    """The labels of a cached Namespace (a projection) or of a plain dict."""
+    metadata = obj.get("metadata") if isinstance(obj, Mapping) else getattr(obj, "metadata", None)
+    labels = metadata.get("labels") if isinstance(metadata, Mapping) else getattr(metadata, "labels", None)
+    return dict(labels or {})
+
+
+def _enforced(policy: Mapping[str, Any]) -> bool:
+    annotations = (policy.get("metadata") or {}).get("annotations") or {}
+    return bool(annotations.get(ENFORCE_ANNOTATION) == "true")
+
+
+class _WireMemo:
+    """Policies as wire dicts, converted once per resourceVersion (the cache hands out models)."""
+
+    LIMIT = 4096
+
+    def __init__(self) -> None:
+        self._wires: dict[tuple[str, str, str], tuple[str, Mapping[str, Any]]] = {}
+
+    def __call__(self, policy: Any) -> Mapping[str, Any]:
+        if isinstance(policy, Mapping):
+            return policy
+        metadata = policy.metadata
+        key = (policy.KIND, metadata.namespace or "", metadata.name or "")
+        version = metadata.resource_version or ""
+        cached = self._wires.get(key)
+        if cached is not None and cached[0] == version and version:
+            return cached[1]
+        if len(self._wires) >= self.LIMIT:
+            self._wires.clear()
+        wire = as_wire(policy)
+        self._wires[key] = (version, wire)
+        return wire
+
+
+@dataclass(frozen=True)
+class _Request:
+    """What one admission is about: the target kind, the object, its namespace and a logger naming it."""
+
+    target: Target
+    obj: dict[str, Any]
+    namespace: str
+    log: Logger
+
+    @property
+    def kind(self) -> str:
+        return self.target.kind
+
+
+class SchedulingMutator:
+    """The `/mutate-kupid` handler:
+
+    1. a kind without a pod template, or no object → 400 (`error`); a Pod UPDATE, a Job UPDATE, a workload
+       UPDATE whose template is unchanged, a DaemonSet-controlled or mirror Pod → allowed untouched;
+    2. the policies (and, for cluster policies, the Namespace's labels) are read from the cache; a read that
+       fails → 500 (`error`), so the failurePolicy decides;
+    3. `select_policies` and `merge_detailed`; an invalid policy is skipped (`result="error"`, a Warning event on
+       it); a policy in conflict is skipped (`conflict`, a Warning event);
+    4. an enforced policy with a conflict (a field the object already holds otherwise, or every affinity term
+       contradictory) → denied naming the policy and the field (`denied`);
+    5. the merged spec, and on Pods the annotation naming the matched policies, as a JSON patch — none when
+       nothing changed.
+    """
+
+    def __init__(self, reader: Reader, *, recorder: EventRecorder | None = None) -> None:
+        self.reader = reader
+        self.recorder = recorder
+        self._wire = _WireMemo()
+
+    def __call__(self, request: AdmissionRequest) -> AdmissionResponse:
+        started = time.perf_counter()
+        KUPID_REQUESTS.labels("processed").inc()
+        kind = str(request.kind.get("kind") or "")
+        try:
+            return self._handle(request)
+        finally:
+            SCHEDULING_ADMISSION_DURATION.labels(kind).observe(time.perf_counter() - started)
+
+    def _handle(self, request: AdmissionRequest) -> AdmissionResponse:
+        target = target_for(str(request.kind.get("group") or ""), str(request.kind.get("kind") or ""))
+        if target is None or request.object is None:
+            KUPID_REQUESTS.labels("error").inc()
+            what = "no object" if target is not None else f"kind {request.kind.get('kind')!r}"
+            return errored(400, f"{NOT_A_TARGET}: {what}")
+        skipped = _skip_reason(request, target)
+        if skipped:
+            return allowed(skipped)
+        namespace = request.namespace or str((request.object.get("metadata") or {}).get("namespace") or "")
+        name = request.name or str((request.object.get("metadata") or {}).get("name") or "")
+        log = _log.with_values(kind=target.kind, namespace=namespace, name=name or "(generated)")
+        return self._mutate(request, _Request(target, request.object, namespace, log))
+
+    def _policies(self, namespace: str) -> tuple[list[Mapping[str, Any]], dict[str, str]]:
+        cluster = [self._wire(p) for p in self.reader.list(ClusterPodSchedulingPolicy)]
+        namespaced = [self._wire(p) for p in self.reader.list(PodSchedulingPolicy, namespace=namespace)]
+        labels: dict[str, str] = {}
+        if cluster:  # only cluster policies read the namespace's labels
+            try:
+                labels = _labels_of(self.reader.get("v1/Namespace", namespace))
+            except NotFoundError:
+                labels = {}
+        return [*cluster, *namespaced], labels
+
+    def _mutate(self, request: AdmissionRequest, about: _Request) -> AdmissionResponse:
+        # A broad `except`: whatever made the read fail (cache not synced, a timeout, a bug), the failurePolicy
+        # of the configuration decides — Ignore admits unchanged, Fail refuses.
+        try:
+            policies, namespace_labels = self._policies(about.namespace)
+        except Exception as error:  # see above
+            about.log.warning("cannot read the scheduling policies", exc_info=True)
+            KUPID_REQUESTS.labels("error").inc()
+            return errored(500, f"cannot read the scheduling policies: {error}")
+        labels, spec = pod_template(about.obj, about.target)
+        selection = select_policies(policies, namespace_labels, labels)
+        for outcome in selection.errors:
+            self._report(outcome, about, policies)
+        if not selection.matched:
+            KUPID_REQUESTS.labels("allowed").inc()
+            return allowed(NO_POLICY)
+        result = merge_detailed(spec, selection.matched)
+        refusal = self._enforce(result.outcomes, selection.matched, about)
+        if refusal is not None:
+            return refusal
+        for outcome in result.outcomes:
+            self._report(outcome, about, selection.matched)
+        mutated = with_pod_spec(about.obj, about.target, result.spec) if result.changed else request.object_copy()
+        if about.target.is_pod:
+            refs = ",".join(policy_ref(policy) for policy in selection.matched)
+            metadata = mutated.setdefault("metadata", {})
+            annotations = metadata.get("annotations")
+            if not isinstance(annotations, dict):
+                annotations = metadata["annotations"] = {}
+            annotations[POLICIES_ANNOTATION] = refs
+        response = patched(request, mutated)
+        if not response.patch:
+            return allowed(UNCHANGED)
+        KUPID_REQUESTS.labels("allowed").inc()
+        KUPID_REQUESTS.labels("mutated").inc()
+        about.log.info("Mutated request", extra=_changes(result.outcomes))
+        return response
+
+    def _enforce(
+        self, outcomes: Sequence[PolicyOutcome], matched: Sequence[Mapping[str, Any]], about: _Request
+    ) -> AdmissionResponse | None:
+        """The denial for the first enforced policy that could not be applied whole, or None."""
+        prefix = ".".join(about.target.spec_path)
+        for outcome, policy in zip(outcomes, matched, strict=True):
+            if not _enforced(policy) or outcome.result == ERROR:
+                continue
+            if outcome.conflicts or outcome.result == CONFLICT:
+                fields = "; ".join(f"{prefix}.{c.path}: {c.message}" for c in outcome.conflicts)
+                message = f"{outcome.ref} is enforced and cannot be applied: {fields or outcome.message}"
+                about.log.info("denied: an enforced scheduling policy cannot be applied", extra={"policy": outcome.ref})
+                SCHEDULING_POLICY_APPLICATIONS.labels(outcome.ref, about.kind, DENIED).inc()
+                KUPID_REQUESTS.labels("denied").inc()
+                return denied(message)
+        return None
+
+    def _report(self, outcome: PolicyOutcome, about: _Request, policies: Sequence[Mapping[str, Any]]) -> None:
+        SCHEDULING_POLICY_APPLICATIONS.labels(outcome.ref, about.kind, outcome.result).inc()
+        if outcome.result not in (ERROR, CONFLICT):
+            return
+        about.log.info(f"skipped scheduling policy: {outcome.result}", extra={"policy": outcome.ref,
+                                                                                "reason": outcome.message})  # fmt: skip
+        policy = next((p for p in policies if _safe_ref(p) == outcome.ref), None)
+        if self.recorder is None or policy is None:
+            return
+        if outcome.result == ERROR:
+            reason, message = INVALID_POLICY_REASON, f"Policy is invalid and was skipped: {outcome.message}"
+        else:
+            name = (about.obj.get("metadata") or {}).get("name") or "(generated)"
+            subject = f"{about.kind} {about.namespace}/{name}"
+            reason, message = CONFLICT_REASON, f"Policy was not applied to {subject}: {outcome.message}"
+        self.recorder.event(policy, WARNING, reason, message)
+
+
+def _safe_ref(policy: Mapping[str, Any]) -> str:
+    try:
+        return policy_ref(policy)
+    except ValueError:
+        return ""
+
+
+def _skip_reason(request: AdmissionRequest, target: Target) -> str:
+    """Why this request is admitted untouched, or "" when the policies apply."""
+    if request.operation not in ("CREATE", "UPDATE"):
+        return ONLY_CREATE
+    if request.operation == "UPDATE":
+        if not target.on_update:
+            return ONLY_CREATE
+        if template_of(request.object, target) == template_of(request.old_object, target):
+            return TEMPLATE_UNCHANGED
+    obj = request.object or {}
+    if target.is_pod and is_daemonset_pod(obj):
+        return DAEMONSET_POD
+    if target.is_pod and is_mirror_pod(obj):
+        return MIRROR_POD
+    return ""
+
+
+def _changes(outcomes: Sequence[PolicyOutcome]) -> dict[str, Any]:
+    """The mutation log's fields: what each policy added (also into an empty affinity), and what it did not get."""
+    return {
+        "added": {o.ref: list(o.changed) for o in outcomes if o.result == APPLIED},
+        "not_applied": {o.ref: [str(c) for c in o.conflicts] for o in outcomes if o.conflicts},
+    }
+
+
+def register(server: WebhookServer, *, reader: Reader, recorder: EventRecorder | None = None) -> None:
+    """Serve `/mutate-kupid` on `server`; `reader` is the manager's cache-backed client (both policy kinds and
+    Namespaces cached), `recorder` writes the Warning events on invalid and conflicting policies."""
+    server.register(MUTATE_PATH, SchedulingMutator(reader, recorder=recorder))
