@@ -40,25 +40,18 @@ COMPONENT_LOGGERS = {  # --log-level-<component>: the loggers its code logs thro
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="ballastd",
-        description="Ballast operator: keeps pods' resource requests and limits matched to measured usage.",
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument(
-        "command", nargs="?", choices=["run", "apply-crds", "uninstall"], default="run", help="default: run"
-    )
-    cluster = parser.add_argument_group("cluster")
-    cluster.add_argument(
-        "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)"
-    )
-    cluster.add_argument(
-        "--operator-namespace",
-        default=os.environ.get("POD_NAMESPACE", "ballast-system"),
-        help="namespace of the operator, its lease and its kill switch (default: $POD_NAMESPACE or %(default)s)",
-    )
-    serving = parser.add_argument_group("serving")
+def _flag_bool(value: str) -> bool:
+    """A Go-style boolean flag value (`--scheduling-webhooks=false`)."""
+    lowered = value.lower()
+    if lowered in ("true", "1", "t"):
+        return True
+    if lowered in ("false", "0", "f"):
+        return False
+    raise argparse.ArgumentTypeError(f"must be true or false, not {value!r}")
+
+
+def _serving_flags(serving: Any) -> None:
+    """Metrics, health probes and the admission webhook server."""
     serving.add_argument("--metrics-bind-address", default="0", help="Prometheus /metrics, e.g. :8080 ('0' disables)")
     serving.add_argument("--health-probe-bind-address", default=":8081", help="/healthz and /readyz")
     serving.add_argument("--webhook-bind-address", default=":9443", help="admission webhook server")
@@ -94,6 +87,37 @@ def build_parser() -> argparse.ArgumentParser:
         default="ballast",
         help="Mutating/ValidatingWebhookConfiguration names whose caBundle the self-signed mode sets",
     )
+    serving.add_argument(
+        "--scheduling-webhooks",
+        type=_flag_bool,
+        nargs="?",
+        const=True,
+        default=True,
+        metavar="true|false",
+        help="serve scheduling policies (kupid) at admission; their configurations are "
+        "<--webhook-configuration-name>-scheduling (default: true)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ballastd",
+        description="Ballast operator: keeps pods' resource requests and limits matched to measured usage.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "command", nargs="?", choices=["run", "apply-crds", "uninstall"], default="run", help="default: run"
+    )
+    cluster = parser.add_argument_group("cluster")
+    cluster.add_argument(
+        "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)"
+    )
+    cluster.add_argument(
+        "--operator-namespace",
+        default=os.environ.get("POD_NAMESPACE", "ballast-system"),
+        help="namespace of the operator, its lease and its kill switch (default: $POD_NAMESPACE or %(default)s)",
+    )
+    _serving_flags(parser.add_argument_group("serving"))
     election = parser.add_argument_group("leader election")
     election.add_argument("--leader-elect", action="store_true", help="run controllers only on the Lease holder")
     election.add_argument(
@@ -245,10 +269,13 @@ def build(args: argparse.Namespace) -> Any:
         metrics_bind_address=args.metrics_bind_address,
         health_probe_bind_address=args.health_probe_bind_address,
         graceful_shutdown_timeout=args.graceful_shutdown_timeout,
+        scheduling=args.scheduling_webhooks,
     )
     options = OperatorOptions(
         operator_namespace=namespace,
         dry_run=DryRun.cascade(measure=args.dry_run_measure, apply=args.dry_run_apply, resize=args.dry_run_resize),
+        webhook_configuration_name=args.webhook_configuration_name,
+        scheduling_webhooks=args.scheduling_webhooks,
     )
     kill_switch = KillSwitchState()
     store = open_store(url)
@@ -272,13 +299,21 @@ def build(args: argparse.Namespace) -> Any:
                 secret_name=args.webhook_secret_name,
                 service_name=args.webhook_service_name,
                 cert_dir=args.webhook_cert_path,
-                webhook_configurations=[
-                    (MUTATING, args.webhook_configuration_name),
-                    (VALIDATING, args.webhook_configuration_name),
-                ],
+                webhook_configurations=self_signed_configurations(args, MUTATING, VALIDATING),
             )
         )
     return manager
+
+
+def self_signed_configurations(args: argparse.Namespace, mutating: Any, validating: Any) -> list[tuple[Any, str]]:
+    """The webhook configurations whose caBundle `--webhook-self-signed` keeps: Ballast's, and the scheduling
+    ones unless `--scheduling-webhooks=false`."""
+    from ballast.internal.manifests.scheduling import configuration_name  # noqa: PLC0415
+
+    names = [args.webhook_configuration_name]
+    if args.scheduling_webhooks:
+        names.append(configuration_name(args.webhook_configuration_name))
+    return [(kind, name) for name in names for kind in (mutating, validating)]
 
 
 def webhook_server(args: argparse.Namespace) -> Any:

@@ -26,9 +26,11 @@ CONTROLLERS = (
     "configstatus-ballastconfig",
     "configstatus-metricssource",
     "killswitch",
+    "schedulingpolicy",
 )
 """Controller names `--controllers` accepts (they label metrics and logs): the Go operator's, and the two
-`configstatus-*` lanes it has no counterpart of (docs/design.md, difference 26)."""
+`configstatus-*` lanes it has no counterpart of (docs/design.md, difference 26), and `schedulingpolicy` (the
+scheduling webhook's matchConditions)."""
 
 
 @dataclass(frozen=True)
@@ -41,9 +43,11 @@ class Dependencies:
     refresh: RefreshPolicy | None = None  # when the collector recomputes statistics (None: its default rule)
 
 
-def new_manager(client: Client, *, namespace: str, **options: Any) -> Manager:
+def new_manager(client: Client, *, namespace: str, scheduling: bool = True, **options: Any) -> Manager:
     """A Manager with the operator's cache: enrolled pods only (as projections, indexed by profile-ref) and the
-    kill-switch ConfigMap only. `options` go to `Manager` (addresses, leader elector, shutdown timeout)."""
+    kill-switch ConfigMap only; with `scheduling`, both scheduling-policy kinds and the Namespaces (name and
+    labels, for cluster policies' namespace selectors), started with the cache so that the first admission does
+    not wait for them. `options` go to `Manager` (addresses, leader elector, shutdown timeout)."""
     from ballast.internal.enrollment import (  # noqa: PLC0415
         KILL_SWITCH_CONFIGMAP,
         MODE_LABEL,
@@ -51,17 +55,23 @@ def new_manager(client: Client, *, namespace: str, **options: Any) -> Manager:
         PodProjection,
         profile_ref_index,
     )
-    from ballast.internal.runtime import CacheScope, Manager  # noqa: PLC0415
+    from ballast.internal.runtime import CacheScope, Manager, Projection  # noqa: PLC0415
 
     manager = Manager(
         client=client,
         cache_by_kind={
             "v1/Pod": CacheScope(label_selector=MODE_LABEL, projection=PodProjection),
             "v1/ConfigMap": CacheScope(namespace=namespace, field_selector=f"metadata.name={KILL_SWITCH_CONFIGMAP}"),
+            "v1/Namespace": CacheScope(projection=Projection),
         },
         **options,
     )
     manager.cache.index_field("v1/Pod", PROFILE_REF_INDEX, profile_ref_index)
+    if scheduling:
+        from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy  # noqa: PLC0415
+
+        for kind in ("v1/Namespace", ClusterPodSchedulingPolicy, PodSchedulingPolicy):
+            manager.cache.get_informer(kind)
     return manager
 
 
@@ -101,8 +111,8 @@ def add_optional_lanes(manager: Manager, controllers: set[str], deps: Dependenci
 
 def register_webhooks(server: WebhookServer, manager: Manager, deps: Dependencies) -> None:
     """The admission handlers on the webhook server: pods (mutate, validate), policies, BallastConfigs and
-    MetricsSources (validate)."""
-    from ballast.webhook import configuration, pods, policies  # noqa: PLC0415
+    MetricsSources (validate); and, unless `--scheduling-webhooks=false`, scheduling policies (mutate)."""
+    from ballast.webhook import configuration, pods, policies, scheduling  # noqa: PLC0415
 
     pods.register(
         server,
@@ -113,3 +123,5 @@ def register_webhooks(server: WebhookServer, manager: Manager, deps: Dependencie
     )
     policies.register(server)
     configuration.register(server)
+    if deps.options.scheduling_webhooks:
+        scheduling.register(server, reader=manager.client, recorder=manager.get_event_recorder("scheduling-webhook"))

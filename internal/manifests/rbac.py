@@ -47,6 +47,7 @@ from ballast.internal.runtime import rbacgen
 from ballast.internal.runtime.rbacgen import Grant, Placement, Rule
 
 from .crds import all_crds
+from .scheduling import configuration_name
 
 PREFIX = "ballast"
 """Name prefix of every object in `config/rbac/` (the Helm chart uses the release name)."""
@@ -62,6 +63,7 @@ HOOK_WEIGHT = "-10"
 HOOK_DELETE_POLICY = "before-hook-creation,hook-succeeded"
 """... and are gone once the hooks succeeded (or replaced by the next run's)."""
 BALLAST_GROUP = "ballast.tightlinesoftware.com"
+KUPID_GROUP = "kupid.gardener.cloud"
 
 # Who uses a rule, besides the controllers of `ballastd --controllers` (`ballast.internal.cmd.ballastd.CONTROLLERS`).
 CACHE = "cache"
@@ -124,8 +126,12 @@ UNINSTALL_FEATURE = Feature(
     helm_hook="pre-delete",
     identity="The identity of `ballastd uninstall` (the pre-delete hook Job).",
 )
+SCHEDULING_FEATURE = Feature(
+    "scheduling policies are served (ballastd --scheduling-webhooks, the default)",
+    helm_condition=".Values.scheduling.enabled",
+)
 HELM_VALUES = ("leaderElect", "rbac.kubeletSummary", "certManager.enabled", "crds.upgradeHook.enabled",
-               "uninstallHook.enabled")  # fmt: skip
+               "uninstallHook.enabled", "scheduling.enabled")  # fmt: skip
 """The chart values `rbac.yaml` reads; the chart must define every one."""
 
 
@@ -154,6 +160,11 @@ def webhook_configuration_name(prefix: str = PREFIX) -> str:
     return prefix
 
 
+def scheduling_configuration_name(prefix: str = PREFIX) -> str:
+    """The scheduling policies' Mutating/ValidatingWebhookConfiguration name (`<prefix>-scheduling`)."""
+    return configuration_name(webhook_configuration_name(prefix))
+
+
 def operator_deployment_name(prefix: str = PREFIX) -> str:
     """The operator's Deployment, in the operator namespace (`ballastd uninstall --deployment`)."""
     return prefix
@@ -168,8 +179,9 @@ def _manager_rules() -> tuple[Rule, ...]:
              "live reads before a write; patches stamp refs, drop the Go finalizer, annotate resizes"),
         Rule("", ("pods/resize",), ("patch",), ("resourceadjuster",), "in-place resize"),
         Rule("", ("events",), ("create", "patch"),
-             ("resourceadjuster", "configstatus-ballastconfig", "configstatus-metricssource"),
-             "Resized/ResizeBlocked, InvalidConfig/InvalidSource core v1 Events; a repeat is patched (count)"),
+             ("resourceadjuster", "configstatus-ballastconfig", "configstatus-metricssource", WEBHOOK),
+             "Resized/ResizeBlocked, InvalidConfig/InvalidSource, InvalidSchedulingPolicy/SchedulingPolicyConflict "
+             "core v1 Events; a repeat is patched (count)"),
         Rule("", ("replicationcontrollers",), ("get",), (WEBHOOK, "workloadwatcher-pod"),
              "owner chain for policies' kinds: one get per owner, by uid-checked name"),
         Rule("apps", ("replicasets", "deployments", "statefulsets", "daemonsets"), ("get",),
@@ -220,17 +232,26 @@ def roles(prefix: str = PREFIX) -> tuple[Role, ...]:
              warning="nodes/proxy reaches the kubelet's whole API, not only /stats/summary: every container's "
                      "logs and, over WebSocket (a GET), commands run in any container on the node. Treat it as "
                      "node-level access; bind it only when a kubeletSummary MetricsSource is used."),
+        Role("scheduling", False, "scheduling policies (kupid): what the scheduling webhook and its lane read",
+             (Rule("", ("namespaces",), ("list", "watch"), (CACHE,),
+                   "namespace labels, for ClusterPodSchedulingPolicies' namespaceSelector"),
+              Rule(KUPID_GROUP, ("clusterpodschedulingpolicies", "podschedulingpolicies"), ("list", "watch"),
+                   (CACHE,), "the policies, read from the cache only"),
+              Rule("admissionregistration.k8s.io", ("mutatingwebhookconfigurations",), ("get", "patch"),
+                   ("schedulingpolicy",), "server-side apply of the scheduling webhook's matchConditions",
+                   (scheduling_configuration_name(prefix),))),
+             feature=SCHEDULING_FEATURE, file="scheduling_role"),
         Role("webhook-certificate", True, "the self-signed webhook certificate's Secret",
              (Rule("", ("secrets",), ("get", "update"), (SELF_SIGNED_CERTIFICATES,),
                    "read, adopt and renew the one Secret", (webhook_secret_name(prefix),)),
               Rule("", ("secrets",), ("create",), (SELF_SIGNED_CERTIFICATES,),
                    "the first replica creates it; create cannot be limited by name")),
              feature=SELF_SIGNED_FEATURE, file="webhook_certificate_role"),
-        Role("webhook-configurations", False, "caBundle of our two webhook configurations",
+        Role("webhook-configurations", False, "caBundle of our webhook configurations (and the scheduling ones)",
              (Rule("admissionregistration.k8s.io",
                    ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"), ("get", "update"),
                    (SELF_SIGNED_CERTIFICATES,), "set caBundle to the self-signed CA",
-                   (webhook_configuration_name(prefix),)),),
+                   (webhook_configuration_name(prefix), scheduling_configuration_name(prefix))),),
              feature=SELF_SIGNED_FEATURE, file="webhook_configurations_role"),
         Role("crd-installer", False, "`ballastd apply-crds`: server-side apply of our CRDs",
              (Rule("apiextensions.k8s.io", ("customresourcedefinitions",), ("create", "patch"), (APPLY_CRDS,),

@@ -20,7 +20,6 @@ injected by a later webhook is sized too, and the validating webhooks check poli
 
 from __future__ import annotations
 
-import base64
 from pathlib import Path
 from typing import Any
 
@@ -29,18 +28,21 @@ from ballast.internal.enrollment import MODE_LABEL
 from ballast.internal.runtime import rbacgen
 from ballast.webhook import configuration, pods, policies
 
-DEFAULT_NAME = "ballast"
-"""The configurations' name (the chart's fullname; `ballastd --webhook-configuration-name`)."""
-DEFAULT_SERVICE_PORT = 443
-DEFAULT_TIMEOUT_SECONDS = 10
-"""The API server's default, written out: a pod CREATE waits at most this long for us."""
+from .admission import (
+    API_VERSION,
+    DEFAULT_NAME,
+    DEFAULT_SERVICE_PORT,
+    DEFAULT_TIMEOUT_SECONDS,
+    NAMESPACE_NAME_LABEL,
+    client_config,
+    metadata,
+)
+from .scheduling import scheduling_webhook_configurations
 
-API_VERSION = "admissionregistration.k8s.io/v1"
 MUTATE_POD_WEBHOOK = "mpod.ballast.tightlinesoftware.com"
 VALIDATE_POD_WEBHOOK = "vpod.ballast.tightlinesoftware.com"
 VALIDATE_POLICY_WEBHOOK = "vpolicy.ballast.tightlinesoftware.com"
 VALIDATE_CONFIGURATION_WEBHOOK = "vconfig.ballast.tightlinesoftware.com"
-NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 CONFIG_OUTPUT = Path("config/webhook/manifests.yaml")
 HELM_OUTPUT = Path("config/helm/ballast/templates/webhookconfigurations.yaml")
@@ -52,20 +54,7 @@ HEADER = (
 )
 # Placeholders that survive YAML dumping, then become template expressions.
 _NAME, _NAMESPACE, _TIMEOUT, _LABELS = "@NAME@", "@NAMESPACE@", "@TIMEOUT@", "@LABELS@"
-
-
-def _client_config(name: str, namespace: str, port: int, path: str, ca_bundle: bytes | None) -> dict[str, Any]:
-    config: dict[str, Any] = {"service": {"name": name, "namespace": namespace, "path": path, "port": port}}
-    if ca_bundle:
-        config["caBundle"] = base64.b64encode(ca_bundle).decode()
-    return config
-
-
-def _metadata(name: str, inject_ca_from: str | None) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"name": name, "labels": {"app.kubernetes.io/name": "ballast"}}
-    if inject_ca_from:
-        metadata["annotations"] = {"cert-manager.io/inject-ca-from": inject_ca_from}
-    return metadata
+_FAILURE_POLICY = "@FAILURE_POLICY@"
 
 
 def _pod_webhook(name: str, operation: str, client_config: dict[str, Any], operator_namespace: str) -> dict[str, Any]:
@@ -111,14 +100,14 @@ def mutating_webhook_configuration(
     webhook = _pod_webhook(
         MUTATE_POD_WEBHOOK,
         "CREATE",
-        _client_config(service_name, service_namespace, service_port, pods.MUTATE_PATH, ca_bundle),
+        client_config(service_name, service_namespace, service_port, pods.MUTATE_PATH, ca_bundle),
         operator_namespace or service_namespace,
     )
     webhook["reinvocationPolicy"] = "IfNeeded"
     return {
         "apiVersion": API_VERSION,
         "kind": "MutatingWebhookConfiguration",
-        "metadata": _metadata(name, inject_ca_from),
+        "metadata": metadata(name, inject_ca_from),
         "webhooks": [webhook],
     }
 
@@ -149,27 +138,27 @@ def validating_webhook_configuration(
     pod_webhook = _pod_webhook(
         VALIDATE_POD_WEBHOOK,
         "UPDATE",
-        _client_config(service_name, service_namespace, service_port, pods.VALIDATE_PATH, ca_bundle),
+        client_config(service_name, service_namespace, service_port, pods.VALIDATE_PATH, ca_bundle),
         operator_namespace or service_namespace,
     )
     # Ignore, not Fail: a policy applied while the operator starts (a chart's default policy) must not be
     # refused; a bad policy that slips through is still skipped alone at resolve time (difference 8).
     policy_webhook = _kind_webhook(
         VALIDATE_POLICY_WEBHOOK,
-        _client_config(service_name, service_namespace, service_port, policies.VALIDATE_PATH, ca_bundle),
+        client_config(service_name, service_namespace, service_port, policies.VALIDATE_PATH, ca_bundle),
         [ClusterResourcePolicy.PLURAL, ResourcePolicy.PLURAL],
     )
     # Ignore too: the chart's BallastConfig and MetricsSources are applied with the operator; one that slips
     # through is not used, and says so in its Valid condition (difference 26).
     configuration_webhook = _kind_webhook(
         VALIDATE_CONFIGURATION_WEBHOOK,
-        _client_config(service_name, service_namespace, service_port, configuration.VALIDATE_PATH, ca_bundle),
+        client_config(service_name, service_namespace, service_port, configuration.VALIDATE_PATH, ca_bundle),
         [BallastConfig.PLURAL, MetricsSource.PLURAL],
     )
     return {
         "apiVersion": API_VERSION,
         "kind": "ValidatingWebhookConfiguration",
-        "metadata": _metadata(name, inject_ca_from),
+        "metadata": metadata(name, inject_ca_from),
         "webhooks": [pod_webhook, policy_webhook, configuration_webhook],
     }
 
@@ -200,27 +189,42 @@ def webhook_configurations(**options: Any) -> list[dict[str, Any]]:
     return [mutating_webhook_configuration(**options), validating_webhook_configuration(**options)]
 
 
+def all_webhook_configurations(**options: Any) -> list[dict[str, Any]]:
+    """Ballast's two configurations, then the scheduling ones (`scheduling.scheduling_webhook_configurations`),
+    with the same arguments: what `config/webhook/manifests.yaml` holds."""
+    return [*webhook_configurations(**options), *scheduling_webhook_configurations(**options)]
+
+
 def _documents(configurations: list[dict[str, Any]]) -> str:
     # rendered as the RBAC manifests are: one `---` document each, key order kept, no anchors, no folding
     return "".join(rbacgen.yaml_document(configuration) for configuration in configurations)
 
 
 def manifests() -> str:
-    """`config/webhook/manifests.yaml`: both configurations for ballast-webhook.ballast-system (CA injected later)."""
-    configurations = webhook_configurations(
-        service_name=f"{DEFAULT_NAME}-webhook", service_namespace=CONFIG_NAMESPACE, name=DEFAULT_NAME
-    )
-    return HEADER + _documents(configurations)
+    """`config/webhook/manifests.yaml`: Ballast's configurations and the scheduling ones
+    (`scheduling.scheduling_webhook_configurations`) for ballast-webhook.ballast-system (CA injected later)."""
+    service = {"service_name": f"{DEFAULT_NAME}-webhook", "service_namespace": CONFIG_NAMESPACE, "name": DEFAULT_NAME}
+    return HEADER + _documents(all_webhook_configurations(**service))
 
 
 def helm_template() -> str:
-    """The Helm template of both configurations: the same objects with the release's names and values."""
-    configurations = webhook_configurations(
-        service_name=f"{_NAME}-webhook",
-        service_namespace=_NAMESPACE,
-        name=_NAME,
-        inject_ca_from=f"{_NAMESPACE}/{_NAME}-serving-cert",
-    )
+    """The Helm template of all four configurations: the same objects with the release's names and values; the
+    scheduling ones only when `scheduling.enabled`, with `scheduling.failurePolicy` and `.timeoutSeconds`."""
+    service: dict[str, Any] = {
+        "service_name": f"{_NAME}-webhook",
+        "service_namespace": _NAMESPACE,
+        "name": _NAME,
+        "inject_ca_from": f"{_NAMESPACE}/{_NAME}-serving-cert",
+    }
+    ballast = _helm_documents(webhook_configurations(**service))
+    scheduling = _helm_documents(scheduling_webhook_configurations(**service, failure_policy=_FAILURE_POLICY))
+    scheduling = scheduling.replace(
+        "{{ .Values.webhook.timeoutSeconds }}", "{{ .Values.scheduling.timeoutSeconds }}"
+    ).replace(f"'{_FAILURE_POLICY}'", "{{ .Values.scheduling.failurePolicy }}")
+    return HEADER + ballast + "{{- if .Values.scheduling.enabled }}\n" + scheduling + "{{- end }}\n"
+
+
+def _helm_documents(configurations: list[dict[str, Any]]) -> str:
     for document in configurations:
         document["metadata"]["labels"] = _LABELS
         for webhook in document["webhooks"]:
@@ -238,7 +242,7 @@ def helm_template() -> str:
     ]
     for placeholder, expression in replacements:
         text = text.replace(placeholder, expression)
-    return HEADER + text
+    return text
 
 
 def rendered(root: Path) -> dict[Path, str]:

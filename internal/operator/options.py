@@ -31,4 +31,8 @@ class OperatorOptions:
 
     operator_namespace: str = "ballast-system"
     dry_run: DryRun = DryRun()
+    webhook_configuration_name: str = "ballast"
+    """Ballast's webhook configurations; the scheduling ones are `<this>-scheduling`."""
+    scheduling_webhooks: bool = True
+    """Whether scheduling policies are served (`/mutate-kupid`, `/validate-kupid`, the `schedulingpolicy` lane)."""
     clock: Clock = field(default_factory=RealClock)

@@ -12,7 +12,7 @@ import yaml
 
 from ballast import __version__
 from ballast.internal.cmd.ballastd import build_parser, store_url
-from ballast.internal.manifests.webhooks import webhook_configurations
+from ballast.internal.manifests.webhooks import all_webhook_configurations
 from tests.unit.config.dockerfile import REPO
 
 CONFIG = REPO / "config"
@@ -40,7 +40,7 @@ def container(manager: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_webhook_manifests_are_the_codes_configurations() -> None:
-    expected = webhook_configurations(
+    expected = all_webhook_configurations(
         service_name="ballast-webhook", service_namespace="ballast-system", name="ballast"
     )
     assert _documents(CONFIG / "webhook" / "manifests.yaml") == expected

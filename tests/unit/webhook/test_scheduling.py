@@ -283,6 +283,6 @@ def test_a_read_failure_answers_500_so_the_failure_policy_decides() -> None:
         def get(self, *args: Any, **kwargs: Any) -> Any:
             raise TimeoutError("cache not synced")
 
-    response = SchedulingMutator(Broken())(review(pod()))  # type: ignore[arg-type]
+    response = SchedulingMutator(Broken())(review(pod()))
     assert (response.allowed, response.code) == (False, 500)
     assert "cache not synced" in response.message

@@ -63,7 +63,7 @@ def render_helm(values: Mapping[str, bool], name: str = "ballast", namespace: st
 
 
 ALL_ON = {"leaderElect": True, "rbac.kubeletSummary": True, "certManager.enabled": False,
-          "crds.upgradeHook.enabled": True, "uninstallHook.enabled": True}  # fmt: skip
+          "crds.upgradeHook.enabled": True, "uninstallHook.enabled": True, "scheduling.enabled": True}  # fmt: skip
 
 
 def _without_hooks(doc: dict[str, Any]) -> dict[str, Any]:
@@ -107,6 +107,7 @@ def test_the_chart_grants_what_config_grants() -> None:
         ("crds.upgradeHook.enabled", False, "ballast-crd-installer"),
         ("uninstallHook.enabled", False, "ballast-uninstall"),
         ("uninstallHook.enabled", False, "ballast-uninstall-stop-operator"),
+        ("scheduling.enabled", False, "ballast-scheduling"),
     ],
 )
 def test_each_optional_role_follows_its_value(value: str, setting: bool, gone: str) -> None:
