@@ -1,5 +1,7 @@
 """The `core/v1` scheduling types the kupid policies carry: Affinity and Toleration, with the list and struct
-markers of the Kubernetes API so server-side apply treats them the same way."""
+markers of the Kubernetes API so server-side apply treats them the same way, and the enums of their operators and
+effects (kupid is their only user; the label selectors inside pod affinity terms are `meta.LabelSelector`, shared
+with other kinds, and keep a free-form operator)."""
 
 from __future__ import annotations
 
@@ -7,8 +9,15 @@ from typing import Annotated
 
 from pydantic import ConfigDict
 
+from .formats import enum
 from .meta import LabelSelector
 from .wire import ATOMIC_LIST, ATOMIC_STRUCT, Int32, Int64, WireModel
+
+NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+TOLERATION_OPERATORS = ("Equal", "Exists", "")
+"""`""` means Equal."""
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute", "")
+"""`""` matches every effect."""
 
 
 class NodeSelectorRequirement(WireModel):
@@ -16,7 +25,7 @@ class NodeSelectorRequirement(WireModel):
 
     key: str
     """The label key (or field name) the requirement applies to."""
-    operator: str
+    operator: Annotated[str, enum(*NODE_SELECTOR_OPERATORS)]
     """In, NotIn, Exists, DoesNotExist, Gt or Lt."""
     values: Annotated[list[str] | None, ATOMIC_LIST] = None
     """Values for In, NotIn (several), Gt and Lt (one integer); empty for Exists and DoesNotExist."""
@@ -119,11 +128,11 @@ class Toleration(WireModel):
 
     key: str | None = None
     """The taint key; empty with operator Exists matches every taint."""
-    operator: str | None = None
+    operator: Annotated[str | None, enum(*TOLERATION_OPERATORS)] = None
     """Exists or Equal (the default)."""
     value: str | None = None
     """The taint value for Equal; empty for Exists."""
-    effect: str | None = None
+    effect: Annotated[str | None, enum(*TAINT_EFFECTS)] = None
     """NoSchedule, PreferNoSchedule or NoExecute; empty matches all effects."""
     toleration_seconds: Int64 | None = None
     """For NoExecute: how long the pod stays bound after the taint appears."""

@@ -10,6 +10,7 @@ differences 27–31).
     merge_policies(pod_spec, policy_specs)                  # the merged spec alone
     policy_matches(policy, namespace_labels, pod_labels)    # one policy; InvalidPolicyError if it is broken
     order_policies(policies)                                # cluster policies, then namespaced, each by name
+    validate_scheduling_policy(policy)                      # write-time problems, `path: message` (the webhook's)
 
 Policies and specs are wire dicts (or the `ballast.api.kupid.v1alpha1` models); nothing here reads the cluster.
 """
@@ -34,6 +35,7 @@ from .targets import (
     with_pod_spec,
 )
 from .terms import contradiction, product, reduce_terms
+from .validation import validate_scheduling_policy
 
 __all__ = [
     "APPLIED",
@@ -70,5 +72,6 @@ __all__ = [
     "select_policies",
     "target_for",
     "template_of",
+    "validate_scheduling_policy",
     "with_pod_spec",
 ]
