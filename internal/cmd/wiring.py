@@ -111,8 +111,8 @@ def add_optional_lanes(manager: Manager, controllers: set[str], deps: Dependenci
 
 def register_webhooks(server: WebhookServer, manager: Manager, deps: Dependencies) -> None:
     """The admission handlers on the webhook server: pods (mutate, validate), policies, BallastConfigs and
-    MetricsSources (validate); and, unless `--scheduling-webhooks=false`, scheduling policies (mutate)."""
-    from ballast.webhook import configuration, pods, policies, scheduling  # noqa: PLC0415
+    MetricsSources (validate); and, unless `--scheduling-webhooks=false`, scheduling policies (mutate and validate)."""
+    from ballast.webhook import configuration, pods, policies, scheduling, schedulingpolicies  # noqa: PLC0415
 
     pods.register(
         server,
@@ -125,3 +125,4 @@ def register_webhooks(server: WebhookServer, manager: Manager, deps: Dependencie
     configuration.register(server)
     if deps.options.scheduling_webhooks:
         scheduling.register(server, reader=manager.client, recorder=manager.get_event_recorder("scheduling-webhook"))
+        schedulingpolicies.register(server)
