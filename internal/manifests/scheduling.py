@@ -90,7 +90,7 @@ def scheduling_webhook_configurations(
         path: client_config(service_name, service_namespace, service_port, path, ca_bundle)
         for path in (MUTATE_PATH, VALIDATE_PATH)
     }
-    excluded = sorted({operator_namespace or service_namespace, SYSTEM_NAMESPACE})
+    excluded = list(dict.fromkeys((operator_namespace or service_namespace, SYSTEM_NAMESPACE)))
     mutating = {
         "name": MUTATE_WEBHOOK,
         "clientConfig": client[MUTATE_PATH],

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from ballast.internal.cmd.ballastd import build_parser, store_url
-from ballast.internal.manifests.webhooks import webhook_configurations
+from ballast.internal.manifests.webhooks import all_webhook_configurations
 from tests.integration.config.deploy.conftest import CHART, PRESETS, REPO, find, helm_run, one, render, render_error
 
 OPERATOR_IMAGE_ARGS = ("--health-probe-bind-address=:8081", "--webhook-cert-path=/certs/webhook")
@@ -146,10 +146,9 @@ def test_high_availability_settings(helm: Path) -> None:
     args = build_parser().parse_args(pod["containers"][0]["args"])
     assert args.leader_elect
     assert pod["terminationGracePeriodSeconds"] > args.graceful_shutdown_timeout
-    for configuration in find(documents, "MutatingWebhookConfiguration") + find(
-        documents, "ValidatingWebhookConfiguration"
-    ):
-        assert {w["timeoutSeconds"] for w in configuration["webhooks"]} == {5}
+    for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+        # scheduling.timeoutSeconds sets the scheduling configurations' own
+        assert {w["timeoutSeconds"] for w in one(documents, kind, "ballast")["webhooks"]} == {5}
     assert find(render(helm), "PodDisruptionBudget") == []  # one replica: no budget to keep
 
 
@@ -219,7 +218,8 @@ def test_self_signed_mode_without_cert_manager(helm: Path) -> None:
     assert find(documents, "Issuer") == []
     assert find(documents, "Certificate") == []
     for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
-        assert "annotations" not in one(documents, kind)["metadata"]
+        for name in ("bl", "bl-scheduling"):
+            assert "annotations" not in one(documents, kind, name)["metadata"]
     container = _manager(documents)
     args = build_parser().parse_args(container["args"])
     assert args.webhook_self_signed
@@ -232,7 +232,7 @@ def test_self_signed_mode_without_cert_manager(helm: Path) -> None:
     secret_role = one(documents, "Role", "bl-webhook-certificate")
     assert any(rule.get("resourceNames") == ["bl-webhook-cert"] for rule in secret_role["rules"])
     configurations_role = one(documents, "ClusterRole", "bl-webhook-configurations")
-    assert configurations_role["rules"][0]["resourceNames"] == ["bl"]
+    assert configurations_role["rules"][0]["resourceNames"] == ["bl", "bl-scheduling"]
 
 
 def test_cert_manager_mode_wires_certificate_secret_and_injection(helm: Path) -> None:
@@ -241,22 +241,39 @@ def test_cert_manager_mode_wires_certificate_secret_and_injection(helm: Path) ->
     assert certificate["spec"]["dnsNames"] == ["bl-webhook.ops.svc", "bl-webhook.ops.svc.cluster.local"]
     assert certificate["spec"]["issuerRef"] == {"kind": "Issuer", "name": one(documents, "Issuer")["metadata"]["name"]}
     for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
-        annotations = one(documents, kind)["metadata"]["annotations"]
-        assert annotations == {"cert-manager.io/inject-ca-from": "ops/bl-serving-cert"}
+        for name in ("bl", "bl-scheduling"):
+            annotations = one(documents, kind, name)["metadata"]["annotations"]
+            assert annotations == {"cert-manager.io/inject-ca-from": "ops/bl-serving-cert"}
     volumes = {v["name"]: v for v in one(documents, "Deployment")["spec"]["template"]["spec"]["volumes"]}
     assert volumes["webhook-cert"]["secret"]["secretName"] == certificate["spec"]["secretName"] == "bl-webhook-cert"
 
 
 def test_webhook_configurations_are_the_codes(helm: Path) -> None:
     documents = render(helm, release="bl", namespace="ops", settings={"certManager.enabled": "false"})
-    expected = webhook_configurations(service_name="bl-webhook", service_namespace="ops", name="bl")
+    expected = all_webhook_configurations(service_name="bl-webhook", service_namespace="ops", name="bl")
+    assert len(expected) == 4
     for configuration in expected:
-        rendered = one(documents, configuration["kind"])
+        rendered = one(documents, configuration["kind"], configuration["metadata"]["name"])
         assert rendered["webhooks"] == configuration["webhooks"]
         assert rendered["metadata"]["name"] == configuration["metadata"]["name"]
         assert configuration["metadata"]["labels"].items() <= rendered["metadata"]["labels"].items()
     service = one(documents, "Service", "bl-webhook")
     assert service["spec"]["ports"][0]["port"] == expected[0]["webhooks"][0]["clientConfig"]["service"]["port"]
+
+
+def test_scheduling_values_set_the_configurations_and_the_flag(helm: Path) -> None:
+    settings = {"scheduling.failurePolicy": "Fail", "scheduling.timeoutSeconds": "5"}
+    documents = render(helm, release="bl", namespace="ops", settings=settings)
+    for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+        (webhook,) = one(documents, kind, "bl-scheduling")["webhooks"]
+        assert (webhook["failurePolicy"], webhook["timeoutSeconds"]) == ("Fail", 5)
+    args = build_parser().parse_args(one(documents, "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"])
+    assert (args.scheduling_webhooks, args.webhook_configuration_name) == (True, "bl")
+    off = render(helm, release="bl", namespace="ops", settings={"scheduling.enabled": "false"})
+    assert not [d for d in off if d["metadata"]["name"] == "bl-scheduling"]
+    assert find(off, "ClusterRole", "bl-scheduling") == []
+    args = build_parser().parse_args(one(off, "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"])
+    assert args.scheduling_webhooks is False
 
 
 def test_bundled_valkey_matches_the_anchors_values(helm: Path) -> None:
