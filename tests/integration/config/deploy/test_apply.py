@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+from ballast.internal.cmd.ballastd import build_parser
 from ballast.internal.enrollment import PROFILE_CLEANUP_FINALIZER
 from ballast.internal.manifests.crds import all_crds
 from ballast.internal.runtime import APIStatusError, Client, NotFoundError
@@ -122,8 +123,27 @@ def test_kustomize_output_applies_server_side(
     policies = find(documents, "ClusterResourcePolicy")
     assert len(policies) == (0 if path == "config/default" else 1)
     for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
-        annotations = one(documents, kind)["metadata"]["annotations"]
-        assert annotations == {"cert-manager.io/inject-ca-from": "ballast-system/ballast-serving-cert"}
+        for name in ("ballast", "ballast-scheduling"):
+            annotations = one(documents, kind, name)["metadata"]["annotations"]
+            assert annotations == {"cert-manager.io/inject-ca-from": "ballast-system/ballast-serving-cert"}
+
+
+def test_the_without_scheduling_component_leaves_scheduling_out(envtest: Environment, tmp_path: Path) -> None:
+    overlay = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": [os.path.relpath(REPO / "config" / "default", tmp_path)],
+        "components": [os.path.relpath(REPO / "config" / "without-scheduling", tmp_path)],
+    }
+    (tmp_path / "kustomization.yaml").write_text(yaml.safe_dump(overlay))
+    text = envtest.kubectl("kustomize", "--load-restrictor", "LoadRestrictionsNone", str(tmp_path))
+    documents = [doc for doc in yaml.safe_load_all(text) if doc]
+    assert [d for d in documents if d["metadata"]["name"] == "ballast-scheduling"] == []
+    assert one(documents, "ValidatingWebhookConfiguration", "ballast")  # Ballast's own stay
+    container = one(documents, "Deployment", "ballast")["spec"]["template"]["spec"]["containers"][0]
+    assert build_parser().parse_args(container["args"]).scheduling_webhooks is False
+    with_scheduling = kustomize(envtest, "config/default")
+    assert len([d for d in with_scheduling if d["metadata"]["name"] == "ballast-scheduling"]) == 4
 
 
 # ------------------------------------------------------------------------------------------------------ RBAC
