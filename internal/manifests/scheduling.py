@@ -25,6 +25,8 @@ from ballast.api.kupid.v1alpha1 import GROUP as KUPID_GROUP
 from ballast.api.kupid.v1alpha1 import VERSION as KUPID_VERSION
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
 from ballast.internal.scheduling import TARGETS
+from ballast.webhook.scheduling import MUTATE_PATH
+from ballast.webhook.schedulingpolicies import VALIDATE_PATH
 
 from .admission import (
     API_VERSION,
@@ -39,8 +41,6 @@ from .admission import (
 SUFFIX = "-scheduling"
 MUTATE_WEBHOOK = "mscheduling.ballast.tightlinesoftware.com"
 VALIDATE_WEBHOOK = "vscheduling.ballast.tightlinesoftware.com"
-MUTATE_PATH = "/mutate-kupid"
-VALIDATE_PATH = "/validate-kupid"
 SYSTEM_NAMESPACE = "kube-system"
 DEFAULT_FAILURE_POLICY = "Ignore"
 FailurePolicy = Literal["Ignore", "Fail"]
