@@ -1,8 +1,9 @@
-"""`ballast`: the user CLI — bulk enrollment, profiles, and why a pod got its resources.
+"""`ballast`: the user CLI — bulk enrollment, profiles, why a pod got its resources, scheduling policy previews.
 
     ballast enroll --mode measure [--apply] [-n NS] [--ignore RE] [--no-restart] [--remode] [--timeout S]
     ballast profiles [NAME ...] [-o wide|json|yaml]
     ballast explain pod/<namespace>/<name>
+    ballast scheduling preview -f policy.yaml [-n NS] [-o json]
 
 Global flags `--kubeconfig` and `--context` go before or after the subcommand. Everything is read from the API
 server (profiles, policies, the pod's annotations), so it works from a laptop that cannot reach the operator's
@@ -133,6 +134,41 @@ def _add_explain(subparsers: Any, common: argparse.ArgumentParser) -> None:
     explain.add_argument("-n", "--namespace", help="the pod's namespace when only its name is given")
 
 
+def _add_scheduling(subparsers: Any, common: argparse.ArgumentParser) -> None:
+    scheduling = subparsers.add_parser(
+        "scheduling",
+        parents=[common],
+        help="scheduling policies (kupid): preview what a policy would change",
+        description="Scheduling policies (PodSchedulingPolicy, ClusterPodSchedulingPolicy of kupid.gardener.cloud).",
+    )
+    actions = scheduling.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser, required=True)
+    preview = actions.add_parser(
+        "preview",
+        parents=[common],
+        help="the change policies from a file would make to existing workloads and pods; writes nothing",
+        description=(
+            "Merge the policies of a file, together with the scheduling policies already in the cluster and in "
+            "merge order, into every existing workload and pod a policy of the file selects, as the admission "
+            "webhook would; print a unified diff of the pod spec's scheduling fields and a summary line per "
+            "object (applied, unchanged, conflict, error). Reads only; nothing is written to the cluster."
+        ),
+        epilog=(
+            "examples:\n"
+            "  ballast scheduling preview -f spot.yaml               # every namespace\n"
+            "  ballast scheduling preview -f team-a.yaml -n team-a   # one namespace; the file's policies land there\n"
+            "  kubectl get cpsp etcd -o yaml | ballast scheduling preview -f - -o json"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    preview.add_argument(
+        "-f", "--filename", required=True, metavar="FILE", help="YAML policies (documents or a List); - for stdin"
+    )
+    preview.add_argument(
+        "-n", "--namespace", help="only this namespace; also the namespace of a PodSchedulingPolicy that names none"
+    )
+    preview.add_argument("-o", "--output", choices=["text", "json"], default="text", help="output format")
+
+
 def connect(args: argparse.Namespace, *, typed: bool = True) -> Any:
     """A `Client` for `--kubeconfig`/`--context` (`RESTConfig.load` order otherwise), with our kinds as models;
     `typed=False` leaves every object a dict and spares importing the models (`profiles` reads dicts, and starts
@@ -158,7 +194,7 @@ def fail(message: object) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    """The `ballast` argument parser (subcommands enroll, profiles, explain)."""
+    """The `ballast` argument parser (subcommands enroll, profiles, explain, scheduling)."""
     top = _Parser(
         prog="ballast",
         description="Ballast user CLI: enroll workloads and explain the resources Ballast gives them.",
@@ -172,6 +208,7 @@ def parser() -> argparse.ArgumentParser:
     _add_enroll(subparsers, common)
     _add_profiles(subparsers, common)
     _add_explain(subparsers, common)
+    _add_scheduling(subparsers, common)
     return top
 
 
@@ -190,6 +227,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ballast.internal.cmd import profiles  # noqa: PLC0415
 
         return profiles.run(args)
+    if args.command == "scheduling":
+        from ballast.internal.cmd import scheduling  # noqa: PLC0415
+
+        return scheduling.run(args)
     from ballast.internal.cmd import explain  # noqa: PLC0415
 
     return explain.run(args)

@@ -19,6 +19,9 @@ from ballast.internal.enrollment import (
 )
 from ballast.internal.policy import MAX_OWNER_DEPTH, OwnerLookup, Policy, controller_reference
 from ballast.internal.runtime import APIStatusError
+from ballast.internal.scheduling import CLUSTER_KIND, NAMESPACED_KIND
+
+KUPID = "kupid.gardener.cloud/v1alpha1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,13 +37,17 @@ class Owner:
 class PodContext:
     """What `explain` reads: the pod, its owners (direct controller first), the BallastConfig's identityLabels
     (None when unreadable), the candidate policies (ClusterResourcePolicies and the pod namespace's
-    ResourcePolicies) and the profile named by `profile-ref` (None when absent or missing)."""
+    ResourcePolicies), the profile named by `profile-ref` (None when absent or missing), the labels of the pod's
+    namespace and the scheduling policies (ClusterPodSchedulingPolicies and the namespace's
+    PodSchedulingPolicies, as dicts) — each None when it could not be read."""
 
     pod: Mapping[str, Any]
     owners: tuple[Owner, ...] = ()
     identity_labels: tuple[str, ...] | None = None
     policies: tuple[Policy, ...] = ()
     profile: WorkloadProfile | None = None
+    namespace_labels: Mapping[str, str] | None = None
+    scheduling_policies: tuple[Mapping[str, Any], ...] | None = None
 
 
 def parse_pod_ref(text: str, namespace: str | None) -> tuple[str, str]:
@@ -80,7 +87,27 @@ def gather(client: Any, namespace: str, name: str) -> PodContext:
             profile = client.get(WorkloadProfile, profile_ref)
         except failures:
             profile = None
-    return PodContext(pod, owners, identity, tuple(policies), profile)
+    namespace_labels, scheduling = _scheduling(client, namespace, failures)
+    return PodContext(pod, owners, identity, tuple(policies), profile, namespace_labels, scheduling)
+
+
+def _scheduling(
+    client: Any, namespace: str, failures: tuple[type[Exception], ...]
+) -> tuple[Mapping[str, str] | None, tuple[Mapping[str, Any], ...] | None]:
+    """The namespace's labels and the scheduling policies (dicts), each None when unreadable (the kupid CRDs may
+    not be installed): the scheduling section then says what it cannot tell."""
+    try:
+        labels: Mapping[str, str] | None = dict(client.get("v1/Namespace", namespace)["metadata"].get("labels") or {})
+    except failures:
+        labels = None
+    try:
+        policies: tuple[Mapping[str, Any], ...] | None = (
+            *client.list_all(f"{KUPID}/{CLUSTER_KIND}"),
+            *client.list_all(f"{KUPID}/{NAMESPACED_KIND}", namespace),
+        )
+    except failures:
+        policies = None
+    return labels, policies
 
 
 def _owners(client: Any, pod: Mapping[str, Any], failures: tuple[type[Exception], ...]) -> tuple[Owner, ...]:

@@ -1,6 +1,6 @@
 """The explanation of a pod, as lines: `explain(ctx)` puts the sections together — pod, identity, policy,
-profile, then one section per container with each resource's figures (`figures`). Pure: it sees only the
-`PodContext` that `gather` read."""
+profile, scheduling policies, then one section per container with each resource's figures (`figures`). Pure:
+it sees only the `PodContext` that `gather` read."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from ballast.internal.policy import PodFacts, discriminator_for, pod_identity
 from .context import PodContext, original_container, owner_lookup
 from .figures import applied_lines, formula, headroom_text, limit_lines, readiness_line, running_line, usage_lines
 from .policies import PolicyVerdict, judge_policies, policy_label, policy_spec
+from .scheduling import scheduling_lines
 
 MODE_MEANING = {
     "measure": "usage is measured; requests and limits are never changed",
@@ -35,9 +36,9 @@ MODE_MEANING = {
 
 
 def explain(ctx: PodContext) -> list[str]:
-    """The explanation of a pod, as lines: pod, identity, policy, profile, then per container each resource's
-    samples, statistics, readiness, the formula of every recommended value, the limit rule, what admission wrote
-    and what the pod spec says now."""
+    """The explanation of a pod, as lines: pod, identity, policy, profile, scheduling policies, then per container
+    each resource's samples, statistics, readiness, the formula of every recommended value, the limit rule, what
+    admission wrote and what the pod spec says now."""
     facts = PodFacts.from_pod(pod_projection(ctx.pod), lookup=owner_lookup(ctx.owners))
     verdict = judge_policies(facts, ctx.policies)
     profile_status = ctx.profile.status if ctx.profile else None
@@ -51,6 +52,7 @@ def explain(ctx: PodContext) -> list[str]:
         spec = None
     lines = _pod_section(ctx) + _identity_section(ctx, verdict) + _policy_section(verdict, spec)
     lines += _profile_section(ctx)
+    lines += scheduling_lines(ctx.pod, ctx.namespace_labels, ctx.scheduling_policies)
     entries = {c.name: c for c in (profile_status.containers if profile_status else None) or ()}
     containers = [container for _, container in managed_container_bodies(ctx.pod)]
     for container in containers:
