@@ -35,12 +35,13 @@ from ballast.internal.runtime.recorder import WARNING, EventRecorder
 from ballast.internal.scheduling import (
     APPLIED,
     CONFLICT,
-    ENFORCE_ANNOTATION,
     ERROR,
     POLICIES_ANNOTATION,
     PolicyOutcome,
     Target,
+    denies,
     is_daemonset_pod,
+    is_enforced,
     is_mirror_pod,
     merge_detailed,
     pod_template,
@@ -77,11 +78,6 @@ def _labels_of(obj: Any) -> dict[str, str]:
     metadata = obj.get("metadata") if isinstance(obj, Mapping) else getattr(obj, "metadata", None)
     labels = metadata.get("labels") if isinstance(metadata, Mapping) else getattr(metadata, "labels", None)
     return dict(labels or {})
-
-
-def _enforced(policy: Mapping[str, Any]) -> bool:
-    annotations = (policy.get("metadata") or {}).get("annotations") or {}
-    return bool(annotations.get(ENFORCE_ANNOTATION) == "true")
 
 
 class _WireMemo:
@@ -220,9 +216,7 @@ class SchedulingMutator:
         """The denial for the first enforced policy that could not be applied whole, or None."""
         prefix = ".".join(about.target.spec_path)
         for outcome, policy in zip(outcomes, matched, strict=True):
-            if not _enforced(policy) or outcome.result == ERROR:
-                continue
-            if outcome.conflicts or outcome.result == CONFLICT:
+            if is_enforced(policy) and denies(outcome):
                 fields = "; ".join(f"{prefix}.{c.path}: {c.message}" for c in outcome.conflicts)
                 message = f"{outcome.ref} is enforced and cannot be applied: {fields or outcome.message}"
                 about.log.info("denied: an enforced scheduling policy cannot be applied", extra={"policy": outcome.ref})

@@ -77,8 +77,17 @@ def new_manager(client: Client, *, namespace: str, scheduling: bool = True, **op
 
 def add_core_lanes(manager: Manager, controllers: set[str], deps: Dependencies) -> None:
     """The kill switch (always: every replica's webhook needs it), enrollment, profiles, policy and configuration
-    status."""
-    from ballast.controllers import configstatus, enrollment, killswitch, migration, policystatus, profile  # noqa: PLC0415
+    status, and the scheduling webhook's matchConditions (unless `--scheduling-webhooks=false`)."""
+    from ballast.controllers import (  # noqa: PLC0415
+        configstatus,
+        enrollment,
+        killswitch,
+        migration,
+        policystatus,
+        profile,
+        schedulingpolicy,
+    )
+    from ballast.internal.manifests.scheduling import MUTATE_WEBHOOK, configuration_name  # noqa: PLC0415
 
     options = deps.options
     killswitch.setup(manager, state=deps.kill_switch, options=options)
@@ -91,6 +100,12 @@ def add_core_lanes(manager: Manager, controllers: set[str], deps: Dependencies) 
         policystatus.setup(manager, options=options)
     if {config.name for config in configstatus.KINDS} & controllers:
         configstatus.setup(manager, options=options, names=controllers)
+    if options.scheduling_webhooks and schedulingpolicy.NAME in controllers:
+        schedulingpolicy.setup(
+            manager,
+            configuration=configuration_name(options.webhook_configuration_name),
+            webhook=MUTATE_WEBHOOK,
+        )
 
 
 def add_optional_lanes(manager: Manager, controllers: set[str], deps: Dependencies) -> None:

@@ -237,8 +237,10 @@ def roles(prefix: str = PREFIX) -> tuple[Role, ...]:
                    "namespace labels, for ClusterPodSchedulingPolicies' namespaceSelector"),
               Rule(KUPID_GROUP, ("clusterpodschedulingpolicies", "podschedulingpolicies"), ("list", "watch"),
                    (CACHE,), "the policies, read from the cache only"),
-              Rule("admissionregistration.k8s.io", ("mutatingwebhookconfigurations",), ("get", "patch"),
-                   ("schedulingpolicy",), "server-side apply of the scheduling webhook's matchConditions",
+              Rule("admissionregistration.k8s.io", ("mutatingwebhookconfigurations",),
+                   ("get", "list", "watch", "patch"), ("schedulingpolicy",),
+                   "watched by name (a metadata.name field selector) and read live; server-side apply of the "
+                   "scheduling webhook's matchConditions and two annotations",
                    (scheduling_configuration_name(prefix),))),
              feature=SCHEDULING_FEATURE, file="scheduling_role"),
         Role("webhook-certificate", True, "the self-signed webhook certificate's Secret",

@@ -20,8 +20,8 @@ from __future__ import annotations
 from .matching import Selection, policy_matches, select_policies
 from .merge import DEFAULT_SCHEDULER, SCHEDULING_FIELDS, merge_detailed, merge_policies, policy_problems
 from .order import order_policies
-from .outcome import APPLIED, CONFLICT, ERROR, UNCHANGED, FieldConflict, MergeResult, PolicyOutcome, Result
-from .policies import CLUSTER_KIND, NAMESPACED_KIND, InvalidPolicyError, Policy, policy_ref
+from .outcome import APPLIED, CONFLICT, ERROR, UNCHANGED, FieldConflict, MergeResult, PolicyOutcome, Result, denies
+from .policies import CLUSTER_KIND, NAMESPACED_KIND, InvalidPolicyError, Policy, is_enforced, policy_ref
 from .targets import (
     ENFORCE_ANNOTATION,
     POLICIES_ANNOTATION,
@@ -58,7 +58,9 @@ __all__ = [
     "Selection",
     "Target",
     "contradiction",
+    "denies",
     "is_daemonset_pod",
+    "is_enforced",
     "is_mirror_pod",
     "merge_detailed",
     "merge_policies",

@@ -59,3 +59,10 @@ class MergeResult:
     def changed(self) -> bool:
         """Whether any policy changed the spec."""
         return any(outcome.result == APPLIED for outcome in self.outcomes)
+
+
+def denies(outcome: PolicyOutcome) -> bool:
+    """Whether this outcome, for an enforced policy, denies the object: the policy could not be applied whole (a
+    field the object already holds otherwise, or every affinity term contradictory). An invalid policy (`ERROR`)
+    disables only itself, enforced or not (docs/design.md, differences 31 and 34)."""
+    return outcome.result == CONFLICT or bool(outcome.conflicts)

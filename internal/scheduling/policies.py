@@ -12,6 +12,8 @@ from typing import Any
 
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
 
+from .targets import ENFORCE_ANNOTATION
+
 CLUSTER_KIND = ClusterPodSchedulingPolicy.KIND
 NAMESPACED_KIND = PodSchedulingPolicy.KIND
 KINDS = (CLUSTER_KIND, NAMESPACED_KIND)
@@ -88,3 +90,9 @@ def spec_of(wire: Mapping[str, Any]) -> Mapping[str, Any]:
     if not isinstance(spec, Mapping):
         raise InvalidPolicyError(policy_ref(wire), "spec", "is not an object")
     return spec
+
+
+def is_enforced(policy: Policy) -> bool:
+    """Whether the policy carries `ballast.tightlinesoftware.com/enforce: "true"` (`targets.ENFORCE_ANNOTATION`)."""
+    annotations = _metadata(as_wire(policy)).get("annotations")
+    return isinstance(annotations, Mapping) and annotations.get(ENFORCE_ANNOTATION) == "true"

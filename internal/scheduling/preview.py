@@ -24,9 +24,9 @@ from ballast.api.kupid.v1alpha1 import GROUP, VERSION
 
 from .matching import policy_matches, select_policies
 from .merge import SCHEDULING_FIELDS, merge_detailed, policy_problems
-from .outcome import APPLIED, CONFLICT, ERROR, PolicyOutcome
-from .policies import CLUSTER_KIND, KINDS, NAMESPACED_KIND, InvalidPolicyError, policy_ref
-from .targets import ENFORCE_ANNOTATION, TARGETS, Target, is_daemonset_pod, is_mirror_pod, pod_template, target_for
+from .outcome import APPLIED, CONFLICT, ERROR, PolicyOutcome, denies
+from .policies import CLUSTER_KIND, KINDS, NAMESPACED_KIND, InvalidPolicyError, is_enforced, policy_ref
+from .targets import TARGETS, Target, is_daemonset_pod, is_mirror_pod, pod_template, target_for
 
 API_VERSION = f"{GROUP}/{VERSION}"
 OUR_NAME_LABEL = "app.kubernetes.io/name"
@@ -199,15 +199,6 @@ def target_of(obj: Mapping[str, Any]) -> Target | None:
     return target_for(group, str(obj.get("kind") or ""))
 
 
-def _enforced(policy: Mapping[str, Any]) -> bool:
-    return (_metadata(policy).get("annotations") or {}).get(ENFORCE_ANNOTATION) == "true"
-
-
-def _denies(outcome: PolicyOutcome) -> bool:
-    """Whether an enforced policy with this outcome denies the object: it could not give it all it asks for."""
-    return outcome.result in (CONFLICT, ERROR) or bool(outcome.conflicts)
-
-
 def _sort_key(obj: Mapping[str, Any]) -> tuple[bool, int, str, str]:
     target = target_of(obj)
     position = TARGETS.index(target) if target else len(TARGETS)
@@ -266,7 +257,7 @@ def preview(
             skipped["daemonset" if is_daemonset_pod(obj) else "mirror"] += 1
             continue
         merged = merge_detailed(spec, selection.matched)
-        denied_by = tuple(o.ref for o in merged.outcomes if _enforced(by_ref.get(o.ref) or {}) and _denies(o))
+        denied_by = tuple(o.ref for o in merged.outcomes if is_enforced(by_ref.get(o.ref) or {}) and denies(o))
         results.append(
             ObjectPreview(
                 target.kind, namespace, str(metadata.get("name") or ""),

@@ -16,11 +16,19 @@ import pytest
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy
 from ballast.api.scheme import add_to_scheme
 from ballast.internal.manifests.scheduling import scheduling_webhook_configurations
-from ballast.internal.runtime import APIStatusError, Cache, CacheScope, Client, Projection, RESTConfig, Scheme
+from ballast.internal.runtime import (
+    APIStatusError,
+    Cache,
+    CacheScope,
+    Client,
+    Projection,
+    RESTConfig,
+    Scheme,
+    WebhookServer,
+)
 from ballast.internal.runtime.cache import DelegatingClient
 from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.webhook import WebhookServer
 from ballast.internal.scheduling import ENFORCE_ANNOTATION, POLICIES_ANNOTATION
 from ballast.webhook import scheduling
 from tests.paths import CRD_DIR

@@ -155,7 +155,8 @@ def test_kustomizations_list_only_existing_files() -> None:
         for entry in [*spec.get("resources", []), *spec.get("components", [])]:
             assert (kustomization.parent / entry).exists(), f"{kustomization}: {entry}"
         for patch in spec.get("patches", []):
-            assert (kustomization.parent / patch["path"]).is_file(), f"{kustomization}: {patch['path']}"
+            if "path" in patch:  # an inline `patch:` has nothing to find
+                assert (kustomization.parent / patch["path"]).is_file(), f"{kustomization}: {patch['path']}"
 
 
 def test_the_chart_has_no_subcharts_or_dependencies() -> None:

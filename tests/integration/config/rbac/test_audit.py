@@ -35,7 +35,7 @@ from ballast.internal.enrollment import (
     PROFILE_REF,
 )
 from ballast.internal.manifests.rbac import crd_names, operator_deployment_name, webhook_secret_name
-from ballast.internal.manifests.webhooks import webhook_configurations
+from ballast.internal.manifests.webhooks import all_webhook_configurations
 from ballast.internal.quantity import format_bytes
 from ballast.internal.runtime import Client, RESTConfig
 from ballast.internal.runtime.envtest import APIError, Environment, json_handler, network
@@ -211,7 +211,8 @@ class World:
         return {
             str(webhook["clientConfig"].get("caBundle", ""))
             for plural in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations")
-            for webhook in self.rest.get(f"{WEBHOOK_CONFIGURATIONS}/{plural}/ballast")["webhooks"]
+            for name in ("ballast", "ballast-scheduling")
+            for webhook in self.rest.get(f"{WEBHOOK_CONFIGURATIONS}/{plural}/{name}")["webhooks"]
         }
 
     def profile(self, name: str = PROFILE) -> dict[str, Any]:
@@ -397,7 +398,7 @@ def test_the_operator_uses_every_grant_and_is_refused_nothing(
     owners = world.owners()
     addresses = [network.allocate_address(), network.allocate_address()]
     world.webhook_service(addresses[0])
-    for config in webhook_configurations(service_name=SERVICE, service_namespace=OPERATOR_NAMESPACE):
+    for config in all_webhook_configurations(service_name=SERVICE, service_namespace=OPERATOR_NAMESPACE):
         env.rest.apply(f"{WEBHOOK_CONFIGURATIONS}/{config['kind'].lower()}s/{config['metadata']['name']}", config)
     metrics = MetricsBackend(env)
     summaries = json_handler({"/stats/summary": world.kubelet_summary})
