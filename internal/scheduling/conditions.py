@@ -44,12 +44,13 @@ from .policies import (
     InvalidPolicyError,
     Policy,
     as_wire,
+    is_enforced,
     policy_kind,
     policy_namespace,
     policy_ref,
     spec_of,
 )
-from .targets import ENFORCE_ANNOTATION, TARGETS
+from .targets import TARGETS
 
 CONDITION_NAME = "ballast-scheduling-policies"
 """The one condition we own on the webhook (others' conditions, with other names, are left alone)."""
@@ -172,13 +173,6 @@ def _any(terms: Iterable[str]) -> str:
     if "true" in unique:
         return "true"
     return " || ".join(unique) if unique else "false"
-
-
-def is_enforced(wire: Mapping[str, object]) -> bool:
-    """Whether a policy carries `ENFORCE_ANNOTATION: "true"` (as the webhook reads it)."""
-    metadata = wire.get("metadata")
-    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
-    return isinstance(annotations, Mapping) and annotations.get(ENFORCE_ANNOTATION) == "true"
 
 
 def _disabled(reason: str, message: str) -> Rendering:
