@@ -30,7 +30,7 @@ from ballast.internal.runtime import (
     errored,
     patched,
 )
-from ballast.internal.runtime.log import Logger, get_logger
+from ballast.internal.runtime.log import Logger, RateLimitedLog, get_logger
 from ballast.internal.runtime.recorder import WARNING, EventRecorder
 from ballast.internal.scheduling import (
     APPLIED,
@@ -69,8 +69,11 @@ UNCHANGED = "scheduling policies already applied"
 DENIED = "denied"
 INVALID_POLICY_REASON = "InvalidSchedulingPolicy"
 CONFLICT_REASON = "SchedulingPolicyConflict"
+SKIPPED_LOG_INTERVAL = 60.0
+"""Seconds between two log lines about the same skipped (invalid or conflicting) policy."""
 
 _log = get_logger("ballast.webhook.scheduling")
+_skipped = RateLimitedLog(_log, interval=SKIPPED_LOG_INTERVAL)
 
 
 def _labels_of(obj: Any) -> dict[str, str]:
@@ -229,8 +232,9 @@ class SchedulingMutator:
         SCHEDULING_POLICY_APPLICATIONS.labels(outcome.ref, about.kind, outcome.result).inc()
         if outcome.result not in (ERROR, CONFLICT):
             return
-        about.log.info(f"skipped scheduling policy: {outcome.result}", extra={"policy": outcome.ref,
-                                                                                "reason": outcome.message})  # fmt: skip
+        # One line per policy and result a minute: a broken policy is seen on every request it could select.
+        _skipped.warning(f"skipped scheduling policy: {outcome.result}", key=f"{outcome.ref}:{outcome.result}",
+                         extra={"policy": outcome.ref, "reason": outcome.message, "kind": about.kind})  # fmt: skip
         policy = next((p for p in policies if _safe_ref(p) == outcome.ref), None)
         if self.recorder is None or policy is None:
             return

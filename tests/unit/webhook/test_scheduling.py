@@ -286,3 +286,27 @@ def test_a_read_failure_answers_500_so_the_failure_policy_decides() -> None:
     response = SchedulingMutator(Broken())(review(pod()))
     assert (response.allowed, response.code) == (False, 500)
     assert "cache not synced" in response.message
+
+
+class RecordedEvents:
+    """Stands in for the manager's EventRecorder: remembers (policy, type, reason, message)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, str, str]] = []
+
+    def event(self, obj: Any, type_: str, reason: str, message: str) -> None:
+        self.events.append((obj["metadata"]["name"], type_, reason, message))
+
+
+def test_invalid_and_conflicting_policies_get_a_warning_event(api: FakeAPI, mutator: SchedulingMutator) -> None:
+    recorder = RecordedEvents()
+    mutator.recorder = recorder  # type: ignore[assignment]
+    broken = etcd_policy("broken", podSelector={"matchExpressions": [{"key": "app", "operator": "In"}]})
+    create(api, broken, etcd_policy(nodeSelector=None, tolerations=None))
+    mutator(review(pod(affinity=required(term(req("zone", "In", "c"))))))
+    assert [(name, kind, reason) for name, kind, reason, _ in recorder.events] == [
+        ("broken", "Warning", "InvalidSchedulingPolicy"),
+        ("etcd", "Warning", "SchedulingPolicyConflict"),
+    ]
+    assert recorder.events[0][3].startswith("Policy is invalid and was skipped: spec.podSelector.matchExpressions[0]")
+    assert recorder.events[1][3].startswith(f"Policy was not applied to Pod {NAMESPACE}/etcd-0: ")
