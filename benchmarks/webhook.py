@@ -601,7 +601,16 @@ class Vegeta:
         self.work = work
         self.ca_file = ca_file
 
-    def attack(self, targets: Path, rate: int, seconds: float, warmup: float, server_pid: int | None) -> Step:
+    def attack(
+        self,
+        targets: Path,
+        rate: int,
+        seconds: float,
+        warmup: float,
+        server_pid: int | None,
+        check: Callable[[bytes], bool] = check_answer,
+    ) -> Step:
+        """vegeta at `rate` for `warmup` + `seconds`; every answer judged by `check` (default: the label patch)."""
         results = self.work / "results.bin"
         disturbance = Disturbance(server_pid)
         argv = [
@@ -627,7 +636,7 @@ class Vegeta:
         valid = 0
         errors: Counter[str] = Counter()
         for row in kept:
-            if row[1] == "200" and check_answer(base64.b64decode(row[6])):
+            if row[1] == "200" and check(base64.b64decode(row[6])):
                 valid += 1
             else:
                 errors[(row[5] or f"HTTP {row[1]}")[:80]] += 1
@@ -674,10 +683,23 @@ class ServerResult:
 
 
 class Server:
-    """One server under test, started on the server core; stopped on exit."""
+    """One server under test, started on the server core; stopped on exit. It is ready once it answers a review
+    at `path` (default: PATHS[name]) so that `check` accepts the answer (default: the label patch)."""
 
-    def __init__(self, name: str, argv: Sequence[str], env: dict[str, str], log: Path, port: int) -> None:
+    def __init__(
+        self,
+        name: str,
+        argv: Sequence[str],
+        env: dict[str, str],
+        log: Path,
+        port: int,
+        *,
+        path: str | None = None,
+        check: Callable[[bytes], bool] = check_answer,
+    ) -> None:
         self.name = name
+        self.path = path or PATHS[name]
+        self.check = check
         self.port = port
         self.log = log
         self.argv = ["taskset", "-c", str(SERVER_CORE), *argv]
@@ -711,10 +733,10 @@ class Server:
                 raise RuntimeError(f"{self.name} exited ({self.process.returncode}); log: {self.log}")
             connection = http.client.HTTPSConnection("127.0.0.1", self.port, context=context, timeout=5)
             try:
-                connection.request("POST", PATHS[self.name], body, {"Content-Type": "application/json"})
+                connection.request("POST", self.path, body, {"Content-Type": "application/json"})
                 answer = connection.getresponse()
                 data = answer.read()
-                if answer.status == 200 and check_answer(data):
+                if answer.status == 200 and self.check(data):
                     return
                 last = f"HTTP {answer.status}: {data[:300]!r}"
             except OSError as exc:
