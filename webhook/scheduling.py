@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
+from ballast.api.kupid.v1alpha1 import GROUP, VERSION
 from ballast.internal.runtime import (
     AdmissionRequest,
     AdmissionResponse,
@@ -31,6 +31,7 @@ from ballast.internal.runtime import (
     patched,
 )
 from ballast.internal.runtime.log import Logger, RateLimitedLog, get_logger
+from ballast.internal.runtime.objects import FrozenDict, thaw
 from ballast.internal.runtime.recorder import WARNING, EventRecorder
 from ballast.internal.scheduling import (
     APPLIED,
@@ -75,6 +76,11 @@ SKIPPED_LOG_INTERVAL = 60.0
 _log = get_logger("ballast.webhook.scheduling")
 _skipped = RateLimitedLog(_log, interval=SKIPPED_LOG_INTERVAL)
 
+# Listed by GroupVersionKind, not by model: the cache then hands out read-only views of what it stores instead of
+# validating a fresh model per policy per request (the same informers: the cache keys them by GVK).
+CLUSTER_POLICIES = f"{GROUP}/{VERSION}/ClusterPodSchedulingPolicy"
+NAMESPACED_POLICIES = f"{GROUP}/{VERSION}/PodSchedulingPolicy"
+
 
 def _labels_of(obj: Any) -> dict[str, str]:
     """The labels of a cached Namespace (a projection) or of a plain dict."""
@@ -84,7 +90,8 @@ def _labels_of(obj: Any) -> dict[str, str]:
 
 
 class _WireMemo:
-    """Policies as wire dicts, converted once per resourceVersion (the cache hands out models)."""
+    """Policies as plain wire dicts, converted once per resourceVersion (the cache hands out read-only views;
+    other readers may hand out models)."""
 
     LIMIT = 4096
 
@@ -92,17 +99,22 @@ class _WireMemo:
         self._wires: dict[tuple[str, str, str], tuple[str, Mapping[str, Any]]] = {}
 
     def __call__(self, policy: Any) -> Mapping[str, Any]:
-        if isinstance(policy, Mapping):
+        if isinstance(policy, FrozenDict):
+            metadata = policy.get("metadata") or {}
+            key = (str(policy.get("kind")), metadata.get("namespace") or "", metadata.get("name") or "")
+            version = metadata.get("resourceVersion") or ""
+        elif isinstance(policy, Mapping):
             return policy
-        metadata = policy.metadata
-        key = (policy.KIND, metadata.namespace or "", metadata.name or "")
-        version = metadata.resource_version or ""
+        else:
+            metadata = policy.metadata
+            key = (policy.KIND, metadata.namespace or "", metadata.name or "")
+            version = metadata.resource_version or ""
         cached = self._wires.get(key)
         if cached is not None and cached[0] == version and version:
             return cached[1]
         if len(self._wires) >= self.LIMIT:
             self._wires.clear()
-        wire = as_wire(policy)
+        wire = thaw(policy) if isinstance(policy, FrozenDict) else as_wire(policy)
         self._wires[key] = (version, wire)
         return wire
 
@@ -165,8 +177,8 @@ class SchedulingMutator:
         return self._mutate(request, _Request(target, request.object, namespace, log))
 
     def _policies(self, namespace: str) -> tuple[list[Mapping[str, Any]], dict[str, str]]:
-        cluster = [self._wire(p) for p in self.reader.list(ClusterPodSchedulingPolicy)]
-        namespaced = [self._wire(p) for p in self.reader.list(PodSchedulingPolicy, namespace=namespace)]
+        cluster = [self._wire(p) for p in self.reader.list(CLUSTER_POLICIES)]
+        namespaced = [self._wire(p) for p in self.reader.list(NAMESPACED_POLICIES, namespace=namespace)]
         labels: dict[str, str] = {}
         if cluster:  # only cluster policies read the namespace's labels
             try:

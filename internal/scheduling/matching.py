@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
+
+import orjson
 
 from ballast.internal.runtime.labels import Selector, SelectorError, from_label_selector
 
@@ -16,16 +19,32 @@ from .policies import CLUSTER_KIND, InvalidPolicyError, Policy, as_wire, policy_
 P = TypeVar("P", bound=Policy)
 
 
-def _selector(spec: Mapping[str, Any], field: str, ref: str) -> Selector:
+@functools.lru_cache(maxsize=4096)
+def _compiled(canonical: bytes) -> Selector:
+    """A selector compiled from its canonical JSON (a Selector is immutable: one instance serves every policy
+    that carries the same selector, every request). SelectorError is raised, not cached."""
+    return from_label_selector(orjson.loads(canonical))
+
+
+def _compile(wire: Mapping[str, Any] | None) -> Selector:
+    if isinstance(wire, dict):
+        try:
+            return _compiled(orjson.dumps(wire, option=orjson.OPT_SORT_KEYS))
+        except (orjson.JSONEncodeError, TypeError):
+            pass  # not plain JSON: compiled as it is
+    return from_label_selector(wire)
+
+
+def _selector(spec: Mapping[str, Any], field: str, policy: Mapping[str, Any]) -> Selector:
     wire = spec.get(field)
     if wire is not None and not isinstance(wire, Mapping):
-        raise InvalidPolicyError(ref, f"spec.{field}", "is not a label selector")
+        raise InvalidPolicyError(policy_ref(policy), f"spec.{field}", "is not a label selector")
     try:
-        return from_label_selector(wire)
+        return _compile(wire)
     except SelectorError as error:
         where, separator, message = str(error).partition(": ")
         path = f"spec.{field}.{where}" if separator else f"spec.{field}"
-        raise InvalidPolicyError(ref, path, message if separator else str(error)) from error
+        raise InvalidPolicyError(policy_ref(policy), path, message if separator else str(error)) from error
 
 
 def policy_matches(
@@ -46,11 +65,11 @@ def policy_matches(
     (naming the field) whatever the labels are.
     """
     wire = as_wire(policy)
-    ref = policy_ref(wire)
+    kind = policy_kind(wire)  # an unknown kind raises here, before anything else
     spec = spec_of(wire)
-    pods = _selector(spec, "podSelector", ref)
-    if policy_kind(wire) == CLUSTER_KIND:
-        namespaces = _selector(spec, "namespaceSelector", ref)
+    pods = _selector(spec, "podSelector", wire)
+    if kind == CLUSTER_KIND:
+        namespaces = _selector(spec, "namespaceSelector", wire)
         if not namespaces.matches(namespace_labels):
             return False
     return pods.matches(pod_labels)

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicySpec
+from ballast.internal.runtime.objects import thaw
 
 from .affinity import NODE_AFFINITY, POD_AFFINITIES, PREFERRED, REQUIRED, TERMS, merge_affinity, union
 from .outcome import APPLIED, CONFLICT, ERROR, UNCHANGED, FieldConflict, MergeResult, PolicyOutcome
@@ -143,7 +144,7 @@ def merge_detailed(pod_spec: Mapping[str, Any], policies: Sequence[Policy]) -> M
 
     Merging the same policies into the merged spec again changes nothing (`APPLIED` becomes `UNCHANGED`).
     """
-    spec = copy.deepcopy(dict(pod_spec))
+    spec = thaw(dict(pod_spec))
     outcomes: list[PolicyOutcome] = []
     for position, policy in enumerate(policies):
         ref = f"policies[{position}]"

@@ -8,10 +8,11 @@ processors, narrowed: no ReplicaSets, Jobs and Pods on CREATE only, CronJobs at 
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from ballast.internal.runtime.objects import thaw
 
 POLICIES_ANNOTATION = "ballast.tightlinesoftware.com/scheduling-policies"
 """On an admitted Pod for which at least one policy matched: the matched policies in merge order, comma-separated
@@ -94,14 +95,14 @@ def template_of(obj: Mapping[str, Any] | None, target: Target) -> Any:
 
 def with_pod_spec(obj: Mapping[str, Any], target: Target, spec: Mapping[str, Any]) -> dict[str, Any]:
     """A deep copy of `obj` with `spec` at the target's pod spec path (intermediate objects created)."""
-    result = copy.deepcopy(dict(obj))
-    node: dict[str, Any] = result
+    result: dict[str, Any] = thaw(dict(obj))
+    node = result
     for part in target.spec_path[:-1]:
         child = node.get(part)
         if not isinstance(child, dict):
             child = node[part] = {}
         node = child
-    node[target.spec_path[-1]] = copy.deepcopy(dict(spec))
+    node[target.spec_path[-1]] = thaw(dict(spec))
     return result
 
 
