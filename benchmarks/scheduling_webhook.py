@@ -81,7 +81,7 @@ from ballast.internal.runtime import (
 from ballast.internal.runtime.admission import decode_review, encode_review
 from ballast.internal.runtime.cache import DelegatingClient
 from ballast.internal.runtime.log import setup_logging
-from ballast.internal.scheduling import merge_detailed, pod_template, select_policies, target_for, with_pod_spec
+from ballast.internal.scheduling import merge_detailed, pod_template, select_compiled, target_for, with_pod_spec
 from ballast.webhook import scheduling
 from ballast.webhook.scheduling import MUTATE_PATH, SchedulingMutator
 from webhook import Bench, Server, Step, find_sustained, measured
@@ -295,10 +295,10 @@ def in_process(body: bytes, reader: DelegatingClient) -> list[tuple[str, float]]
     target = target_for("", "Pod")
     assert target is not None
     assert request.object is not None
-    wires = mutator._policies(namespace)[0]  # as the handler holds them (converted once per resourceVersion)
+    compiled = mutator._policies(namespace)[0]  # as the handler holds them (compiled once per resourceVersion)
     labels, spec = pod_template(request.object, target)
     namespace_labels = {"kubernetes.io/metadata.name": namespace, "env": "prod", "team": "shop"}
-    matched = select_policies(wires, namespace_labels, labels).matched
+    matched = select_compiled(compiled, namespace_labels, labels).matched
     merged = merge_detailed(spec, matched).spec
     mutated = with_pod_spec(request.object, target, merged)
     response = mutator(request)
@@ -323,13 +323,13 @@ def in_process(body: bytes, reader: DelegatingClient) -> list[tuple[str, float]]
          lambda: (reader.list(f"{KUPID}/ClusterPodSchedulingPolicy"),
                   reader.list(f"{KUPID}/PodSchedulingPolicy", namespace=namespace))),
         ("  cache get: the Namespace (projection)", lambda: reader.get("v1/Namespace", namespace)),
-        ("  `_policies`: both lists + Namespace + wire memo (to_wire once per resourceVersion)",
+        ("  `_policies`: both lists + Namespace + the memo (each policy compiled once per resourceVersion)",
          lambda: mutator._policies(namespace)),
-        ("  `select_policies` over the 50 wire dicts (selectors compiled per call)",
-         lambda: select_policies(wires, namespace_labels, labels)),
-        ("  `merge_detailed` of the 3 matches into the pod spec (deep-copies the spec)",
+        ("  `select_compiled` over the 50 compiled policies",
+         lambda: select_compiled(compiled, namespace_labels, labels)),
+        ("  `merge_detailed` of the 3 matches into the pod spec",
          lambda: merge_detailed(spec, matched)),
-        ("  `with_pod_spec` (copy.deepcopy of the 4.6 KB pod, and of the spec)",
+        ("  `with_pod_spec` (a copy of the 4.6 KB pod, and of the spec)",
          lambda: with_pod_spec(request.object, target, merged)),  # type: ignore[arg-type]
         ("  `patched`: admission.json_patch of the mutated pod", lambda: patched(request, mutated)),
         ("  encode_review of the answer", lambda: encode_review(api_version, request.uid, response)),

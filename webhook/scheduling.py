@@ -38,8 +38,10 @@ from ballast.internal.scheduling import (
     CONFLICT,
     ERROR,
     POLICIES_ANNOTATION,
+    CompiledPolicy,
     PolicyOutcome,
     Target,
+    compile_policy,
     denies,
     is_daemonset_pod,
     is_enforced,
@@ -47,7 +49,7 @@ from ballast.internal.scheduling import (
     merge_detailed,
     pod_template,
     policy_ref,
-    select_policies,
+    select_compiled,
     target_for,
     template_of,
     with_pod_spec,
@@ -89,34 +91,33 @@ def _labels_of(obj: Any) -> dict[str, str]:
     return dict(labels or {})
 
 
-class _WireMemo:
-    """Policies as plain wire dicts, converted once per resourceVersion (the cache hands out read-only views;
-    other readers may hand out models)."""
+class _CompiledMemo:
+    """Policies as compiled wire dicts, converted and compiled once per resourceVersion (the cache hands out
+    read-only views; other readers may hand out models or plain dicts, compiled on every call)."""
 
     LIMIT = 4096
 
     def __init__(self) -> None:
-        self._wires: dict[tuple[str, str, str], tuple[str, Mapping[str, Any]]] = {}
+        self._compiled: dict[tuple[str, str, str], tuple[str, CompiledPolicy]] = {}
 
-    def __call__(self, policy: Any) -> Mapping[str, Any]:
+    def __call__(self, policy: Any) -> CompiledPolicy:
         if isinstance(policy, FrozenDict):
-            metadata = policy.get("metadata") or {}
+            metadata = policy["metadata"]
             key = (str(policy.get("kind")), metadata.get("namespace") or "", metadata.get("name") or "")
             version = metadata.get("resourceVersion") or ""
         elif isinstance(policy, Mapping):
-            return policy
+            return compile_policy(policy)
         else:
-            metadata = policy.metadata
-            key = (policy.KIND, metadata.namespace or "", metadata.name or "")
-            version = metadata.resource_version or ""
-        cached = self._wires.get(key)
+            key = (policy.KIND, policy.metadata.namespace or "", policy.metadata.name or "")
+            version = policy.metadata.resource_version or ""
+        cached = self._compiled.get(key)
         if cached is not None and cached[0] == version and version:
             return cached[1]
-        if len(self._wires) >= self.LIMIT:
-            self._wires.clear()
-        wire = thaw(policy) if isinstance(policy, FrozenDict) else as_wire(policy)
-        self._wires[key] = (version, wire)
-        return wire
+        if len(self._compiled) >= self.LIMIT:
+            self._compiled.clear()
+        compiled = compile_policy(thaw(policy) if isinstance(policy, FrozenDict) else as_wire(policy))
+        self._compiled[key] = (version, compiled)
+        return compiled
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,7 @@ class SchedulingMutator:
     def __init__(self, reader: Reader, *, recorder: EventRecorder | None = None) -> None:
         self.reader = reader
         self.recorder = recorder
-        self._wire = _WireMemo()
+        self._compile = _CompiledMemo()
 
     def __call__(self, request: AdmissionRequest) -> AdmissionResponse:
         started = time.perf_counter()
@@ -176,9 +177,9 @@ class SchedulingMutator:
         log = _log.with_values(kind=target.kind, namespace=namespace, name=name or "(generated)")
         return self._mutate(request, _Request(target, request.object, namespace, log))
 
-    def _policies(self, namespace: str) -> tuple[list[Mapping[str, Any]], dict[str, str]]:
-        cluster = [self._wire(p) for p in self.reader.list(CLUSTER_POLICIES)]
-        namespaced = [self._wire(p) for p in self.reader.list(NAMESPACED_POLICIES, namespace=namespace)]
+    def _policies(self, namespace: str) -> tuple[list[CompiledPolicy], dict[str, str]]:
+        cluster = [self._compile(p) for p in self.reader.list(CLUSTER_POLICIES)]
+        namespaced = [self._compile(p) for p in self.reader.list(NAMESPACED_POLICIES, namespace=namespace)]
         labels: dict[str, str] = {}
         if cluster:  # only cluster policies read the namespace's labels
             try:
@@ -197,9 +198,9 @@ class SchedulingMutator:
             KUPID_REQUESTS.labels("error").inc()
             return errored(500, f"cannot read the scheduling policies: {error}")
         labels, spec = pod_template(about.obj, about.target)
-        selection = select_policies(policies, namespace_labels, labels)
+        selection = select_compiled(policies, namespace_labels, labels)
         for outcome in selection.errors:
-            self._report(outcome, about, policies)
+            self._report(outcome, about, [compiled.policy for compiled in policies])
         if not selection.matched:
             KUPID_REQUESTS.labels("allowed").inc()
             return allowed(NO_POLICY)

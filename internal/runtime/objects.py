@@ -27,6 +27,11 @@ class FrozenDict(Mapping[str, Any]):
     def __contains__(self, key: object) -> bool:
         return key in self._data
 
+    def get(self, key: str, default: Any = None) -> Any:
+        # Mapping.get goes through __getitem__ and an exception for a missing key; reads are the hot path.
+        value = self._data.get(key, default)
+        return value if value is default else freeze(value)
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._data)
 

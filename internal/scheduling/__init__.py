@@ -17,7 +17,7 @@ Policies and specs are wire dicts (or the `ballast.api.kupid.v1alpha1` models); 
 
 from __future__ import annotations
 
-from .matching import Selection, policy_matches, select_policies
+from .matching import CompiledPolicy, Selection, compile_policy, policy_matches, select_compiled, select_policies
 from .merge import DEFAULT_SCHEDULER, SCHEDULING_FIELDS, merge_detailed, merge_policies, policy_problems
 from .order import order_policies
 from .outcome import APPLIED, CONFLICT, ERROR, UNCHANGED, FieldConflict, MergeResult, PolicyOutcome, Result, denies
@@ -49,6 +49,7 @@ __all__ = [
     "SCHEDULING_FIELDS",
     "TARGETS",
     "UNCHANGED",
+    "CompiledPolicy",
     "FieldConflict",
     "InvalidPolicyError",
     "MergeResult",
@@ -57,6 +58,7 @@ __all__ = [
     "Result",
     "Selection",
     "Target",
+    "compile_policy",
     "contradiction",
     "denies",
     "is_daemonset_pod",
@@ -71,6 +73,7 @@ __all__ = [
     "policy_ref",
     "product",
     "reduce_terms",
+    "select_compiled",
     "select_policies",
     "target_for",
     "template_of",

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-import copy
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import orjson
 from pydantic import ValidationError
 
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicySpec
@@ -103,11 +104,25 @@ def _at(value: Any, path: Sequence[str]) -> Any:
     return value
 
 
+@functools.lru_cache(maxsize=1024)
+def _problems_of(canonical: bytes) -> tuple[str, ...]:
+    return tuple(policy_problems(orjson.loads(canonical)))
+
+
+def _cached_problems(policy_spec: Mapping[str, Any]) -> list[str]:
+    """`policy_problems`, once per distinct spec: admission merges the same few policies into every pod."""
+    try:
+        canonical = orjson.dumps(policy_spec, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # not plain JSON (a FrozenDict view, a model's leftovers): judged as it is
+        return policy_problems(policy_spec)
+    return list(_problems_of(canonical))
+
+
 def _merge_one(spec: dict[str, Any], ref: str, policy_spec: Mapping[str, Any]) -> PolicyOutcome:
-    problems = policy_problems(policy_spec)
+    problems = _cached_problems(policy_spec)
     if problems:
         return PolicyOutcome(ref, ERROR, "; ".join(problems))
-    work = {name: copy.deepcopy(spec[name]) for name in SCHEDULING_FIELDS if name in spec}
+    work = {name: thaw(spec[name]) for name in SCHEDULING_FIELDS if name in spec}
     conflicts: list[FieldConflict] = []
     _merge_fields(work, policy_spec, conflicts)
     affinity = policy_spec.get("affinity")

@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
-from ballast.internal.scheduling import ERROR, InvalidPolicyError, policy_matches, select_policies
+from ballast.internal.scheduling import (
+    ERROR,
+    InvalidPolicyError,
+    compile_policy,
+    policy_matches,
+    select_compiled,
+    select_policies,
+)
 
 from .builders import cluster, namespaced
 
@@ -112,3 +119,24 @@ def test_select_policies_orders_the_matches_and_an_invalid_policy_disables_only_
     ]
     assert selection.errors[0].message == "spec.podSelector.matchExpressions[0]: operator In needs values"
     assert "'Pod' is neither" in selection.errors[1].message
+
+
+@pytest.mark.parametrize(
+    ("namespace_labels", "pod_labels"),
+    [(ETCD_NAMESPACE, ETCD_POD), ({}, {"app": "web"}), (None, None), (ETCD_NAMESPACE, {"app": "other"})],
+)
+def test_compiled_policies_select_exactly_as_select_policies(
+    namespace_labels: dict[str, str] | None, pod_labels: dict[str, str] | None
+) -> None:
+    policies = [
+        namespaced("team-a", "spot", podSelector={"matchLabels": {"app": "etcd"}}),
+        namespaced("team-a", "broken", podSelector={"matchExpressions": [{"key": "app", "operator": "In"}]}),
+        cluster("etcd", namespaceSelector={"matchLabels": ETCD_NAMESPACE}, podSelector={}),
+        cluster("inert", podSelector={}),
+        cluster("web", namespaceSelector={}, podSelector={"matchLabels": {"app": "web"}}),
+        namespaced("team-a", "none"),
+        {"kind": "Pod", "metadata": {"name": "stray"}},
+    ]
+    expected = select_policies(policies, namespace_labels, pod_labels)
+    compiled = select_compiled([compile_policy(p) for p in policies], namespace_labels, pod_labels)
+    assert compiled == expected

@@ -194,6 +194,16 @@ def test_json_patch_of_equal_documents_is_empty(document: Any) -> None:
     assert json_patch({"root": document}, copy.deepcopy({"root": document})) == []
 
 
+@given(prefix=st.lists(json_values, max_size=4), appended=st.lists(json_values, min_size=1, max_size=4))
+def test_items_appended_to_a_list_are_one_add_each(prefix: list[Any], appended: list[Any]) -> None:
+    old, new = {"root": prefix}, {"root": [*copy.deepcopy(prefix), *appended]}
+    operations = json_patch(old, new)
+    assert operations == [
+        {"op": "add", "path": f"/root/{len(prefix) + i}", "value": value} for i, value in enumerate(appended)
+    ]
+    assert _canonical(jsonpatch.apply_patch(old, operations)) == _canonical(new)
+
+
 def test_json_patch_is_minimal_where_a_webhook_changes_little() -> None:
     pod = {
         "metadata": {"name": "web", "labels": {"a/b": "1"}},
