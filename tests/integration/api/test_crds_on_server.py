@@ -386,7 +386,7 @@ COLUMNS = [
     Columns("rp", ResourcePolicy, STATUSES[ResourcePolicy], "PRIORITY DISCRIMINATOR AGE", "10 local-84fadaa0"),
     Columns("ballastconfigs", BallastConfig, None, "SUSPENDED AGE", "true"),
     Columns("metricssources", MetricsSource, None, "TYPE POLLINTERVAL AGE", "kubernetesMetrics 300s"),
-    Columns("balancers", Balancer, None, "AGE", ""),
+    Columns("balancers", Balancer, STATUSES[Balancer], "REPLICAS POLICY BALANCING AGE", "5 proportional True"),
     Columns("podschedulingpolicies", PodSchedulingPolicy, None, "AGE", ""),
 ]
 

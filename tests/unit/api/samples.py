@@ -183,6 +183,10 @@ STATUSES: dict[type[CustomResource], JSON] = {
         "replicas": 5,
         "selector": "app=web",
         "conditions": [{**CONDITION, "type": "Balancing", "reason": "Completed", "message": "Balancer running OK"}],
+        "targets": [
+            {"name": "zone-a", "desired": 4, "placed": 4, "running": 3, "notStarted": 1},
+            {"name": "zone-b", "desired": 1, "placed": 1, "running": 1, "notStarted": 0},
+        ],
     },
 }
 """A status per kind that has a status subresource."""

@@ -175,7 +175,19 @@ POLICY_COLUMNS = [
         ),
         (PodSchedulingPolicy, None),
         (ClusterPodSchedulingPolicy, None),
-        (Balancer, None),
+        (
+            Balancer,
+            [
+                {"name": "Replicas", "type": "integer", "jsonPath": ".status.replicas"},
+                {"name": "Policy", "type": "string", "jsonPath": ".spec.policy.policyName"},
+                {
+                    "name": "Balancing",
+                    "type": "string",
+                    "jsonPath": '.status.conditions[?(@.type=="Balancing")].status',
+                },
+                AGE,
+            ],
+        ),
     ],
     ids=kind_id,
 )
