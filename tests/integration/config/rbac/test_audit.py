@@ -68,6 +68,7 @@ ORPHAN = "ghost--api--default-a9696153"
 EPHEMERAL_BYTES = 4096
 BALLAST = f"/apis/{GROUP_VERSION}"
 WEBHOOK_CONFIGURATIONS = "/apis/admissionregistration.k8s.io/v1"
+KUPID = "/apis/kupid.gardener.cloud/v1alpha1"
 ELECTION = ["--leader-elect-lease-duration=4", "--leader-elect-renew-deadline=3", "--leader-elect-retry-period=1"]
 IMAGE = "registry.k8s.io/pause:3.10"
 DEPLOYMENT = operator_deployment_name()
@@ -220,6 +221,12 @@ class World:
             return dict(self.rest.get(f"{BALLAST}/workloadprofiles/{name}"))
         except APIError:
             return {}
+
+    def scheduled_pod(self, name: str) -> bool:
+        """After a ClusterPodSchedulingPolicy for app `zoned` exists: whether a new such pod is admitted with it
+        (the scheduling webhook reads policies and namespaces from ballastd's cache)."""
+        made = self.make(f"/api/v1/namespaces/{NAMESPACE}/pods", pod(name, NAMESPACE, "zoned", None))
+        return bool(made["spec"].get("nodeSelector") == {"zone": "a"})
 
     def pod_of(self, name: str) -> dict[str, Any]:
         found: dict[str, Any] = self.rest.get(f"/api/v1/namespaces/{NAMESPACE}/pods/{name}")
@@ -409,6 +416,16 @@ def test_the_operator_uses_every_grant_and_is_refused_nothing(
         processes.append(first)
         poll_until(lambda: is_leader(first), timeout=20, what="the Lease")
         wait_admitting(world, "probe", first)
+
+        # A scheduling policy: the schedulingpolicy lane renders it into matchConditions, the webhook applies it.
+        world.make(f"{KUPID}/clusterpodschedulingpolicies", {
+            "apiVersion": "kupid.gardener.cloud/v1alpha1", "kind": "ClusterPodSchedulingPolicy",
+            "metadata": {"name": "zoned"},
+            "spec": {"namespaceSelector": {}, "podSelector": {"matchLabels": {"app.kubernetes.io/name": "zoned"}},
+                     "nodeSelector": {"zone": "a"}}})  # fmt: skip
+        counter = iter(range(1000))
+        poll_until(lambda: world.scheduled_pod(f"zoned-{next(counter)}"), timeout=30, interval=0.5,
+                   what="the scheduling policy applied at admission", last_error=first.output)  # fmt: skip
         ca = world.secret_ca()
         assert ca
         assert world.ca_bundles() == {ca}  # the self-signed CA, set on every webhook
