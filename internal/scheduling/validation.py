@@ -170,20 +170,23 @@ def label_selector_problems(selector: Any, path: str) -> list[str]:
     return problems
 
 
+def _set_operator_problems(operator: Any, values: Any, path: str) -> list[str] | None:
+    """The `values` rules of the set operators, shared by label and node selector requirements; None for any
+    other operator."""
+    if operator in ("In", "NotIn"):
+        return [] if values else [required(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'")]
+    if operator in ("Exists", "DoesNotExist"):
+        message = "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+        return [forbidden(f"{path}.values", message)] if values else []
+    return None
+
+
 def _label_requirement_problems(requirement: Mapping[str, Any], path: str) -> list[str]:
     operator = requirement.get("operator")
     values = requirement.get("values") or []
-    problems = []
-    if operator in ("In", "NotIn"):
-        if not values:
-            problems.append(required(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
-    elif operator in ("Exists", "DoesNotExist"):
-        if values:
-            problems.append(
-                forbidden(f"{path}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
-            )
-    else:
-        problems.append(invalid(f"{path}.operator", operator, "not a valid selector operator"))
+    problems = _set_operator_problems(operator, values, path)
+    if problems is None:
+        problems = [invalid(f"{path}.operator", operator, "not a valid selector operator")]
     key = requirement.get("key")
     if isinstance(key, str):
         problems.extend(_label_name_problems(key, f"{path}.key"))
@@ -245,29 +248,23 @@ def node_selector_term_problems(term: Mapping[str, Any], path: str) -> list[str]
     return problems
 
 
+def _bound_problems(values: Any, path: str) -> list[str]:
+    """`Gt` and `Lt` take exactly one value, an integer."""
+    if not isinstance(values, list) or len(values) != 1:
+        return [required(f"{path}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'")]
+    if isinstance(values[0], str) and parse_int64(values[0]) is None:
+        return [invalid(f"{path}.values[0]", values[0], "must be an integer when `operator` is 'Lt' or 'Gt'")]
+    return []
+
+
 def _node_requirement_problems(requirement: Mapping[str, Any], path: str) -> list[str]:
     operator = requirement.get("operator")
     values = requirement.get("values") or []
-    problems = []
-    if operator in ("In", "NotIn"):
-        if not values:
-            problems.append(required(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
-    elif operator in ("Exists", "DoesNotExist"):
-        if values:
-            problems.append(
-                forbidden(f"{path}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
-            )
-    elif operator in ("Gt", "Lt"):
-        if not isinstance(values, list) or len(values) != 1:
-            problems.append(
-                required(f"{path}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'")
-            )
-        elif isinstance(values[0], str) and parse_int64(values[0]) is None:
-            problems.append(
-                invalid(f"{path}.values[0]", values[0], "must be an integer when `operator` is 'Lt' or 'Gt'")
-            )
-    else:
-        problems.append(invalid(f"{path}.operator", operator, "not a valid selector operator"))
+    problems = _set_operator_problems(operator, values, path)
+    if problems is None and operator in ("Gt", "Lt"):
+        problems = _bound_problems(values, path)
+    if problems is None:
+        problems = [invalid(f"{path}.operator", operator, "not a valid selector operator")]
     key = requirement.get("key")
     if isinstance(key, str):
         problems.extend(_label_name_problems(key, f"{path}.key"))
