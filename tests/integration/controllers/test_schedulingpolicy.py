@@ -52,6 +52,7 @@ from ballast.internal.scheduling.conditions import (
     render_match_conditions,
 )
 from ballast.webhook.scheduling import MUTATE_PATH
+from tests.integration.webhook_server import serving
 from tests.paths import CRD_DIR
 from tests.unit.internal.runtime.support import running
 
@@ -112,13 +113,8 @@ def calls(envtest: Environment) -> Iterator[tuple[Calls, WebhookServer]]:
     server = WebhookServer(host="127.0.0.1", port=0, cert_dir=envtest.webhook_cert_dir())
     for path in (MUTATE_PATH, PROBE_PATH, PROPERTY_PATH):
         server.register(path, recorded.handler(path))
-    stop = threading.Event()
-    thread = threading.Thread(target=server.start, args=(stop,), daemon=True)
-    thread.start()
-    assert server.wait_listening(10)
-    yield recorded, server
-    stop.set()
-    thread.join(15)
+    with serving(server):
+        yield recorded, server
 
 
 def _namespace(client: Client, run: str) -> str:

@@ -4,9 +4,8 @@ references rewritten to the local server), the handlers reading through the shar
 from __future__ import annotations
 
 import contextlib
-import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +39,7 @@ from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.wait import poll_until
 from ballast.webhook import configuration, pods, policies
 from tests.integration.lax_schema import lax_schema
+from tests.integration.webhook_server import serve
 from tests.paths import CRD_DIR
 
 IDENTITY = ["app.kubernetes.io/name", "app.kubernetes.io/component"]
@@ -105,19 +105,6 @@ def _namespace(client: Client, prefix: str) -> str:
     return name
 
 
-def _serve(server: WebhookServer) -> Callable[[], None]:
-    stop = threading.Event()
-    thread = threading.Thread(target=server.start, args=(stop,), daemon=True)
-    thread.start()
-    assert server.wait_listening(10)
-
-    def shutdown() -> None:
-        stop.set()
-        thread.join(15)
-
-    return shutdown
-
-
 def _wait_until_admitting(client: Client, namespace: str) -> None:
     """The API server picks configurations up asynchronously: poll until an invalid mode is refused."""
     attempt = iter(range(1_000))
@@ -145,7 +132,7 @@ def admission(envtest: Environment, client: Client, ballast_config: None) -> Ite
     pods.register(server, reader=reader, owner_reader=client, kill_switch=kill_switch, options=OperatorOptions())
     policies.register(server)
     configuration.register(server)
-    shutdown = _serve(server)
+    shutdown = serve(server)
     configurations = webhook_configurations(
         service_name="ballast-webhook", service_namespace=operator_namespace, name=f"ballast-{operator_namespace}"
     )

@@ -5,9 +5,8 @@ policies and Namespaces through a cache, as in `ballastd`."""
 from __future__ import annotations
 
 import contextlib
-import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +30,7 @@ from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.wait import poll_until
 from ballast.internal.scheduling import ENFORCE_ANNOTATION, POLICIES_ANNOTATION
 from ballast.webhook import scheduling
+from tests.integration.webhook_server import serve
 from tests.paths import CRD_DIR
 
 ETCD = {"app": "etcd"}
@@ -47,19 +47,6 @@ class Cluster:
     client: Client
     reader: DelegatingClient
     server: WebhookServer
-
-
-def _serve(server: WebhookServer) -> Callable[[], None]:
-    stop = threading.Event()
-    thread = threading.Thread(target=server.start, args=(stop,), daemon=True)
-    thread.start()
-    assert server.wait_listening(10)
-
-    def shutdown() -> None:
-        stop.set()
-        thread.join(15)
-
-    return shutdown
 
 
 def _ready_node(env: Environment, name: str) -> None:
@@ -86,7 +73,7 @@ def cluster(envtest: Environment) -> Iterator[Cluster]:
         reader = DelegatingClient(cache, client)
         server = WebhookServer(host="127.0.0.1", port=0, cert_dir=env.webhook_cert_dir())
         scheduling.register(server, reader=reader)
-        shutdown = _serve(server)
+        shutdown = serve(server)
         mutating, _ = scheduling_webhook_configurations(service_name="ballast-webhook", service_namespace="ballast-op")
         env.install_webhooks([mutating], host="127.0.0.1", port=server.port, ca_bundle=env.ca.cert_pem)
         _ready_node(env, NODE)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import threading
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -22,6 +21,7 @@ from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.errors import EnvtestError
 from ballast.internal.runtime.envtest.wait import poll_until
 from ballast.webhook import schedulingpolicies
+from tests.integration.webhook_server import serve
 from tests.paths import CRD_DIR
 from tests.unit.internal.scheduling.kupid_samples import chart_samples, cluster_samples, namespaced_samples
 
@@ -81,10 +81,7 @@ def admitting(envtest: Environment, client: Client) -> Iterator[Client]:
     """The `/validate-kupid` handler served locally and its configuration installed, once the API server calls it."""
     server = WebhookServer(host="127.0.0.1", port=0, cert_dir=envtest.webhook_cert_dir())
     schedulingpolicies.register(server)
-    stop = threading.Event()
-    thread = threading.Thread(target=server.start, args=(stop,), daemon=True)
-    thread.start()
-    assert server.wait_listening(10)
+    shutdown = serve(server)
     configuration = validating_configuration(f"kupid-{uuid.uuid4().hex[:8]}")
     envtest.install_webhooks([configuration], host="127.0.0.1", port=server.port, ca_bundle=envtest.ca.cert_pem)
     attempt = iter(range(1_000))
@@ -104,8 +101,7 @@ def admitting(envtest: Environment, client: Client) -> Iterator[Client]:
     finally:
         with contextlib.suppress(APIStatusError):
             envtest.rest.delete(f"{ADMISSION}/validatingwebhookconfigurations/{configuration['metadata']['name']}")
-        stop.set()
-        thread.join(15)
+        shutdown()
 
 
 @contextlib.contextmanager
