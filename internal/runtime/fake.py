@@ -693,10 +693,14 @@ def _spec_changed(old: dict[str, Any], new: dict[str, Any]) -> bool:
 
 
 def _scale_of(obj: dict[str, Any]) -> dict[str, Any]:
+    status: dict[str, Any] = {"replicas": (obj.get("status") or {}).get("replicas", 0)}
+    selector = (obj.get("spec") or {}).get("selector")
+    if isinstance(selector, dict):  # the workload kinds' scale: their pod selector in query-parameter form
+        status["selector"] = str(label_selectors.from_label_selector(selector))
     return {
         "apiVersion": "autoscaling/v1",
         "kind": "Scale",
         "metadata": {"name": obj["metadata"]["name"], "namespace": obj["metadata"].get("namespace")},
         "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 0)},
-        "status": {"replicas": (obj.get("status") or {}).get("replicas", 0)},
+        "status": status,
     }

@@ -1,5 +1,6 @@
 """The operator's own metrics (`ballast_*`), named and labelled as the Go operator's (docs/compatibility.md)."""
 
+from .balancer import BALANCER_PROBLEM_REPLICAS, BALANCER_REPLICAS, forget_balancer, record_balancer
 from .metrics import (
     APPLY_APPLIED,
     APPLY_LIMIT_SCALED,
@@ -32,6 +33,8 @@ __all__ = [
     "APPLY_APPLIED",
     "APPLY_LIMIT_SCALED",
     "APPLY_SKIPPED",
+    "BALANCER_PROBLEM_REPLICAS",
+    "BALANCER_REPLICAS",
     "FETCH_ERRORS",
     "KILL_SWITCH_ACTIVE",
     "KILL_SWITCH_TRANSITIONS",
@@ -51,5 +54,7 @@ __all__ = [
     "WORKLOAD_PROFILES_PURGED",
     "LabelledCounter",
     "LabelledGauge",
+    "forget_balancer",
     "profile_attributes",
+    "record_balancer",
 ]
