@@ -35,7 +35,7 @@ from __future__ import annotations
 import datetime
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -140,7 +140,7 @@ class _PodKey:
 class _Watched:
     informer: SharedIndexInformer
     registration: Registration | None
-    balancers: set[Request] = field(default_factory=set)
+    balancers: frozenset[Request] = frozenset()  # replaced, never changed: pod events read it without a lock
 
 
 class _ChangedPod:
@@ -176,8 +176,9 @@ class PodInformers:
     shared, created on first use; each Balancer's set of selectors is kept so that pod events requeue exactly
     the Balancers that use them.
 
-    An informer no Balancer uses any more stops requeueing (its handler is removed) but keeps running: the cache
-    has no way to drop an informer yet.
+    An informer no Balancer uses any more requeues nothing but keeps running: the cache has no way to drop an
+    informer yet. The pod-event path takes no lock (it reads a frozenset that is replaced under the lock), so an
+    informer's dispatch never waits for a reconcile and the other way round.
     """
 
     def __init__(self, manager: Manager) -> None:
@@ -200,11 +201,12 @@ class PodInformers:
 
     def stop(self) -> None:
         with self._lock:
+            registrations = [w.registration for w in self._watched.values() if w.registration is not None]
             for watched in self._watched.values():
-                if watched.registration is not None:
-                    watched.registration.remove()
-                    watched.registration = None
+                watched.registration = None
             self._queue = None
+        for registration in registrations:
+            registration.remove()
 
     def _register(self, key: _PodKey, informer: SharedIndexInformer) -> Registration | None:
         if self._queue is None:
@@ -216,47 +218,43 @@ class PodInformers:
         return CacheScope(namespace=namespace, label_selector=selector or None, projection=BalancerPod)
 
     def balancers(self, key: _PodKey) -> list[Request]:
-        with self._lock:
-            watched = self._watched.get(key)
-            return sorted(watched.balancers) if watched else []
+        """The Balancers using `key` (no lock: see the class docstring)."""
+        watched = self._watched.get(key)
+        return sorted(watched.balancers) if watched else []
 
     def use(self, balancer: Request, selectors: Iterable[str]) -> dict[str, SharedIndexInformer]:
         """The informers of `selectors` in the Balancer's namespace, by selector as given; the Balancer now uses
         exactly these (selectors it used before and no longer does stop requeueing it)."""
         found: dict[str, SharedIndexInformer] = {}
         keys: set[_PodKey] = set()
-        for selector in selectors:
-            scope = self.scope(balancer.namespace, selector)
-            key = _PodKey(balancer.namespace, scope.label_selector or "")
-            keys.add(key)
-            with self._lock:
+        with self._lock:
+            for selector in selectors:
+                scope = self.scope(balancer.namespace, selector)
+                key = _PodKey(balancer.namespace, scope.label_selector or "")
+                keys.add(key)
                 watched = self._watched.get(key)
                 if watched is None:
                     informer = self._cache.get_informer(POD, scope)
                     watched = self._watched[key] = _Watched(informer, None)
                     watched.registration = self._register(key, informer)
-                watched.balancers.add(balancer)
-            found[selector] = watched.informer
-        self._release(balancer, keep=keys)
+                watched.balancers = watched.balancers | {balancer}
+                found[selector] = watched.informer
+            self._release(balancer, keep=keys)
         return found
 
     def forget(self, balancer: Request) -> None:
         """The Balancer is gone: it uses no selector."""
-        self._release(balancer, keep=set())
+        with self._lock:
+            self._release(balancer, keep=set())
 
     def _release(self, balancer: Request, keep: set[_PodKey]) -> None:
-        with self._lock:
-            previous = self._by_balancer.pop(balancer, set())
-            if keep:
-                self._by_balancer[balancer] = keep
-            for key in previous - keep:
-                watched = self._watched.get(key)
-                if watched is None:
-                    continue
-                watched.balancers.discard(balancer)
-                if not watched.balancers and watched.registration is not None:
-                    watched.registration.remove()
-                    watched.registration = None
+        previous = self._by_balancer.pop(balancer, set())
+        if keep:
+            self._by_balancer[balancer] = keep
+        for key in previous - keep:
+            watched = self._watched.get(key)
+            if watched is not None:
+                watched.balancers = watched.balancers - {balancer}
 
     def selectors(self) -> dict[tuple[str, str], list[Request]]:
         """(namespace, selector) → the Balancers using it (for tests and the CLI)."""
@@ -375,6 +373,8 @@ class BalancerReconciler:
         self._record_metrics(run)
         try:
             self._write_status(ctx, run)
+        except NotFoundError:
+            return None  # deleted meanwhile
         except APIStatusError as exc:
             ctx.logger.error("status not updated", extra={"error": exc.message or str(exc)})
             self.recorder.event(
@@ -471,24 +471,31 @@ class BalancerReconciler:
     # ----------------------------------------------------------------------------------------- phase 4
 
     def _apply_policy(self, run: _Run) -> None:
-        try:
-            request = request_from_spec(run.balancer.spec)
-        except PlacementInputError as exc:
-            raise BalancerError(APPLYING_BALANCER_POLICY, exc.message) from None
-        now = self.clock.now()
+        """Summaries first (so `status.replicas` is known even when the policy is refused, as upstream), then the
+        placement."""
+        fallback = run.balancer.spec.policy.fallback
+        timeout = None if fallback is None else fallback.startup_timeout_seconds
         pods = {t.name: [PodState(p.status.phase or None, _created(p)) for p in t.pods or ()] for t in run.targets}
         try:
-            summaries = summarize_targets(pods, now, request.startup_timeout_seconds)
-            placement = place(request.replicas, request.targets, request.policy, summaries)
+            summaries = summarize_targets(pods, self.clock.now(), timeout)
         except PlacementInputError as exc:
             raise BalancerError(APPLYING_BALANCER_POLICY, str(exc)) from None
         for target in run.targets:
             target.summary = summaries.get(target.name, PodSummary())
+        run.observed = sum(s.total for s in summaries.values())
+        try:
+            request = request_from_spec(run.balancer.spec)
+        except PlacementInputError as exc:
+            raise BalancerError(APPLYING_BALANCER_POLICY, exc.message) from None
+        try:
+            placement = place(request.replicas, request.targets, request.policy, summaries)
+        except PlacementInputError as exc:
+            raise BalancerError(APPLYING_BALANCER_POLICY, str(exc)) from None
+        for target in run.targets:
             if target.name not in placement.placement:
                 raise BalancerError(APPLYING_BALANCER_POLICY, f"placement for {target.name} not found")
             target.desired = placement.placement[target.name]
         run.placement = placement
-        run.observed = sum(s.total for s in summaries.values())
 
     # ----------------------------------------------------------------------------------------- phase 5
 

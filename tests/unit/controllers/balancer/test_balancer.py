@@ -26,6 +26,7 @@ from ballast.controllers.balancer import (
     setup,
 )
 from ballast.internal.runtime import FakeAPI, FakeClock, GroupVersionKind, Manager, Request, Scheme
+from ballast.internal.runtime.apierrors import ForbiddenError
 from ballast.internal.telemetry.balancer import BALANCER_PROBLEM_REPLICAS, BALANCER_REPLICAS
 from tests.unit.api.balancer_samples import balancer, documents
 from tests.unit.controllers.balancer.support import context
@@ -306,3 +307,69 @@ def test_selector_string_is_the_query_parameter_form() -> None:
     assert selector_string({"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b", "a"]}],
                             "matchLabels": {"app": "x"}}) == "app=x,zone in (a,b)"  # fmt: skip
     assert STATUS_NOT_UPDATED == "StatusNotUpdated"
+
+
+def test_a_refused_scale_write_fails_replica_count_setting(api: FakeAPI, manager: Manager) -> None:
+    def refuse(operation: str, gvk: GroupVersionKind, obj: JSON, old: JSON | None) -> None:
+        if operation == "UPDATE" and gvk.kind == "Deployment" and obj["metadata"]["name"] == "nginx-2":
+            raise ForbiddenError(403, "Forbidden", "deployments.apps/scale is forbidden")
+
+    api.admission(refuse)
+    deployments(api)
+    create_balancer(api, balancer("nginx-priority"))
+    eventually(lambda: cond(api, "Balancing").get("reason") == "ReplicaCountSetting", "phase 5 failed")
+    assert cond(api, "Balancing")["message"] == (
+        "ReplicaCountSetting: failed to update scale subresource for Deployment/shop/nginx-2: "
+        "deployments.apps/scale is forbidden"
+    )
+    assert placed(api) == (4, 3)  # nginx-1 was written before
+    targets = {t["name"]: t for t in status(api)["targets"]}
+    assert (targets["nginx-2"]["desired"], targets["nginx-2"]["placed"]) == (1, 3)
+    assert status(api)["replicas"] == 0
+
+
+def test_a_policy_without_its_block_fails_applying_balancer_policy(api: FakeAPI, manager: Manager) -> None:
+    deployments(api)
+    pod(api, "a", "nginx-1")
+    body = balancer("nginx-priority")
+    del body["spec"]["policy"]["priorities"]  # the CRD refuses it; the fake does not
+    create_balancer(api, body)
+    eventually(lambda: cond(api, "Balancing").get("reason") == "ApplyingBalancerPolicy", "phase 4 failed")
+    assert cond(api, "Balancing")["message"] == (
+        "ApplyingBalancerPolicy: incomplete policy definition: missing priorities"
+    )
+    assert status(api)["replicas"] == 1  # observed before the policy, as upstream
+    assert placed(api) == (3, 3)
+
+
+class _RefusingStatus:
+    """The API reader with status writes refused."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def status(self) -> Any:
+        class Refuse:
+            def patch(self, *args: Any, **kwargs: Any) -> Any:
+                raise ForbiddenError(403, "Forbidden", "balancers/status is forbidden")
+
+        return Refuse()
+
+
+def test_a_refused_status_write_is_a_status_not_updated_event(api: FakeAPI) -> None:
+    made = Manager(client=api.client(scheme=add_to_scheme(Scheme())))
+    reconciler = BalancerReconciler(made)
+    reconciler.api = _RefusingStatus(reconciler.api)  # type: ignore[assignment]
+    deployments(api)
+    create_balancer(api, balancer("nginx-priority"))
+    with running(made):
+        result = reconciler.reconcile(context(), Request(NS, "nginx"))
+        assert result is not None
+        assert result.requeue_after == 15.0
+        (event,) = eventually(lambda: events(api, STATUS_NOT_UPDATED), "StatusNotUpdated event")
+    assert event["type"] == "Warning"
+    assert event["message"] == "status not updated: balancers/status is forbidden"
+    assert placed(api) == (4, 1)
