@@ -173,12 +173,11 @@ def _phase(pod: Any) -> str:
 
 class PodInformers:
     """The label-scoped pod informers of the Balancers (a controller source): one per (namespace, selector),
-    shared, created on first use; each Balancer's set of selectors is kept so that pod events requeue exactly
-    the Balancers that use them.
+    shared, created on first use and removed from the cache (stopped, its pods released) once no Balancer uses
+    it; each Balancer's set of selectors is kept so that pod events requeue exactly the Balancers that use them.
 
-    An informer no Balancer uses any more requeues nothing but keeps running: the cache has no way to drop an
-    informer yet. The pod-event path takes no lock (it reads a frozenset that is replaced under the lock), so an
-    informer's dispatch never waits for a reconcile and the other way round.
+    The pod-event path takes no lock (it reads a frozenset that is replaced under the lock), so an informer's
+    dispatch never waits for a reconcile.
     """
 
     def __init__(self, manager: Manager) -> None:
@@ -224,7 +223,7 @@ class PodInformers:
 
     def use(self, balancer: Request, selectors: Iterable[str]) -> dict[str, SharedIndexInformer]:
         """The informers of `selectors` in the Balancer's namespace, by selector as given; the Balancer now uses
-        exactly these (selectors it used before and no longer does stop requeueing it)."""
+        exactly these (informers of selectors it used before and no other Balancer uses are stopped)."""
         found: dict[str, SharedIndexInformer] = {}
         keys: set[_PodKey] = set()
         with self._lock:
@@ -239,27 +238,40 @@ class PodInformers:
                     watched.registration = self._register(key, informer)
                 watched.balancers = watched.balancers | {balancer}
                 found[selector] = watched.informer
-            self._release(balancer, keep=keys)
+            self._stop_unused(self._release(balancer, keep=keys))
         return found
 
     def forget(self, balancer: Request) -> None:
         """The Balancer is gone: it uses no selector."""
         with self._lock:
-            self._release(balancer, keep=set())
+            self._stop_unused(self._release(balancer, keep=set()))
 
-    def _release(self, balancer: Request, keep: set[_PodKey]) -> None:
+    def _release(self, balancer: Request, keep: set[_PodKey]) -> list[_PodKey]:
+        """Drop the Balancer from the keys it no longer uses; returns the keys nobody uses (dropped too)."""
         previous = self._by_balancer.pop(balancer, set())
         if keep:
             self._by_balancer[balancer] = keep
+        unused = []
         for key in previous - keep:
             watched = self._watched.get(key)
-            if watched is not None:
-                watched.balancers = watched.balancers - {balancer}
+            if watched is None:
+                continue
+            watched.balancers = watched.balancers - {balancer}
+            if not watched.balancers:
+                del self._watched[key]
+                unused.append(key)
+        return unused
+
+    def _stop_unused(self, keys: list[_PodKey]) -> None:
+        # Under the lock: a reconcile must not get an informer from the cache that is about to be stopped. The
+        # pod-event path takes no lock, so joining the informer's threads here cannot deadlock.
+        for key in keys:
+            self._cache.remove_informer(POD, self.scope(key.namespace, key.selector))
 
     def selectors(self) -> dict[tuple[str, str], list[Request]]:
         """(namespace, selector) → the Balancers using it (for tests and the CLI)."""
         with self._lock:
-            return {(k.namespace, k.selector): sorted(w.balancers) for k, w in self._watched.items() if w.balancers}
+            return {(k.namespace, k.selector): sorted(w.balancers) for k, w in self._watched.items()}
 
 
 # ---------------------------------------------------------------------------------------------------- helpers

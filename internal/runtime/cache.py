@@ -113,6 +113,19 @@ class Cache:
                 informer.start()
             return informer
 
+    def remove_informer(self, kind: KindRef, scope: CacheScope | None = None) -> bool:
+        """Stop and drop the informer of `kind` in `scope` (controller-runtime's `RemoveInformer`): its handlers
+        get no more events and its objects are released; a later `get_informer` makes a new one. Returns whether
+        there was one."""
+        gvk = self.client.gvk(kind)
+        scope = scope if scope is not None else self._defaults.get(gvk, CacheScope())
+        with self._lock:
+            informer = self._informers.pop((gvk, scope), None)
+        if informer is None:
+            return False
+        informer.stop()
+        return True
+
     def informers(self) -> list[SharedIndexInformer]:
         with self._lock:
             return list(self._informers.values())

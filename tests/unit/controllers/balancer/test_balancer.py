@@ -298,8 +298,14 @@ def test_the_status_is_not_rewritten_while_unchanged(api: FakeAPI) -> None:
         }
         api.client().delete(first)
         eventually(lambda: not made.client.list(Balancer, NS), "the delete seen by the cache")
+        pod_informers = [i for i in made.cache.informers() if i.name.startswith("pod.core")]
+        assert sorted(i.name for i in pod_informers) == [
+            f"pod.core,ns={NS},labels=app=nginx-1,srv=nginx", f"pod.core,ns={NS},labels=app=nginx-2,srv=nginx",
+        ]  # fmt: skip
         assert reconciler.reconcile(context(), Request(NS, "nginx")) is None
         assert reconciler.pods.selectors() == {}
+        assert not [i for i in made.cache.informers() if i.name.startswith("pod.core")]
+        assert all(informer.stopped for informer in pod_informers)
 
 
 def test_selector_string_is_the_query_parameter_form() -> None:
@@ -373,3 +379,22 @@ def test_a_refused_status_write_is_a_status_not_updated_event(api: FakeAPI) -> N
     assert event["type"] == "Warning"
     assert event["message"] == "status not updated: balancers/status is forbidden"
     assert placed(api) == (4, 1)
+
+
+def test_balancers_sharing_a_selector_share_one_informer_until_the_last_goes(api: FakeAPI, manager: Manager) -> None:
+    deployments(api)
+    create_balancer(api, balancer("nginx-priority"), "first")
+    second = balancer("nginx-priority")
+    second["spec"]["targets"][0]["scaleTargetRef"]["name"] = "nginx-2"  # both of its targets: one selector
+    create_balancer(api, second, "second")
+    eventually(lambda: cond(api, "TargetConflict", "second").get("status") == "True", "second ran")
+
+    def pod_informers() -> list[str]:
+        return sorted(i.name for i in manager.cache.informers() if i.name.startswith("pod.core"))
+
+    assert pod_informers() == [f"pod.core,ns={NS},labels=app=nginx-1,srv=nginx",
+                               f"pod.core,ns={NS},labels=app=nginx-2,srv=nginx"]  # fmt: skip
+    api.client().delete({"apiVersion": "balancer.x-k8s.io/v1alpha1", "kind": "Balancer",
+                         "metadata": {"name": "first", "namespace": NS}})  # fmt: skip
+    eventually(lambda: pod_informers() == [f"pod.core,ns={NS},labels=app=nginx-2,srv=nginx"],
+               "nginx-1's informer stopped with its last Balancer")  # fmt: skip
