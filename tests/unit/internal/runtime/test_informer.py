@@ -259,3 +259,25 @@ def test_stop_ends_the_watch_and_the_thread(client: Client) -> None:
     client.create(configmap("a", "shop"))
     assert recorder.snapshot() == []
     assert informer.store.keys() == []
+
+
+def test_a_handler_waiting_for_sync_during_the_first_list_is_not_blocked(
+    client: Client, started: list[SharedIndexInformer]
+) -> None:
+    # A map function that lists its own kind from the cache runs inside the first list's delivery; a real wait
+    # there would block the delivery that sets the flag (for the cache's whole sync timeout).
+    for name in ("a", "b"):
+        client.create(configmap(name, "shop"))
+    informer = _informer(client.lister_watcher(CONFIGMAP), started)
+    seen: list[tuple[bool, int]] = []
+    informer.add_event_handler(
+        FuncHandler(add=lambda obj, initial: seen.append((informer.wait_for_sync(30), len(informer.store.values()))))
+    )
+    informer.start()
+    assert informer.wait_for_sync(5)
+    assert seen == [(True, 2), (True, 2)]
+    waiter: list[bool] = []
+    other = threading.Thread(target=lambda: waiter.append(informer.wait_for_sync(1)))
+    other.start()
+    other.join(5)
+    assert waiter == [True]
