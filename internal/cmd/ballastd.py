@@ -160,6 +160,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="15m",
         help="recompute every series' statistics at least this often (Go duration, default %(default)s)",
     )
+    behaviour.add_argument(
+        "--balancer-reprocess-period",
+        default="15s",
+        help="run every Balancer again at least this often (Go duration, default %(default)s; upstream's "
+        "--reprocess-period-sec)",
+    )
     telemetry = parser.add_argument_group("OpenTelemetry")
     telemetry.add_argument(
         "--otel-metrics-endpoint", default="", help="push metrics over OTLP to host:port (default: no push)"
@@ -242,6 +248,7 @@ def build(args: argparse.Namespace) -> Any:
     controllers = enabled_controllers(args.controllers)
     telemetry = otlp_runnables(args) if args.otel_metrics_endpoint else []  # flags checked before connecting
     refresh = refresh_policy(args)
+    reprocess = balancer_reprocess_period(args)
     url = store_url(args)
     if url.startswith("sqlite:"):
         Path(args.data_dir).mkdir(parents=True, exist_ok=True)
@@ -281,7 +288,9 @@ def build(args: argparse.Namespace) -> Any:
     store = open_store(url)
     manager.add_healthz_check("store", store.ping)
 
-    deps = Dependencies(store=store, kill_switch=kill_switch, options=options, refresh=refresh)
+    deps = Dependencies(
+        store=store, kill_switch=kill_switch, options=options, refresh=refresh, balancer_reprocess_period=reprocess
+    )
     add_core_lanes(manager, controllers, deps)
     add_optional_lanes(manager, controllers, deps)
 
@@ -375,6 +384,14 @@ def _duration_flag(flag: str, text: str) -> datetime.timedelta:
         return datetime.timedelta(microseconds=parse_duration(text) // 1000)
     except ValueError as exc:
         raise ValueError(f"{flag}: {exc}") from None
+
+
+def balancer_reprocess_period(args: argparse.Namespace) -> float:
+    """`--balancer-reprocess-period` in seconds; ValueError naming the flag unless it is a positive duration."""
+    period = _duration_flag("--balancer-reprocess-period", args.balancer_reprocess_period)
+    if period <= datetime.timedelta(0):
+        raise ValueError(f"--balancer-reprocess-period: {args.balancer_reprocess_period!r} must be positive")
+    return period.total_seconds()
 
 
 def refresh_policy(args: argparse.Namespace) -> Any:

@@ -27,10 +27,11 @@ CONTROLLERS = (
     "configstatus-metricssource",
     "killswitch",
     "schedulingpolicy",
+    "balancer",
 )
 """Controller names `--controllers` accepts (they label metrics and logs): the Go operator's, and the two
 `configstatus-*` lanes it has no counterpart of (docs/design.md, difference 26), and `schedulingpolicy` (the
-scheduling webhook's matchConditions)."""
+scheduling webhook's matchConditions) and `balancer` (Balancers)."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class Dependencies:
     kill_switch: KillSwitchState
     options: OperatorOptions
     refresh: RefreshPolicy | None = None  # when the collector recomputes statistics (None: its default rule)
+    balancer_reprocess_period: float = 15.0  # seconds between two runs of a Balancer (`--balancer-reprocess-period`)
 
 
 def new_manager(client: Client, *, namespace: str, scheduling: bool = True, **options: Any) -> Manager:
@@ -109,8 +111,8 @@ def add_core_lanes(manager: Manager, controllers: set[str], deps: Dependencies) 
 
 
 def add_optional_lanes(manager: Manager, controllers: set[str], deps: Dependencies) -> None:
-    """The collection and resize lanes."""
-    from ballast.controllers import collector, resize  # noqa: PLC0415
+    """The collection and resize lanes, and the Balancer controller."""
+    from ballast.controllers import balancer, collector, resize  # noqa: PLC0415
 
     if "metricscollector" in controllers:
         collector.setup(
@@ -122,6 +124,8 @@ def add_optional_lanes(manager: Manager, controllers: set[str], deps: Dependenci
         )
     if "resourceadjuster" in controllers:
         resize.setup(manager, kill_switch=deps.kill_switch, options=deps.options)
+    if "balancer" in controllers:
+        balancer.setup(manager, reprocess_period=deps.balancer_reprocess_period)
 
 
 def register_webhooks(server: WebhookServer, manager: Manager, deps: Dependencies) -> None:

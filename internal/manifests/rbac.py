@@ -64,6 +64,7 @@ HOOK_DELETE_POLICY = "before-hook-creation,hook-succeeded"
 """... and are gone once the hooks succeeded (or replaced by the next run's)."""
 BALLAST_GROUP = "ballast.tightlinesoftware.com"
 KUPID_GROUP = "kupid.gardener.cloud"
+BALANCER_GROUP = "balancer.x-k8s.io"
 
 # Who uses a rule, besides the controllers of `ballastd --controllers` (`ballast.internal.cmd.ballastd.CONTROLLERS`).
 CACHE = "cache"
@@ -174,14 +175,15 @@ def _manager_rules() -> tuple[Rule, ...]:
     ballast = BALLAST_GROUP
     return (
         Rule("", ("pods",), ("get", "list", "watch", "patch"),
-             (CACHE, MIGRATION, "workloadwatcher-pod", "resourceadjuster"),
-             "enrolled pods are cached (a label selector RBAC cannot express); the migration lists every pod once; "
-             "live reads before a write; patches stamp refs, drop the Go finalizer, annotate resizes"),
+             (CACHE, MIGRATION, "workloadwatcher-pod", "resourceadjuster", "balancer"),
+             "enrolled pods are cached (a label selector RBAC cannot express), and each Balancer target's pods by "
+             "its selector; the migration lists every pod once; live reads before a write; patches stamp refs, "
+             "drop the Go finalizer, annotate resizes"),
         Rule("", ("pods/resize",), ("patch",), ("resourceadjuster",), "in-place resize"),
         Rule("", ("events",), ("create", "patch"),
-             ("resourceadjuster", "configstatus-ballastconfig", "configstatus-metricssource", WEBHOOK),
-             "Resized/ResizeBlocked, InvalidConfig/InvalidSource, InvalidSchedulingPolicy/SchedulingPolicyConflict "
-             "core v1 Events; a repeat is patched (count)"),
+             ("resourceadjuster", "configstatus-ballastconfig", "configstatus-metricssource", WEBHOOK, "balancer"),
+             "Resized/ResizeBlocked, InvalidConfig/InvalidSource, InvalidSchedulingPolicy/SchedulingPolicyConflict, "
+             "UnableToBalance/StatusNotUpdated/TargetConflict core v1 Events; a repeat is patched (count)"),
         Rule("", ("replicationcontrollers",), ("get",), (WEBHOOK, "workloadwatcher-pod"),
              "owner chain for policies' kinds: one get per owner, by uid-checked name"),
         Rule("apps", ("replicasets", "deployments", "statefulsets", "daemonsets"), ("get",),
@@ -203,6 +205,14 @@ def _manager_rules() -> tuple[Rule, ...]:
              ("workloadwatcher-pod", "workloadwatcher-profile", "metricscollector", "resourceadjuster",
               "policystatus-cluster", "policystatus-namespaced"),
              "server-side apply of status, one field manager per lane"),
+        Rule(BALANCER_GROUP, ("balancers",), ("list", "watch"), (CACHE,), "Balancers, read from the cache only"),
+        Rule(BALANCER_GROUP, ("balancers/status",), ("patch",), ("balancer",),
+             "server-side apply of the Balancer's status (field manager ballast-balancer)"),
+        Rule("autoscaling", ("horizontalpodautoscalers",), ("list", "watch"), (CACHE,),
+             "HPAs, to find a Balancer target an HPA also scales (TargetConflict)"),
+        Rule("apps", ("deployments/scale", "statefulsets/scale", "replicasets/scale"), ("get", "patch"),
+             ("balancer",), "a Balancer's targets: read each scale, merge-patch spec.replicas where it differs "
+             "(a custom resource target needs its own <plural>/scale get and patch)"),
         Rule(ballast, ("ballastconfigs/status", "metricssources/status"), ("patch",),
              ("configstatus-ballastconfig", "configstatus-metricssource"),
              "server-side apply of the Valid condition (difference 26)"),

@@ -69,6 +69,7 @@ EPHEMERAL_BYTES = 4096
 BALLAST = f"/apis/{GROUP_VERSION}"
 WEBHOOK_CONFIGURATIONS = "/apis/admissionregistration.k8s.io/v1"
 KUPID = "/apis/kupid.gardener.cloud/v1alpha1"
+BALANCERS = f"/apis/balancer.x-k8s.io/v1alpha1/namespaces/{NAMESPACE}/balancers"
 ELECTION = ["--leader-elect-lease-duration=4", "--leader-elect-renew-deadline=3", "--leader-elect-retry-period=1"]
 IMAGE = "registry.k8s.io/pause:3.10"
 DEPLOYMENT = operator_deployment_name()
@@ -221,6 +222,31 @@ class World:
             return dict(self.rest.get(f"{BALLAST}/workloadprofiles/{name}"))
         except APIError:
             return {}
+
+    def balancer(self) -> None:
+        """A Balancer over the Deployment, its ReplicaSet and the StatefulSet of `owners()` (each at 1 replica),
+        placing 2 on each: every scale kind read and patched."""
+
+        def target(name: str, kind: str) -> dict[str, Any]:
+            return {"name": name, "minReplicas": 2, "maxReplicas": 2,
+                    "scaleTargetRef": {"apiVersion": "apps/v1", "kind": kind, "name": name}}  # fmt: skip
+
+        self.make(BALANCERS, {
+            "apiVersion": "balancer.x-k8s.io/v1alpha1", "kind": "Balancer", "metadata": {"name": "spread"},
+            "spec": {"replicas": 6, "selector": {"matchExpressions": [{"key": "owner", "operator": "In",
+                                                                       "values": ["web", "db"]}]},
+                     "targets": [target("web", "Deployment"), target("web-1", "ReplicaSet"),
+                                 target("db", "StatefulSet")],
+                     "policy": {"policyName": "priority",
+                                "priorities": {"targetOrder": ["web", "web-1", "db"]}}}})  # fmt: skip
+
+    def balanced(self) -> bool:
+        apps = f"/apis/apps/v1/namespaces/{NAMESPACE}"
+        scaled = [self.rest.get(f"{apps}/{path}")["spec"].get("replicas")
+                  for path in ("deployments/web", "replicasets/web-1", "statefulsets/db")]  # fmt: skip
+        conditions = self.rest.get(f"{BALANCERS}/spread").get("status", {}).get("conditions", [])
+        completed = any(c["type"] == "Balancing" and c["status"] == "True" for c in conditions)
+        return scaled == [2, 2, 2] and completed
 
     def scheduled_pod(self, name: str) -> bool:
         """After a ClusterPodSchedulingPolicy for app `zoned` exists: whether a new such pod is admitted with it
@@ -426,6 +452,10 @@ def test_the_operator_uses_every_grant_and_is_refused_nothing(
         counter = iter(range(1000))
         poll_until(lambda: world.scheduled_pod(f"zoned-{next(counter)}"), timeout=30, interval=0.5,
                    what="the scheduling policy applied at admission", last_error=first.output)  # fmt: skip
+        # A Balancer: its targets' scale subresources read and patched, its status applied.
+        world.balancer()
+        poll_until(world.balanced, timeout=30, what="the Balancer to place 2 replicas on each target",
+                   last_error=first.output)  # fmt: skip
         ca = world.secret_ca()
         assert ca
         assert world.ca_bundles() == {ca}  # the self-signed CA, set on every webhook
