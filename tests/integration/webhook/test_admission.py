@@ -18,7 +18,6 @@ from ballast.api.ballast.v1 import (
     ResourcePolicy,
     WorkloadProfile,
 )
-from ballast.api.scheme import add_to_scheme
 from ballast.internal.enrollment import MODE_LABEL
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.manifests.webhooks import webhook_configurations
@@ -29,8 +28,6 @@ from ballast.internal.runtime import (
     Cache,
     Client,
     NotFoundError,
-    RESTConfig,
-    Scheme,
     WebhookServer,
     metrics,
 )
@@ -40,7 +37,6 @@ from ballast.internal.runtime.envtest.wait import poll_until
 from ballast.webhook import configuration, pods, policies
 from tests.integration.lax_schema import lax_schema
 from tests.integration.webhook_server import serve
-from tests.paths import CRD_DIR
 
 IDENTITY = ["app.kubernetes.io/name", "app.kubernetes.io/component"]
 APP_LABELS = {"app.kubernetes.io/name": "billing", "app.kubernetes.io/component": "api"}
@@ -71,16 +67,6 @@ class Admission:
     kill_switch: KillSwitchState
     operator_namespace: str
     server: WebhookServer
-
-
-@pytest.fixture(scope="module")
-def client(envtest: Environment) -> Iterator[Client]:
-    envtest.install_crds([CRD_DIR])
-    made = Client.from_config(
-        RESTConfig(envtest.client_configuration()), scheme=add_to_scheme(Scheme()), field_owner="webhook-tests"
-    )
-    yield made
-    made.close()
 
 
 @pytest.fixture(scope="module")

@@ -14,15 +14,13 @@ import pytest
 import yaml
 
 from ballast.api.kupid.v1alpha1 import GROUP, VERSION, ClusterPodSchedulingPolicy, PodSchedulingPolicy
-from ballast.api.scheme import add_to_scheme
 from ballast.internal.manifests.scheduling import VALIDATE_WEBHOOK, scheduling_webhook_configurations
-from ballast.internal.runtime import APIStatusError, Client, RESTConfig, Scheme, WebhookServer
+from ballast.internal.runtime import APIStatusError, Client, WebhookServer
 from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.errors import EnvtestError
 from ballast.internal.runtime.envtest.wait import poll_until
 from ballast.webhook import schedulingpolicies
 from tests.integration.webhook_server import serve
-from tests.paths import CRD_DIR
 from tests.unit.internal.scheduling.kupid_samples import chart_samples, cluster_samples, namespaced_samples
 
 JSON = dict[str, Any]
@@ -64,16 +62,6 @@ def cpsp(name: str, **spec: Any) -> JSON:
 def _wire(obj: Any) -> JSON:
     wire: JSON = obj.to_wire() if hasattr(obj, "to_wire") else obj
     return wire
-
-
-@pytest.fixture(scope="module")
-def client(envtest: Environment) -> Iterator[Client]:
-    envtest.install_crds([CRD_DIR])
-    made = Client.from_config(
-        RESTConfig(envtest.client_configuration()), scheme=add_to_scheme(Scheme()), field_owner="scheduling-tests"
-    )
-    yield made
-    made.close()
 
 
 @pytest.fixture(scope="module")
