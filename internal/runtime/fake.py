@@ -501,7 +501,9 @@ class FakeAPI:
         key = self._key(kind, namespace, name)
         old = self._objects.get(key)
         if old is None:
-            if content_type.startswith("application/apply-patch"):
+            # Apply creates the object, but never through a subresource: the API server answers 404 there (a
+            # status written just after a delete must not bring the object back without its spec).
+            if content_type.startswith("application/apply-patch") and subresource is None:
                 return self._create(kind, namespace, patch, dry_run)
             raise _not_found(kind, name)
         if subresource == "scale":

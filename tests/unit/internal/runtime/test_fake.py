@@ -199,6 +199,15 @@ def test_the_main_resource_cannot_change_status(client: Client) -> None:
     assert changed["spec"]["replicas"] == 4
 
 
+def test_applying_status_to_a_missing_object_is_not_found(client: Client) -> None:
+    # As the API server: apply creates only through the main resource, never through a subresource.
+    body = {**deployment(), "status": {"replicas": 1}}
+    with pytest.raises(apierrors.NotFoundError):
+        client.status().patch(body, body, patch_type="apply", field_manager="tests")
+    with pytest.raises(apierrors.NotFoundError):
+        client.get("apps/v1/Deployment", body["metadata"]["name"], body["metadata"]["namespace"])
+
+
 def test_status_writes_change_only_status(client: Client) -> None:
     created = client.create(deployment())
     created["status"] = {"replicas": 1}
