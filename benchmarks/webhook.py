@@ -1439,15 +1439,8 @@ def burst_lines(burst: Burst) -> list[str]:
     ]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command")
-    for command in ("serve-ours", "serve-stdlib"):
-        serve = sub.add_parser(command)
-        serve.add_argument("--port", type=int, required=True)
-        serve.add_argument("--cert-dir", type=Path, required=True)
-        serve.add_argument("--handler", choices=sorted(HANDLERS), default="ours")
-    parser.add_argument("--servers", default="ours,kopf,kopf-quiet,stdlib")
+def add_load_flags(parser: argparse.ArgumentParser) -> None:
+    """The load and quiet-machine flags of every admission benchmark built on this file's method."""
     parser.add_argument("--fixed-rate", type=int, default=200)
     parser.add_argument("--fixed-seconds", type=float, default=30.0)
     parser.add_argument("--fixed-warmup", type=float, default=5.0)
@@ -1458,6 +1451,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-wait", type=float, default=900.0)
     parser.add_argument("--retries", type=int, default=2, help="repeats of a measurement disturbed by other work")
     parser.add_argument("--quiet-budget", type=float, default=240.0, help="seconds, in all, to wait for quiet cores")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command")
+    for command in ("serve-ours", "serve-stdlib"):
+        serve = sub.add_parser(command)
+        serve.add_argument("--port", type=int, required=True)
+        serve.add_argument("--cert-dir", type=Path, required=True)
+        serve.add_argument("--handler", choices=sorted(HANDLERS), default="ours")
+    parser.add_argument("--servers", default="ours,kopf,kopf-quiet,stdlib")
+    add_load_flags(parser)
     parser.add_argument("--skip-calibration", action="store_true")
     parser.add_argument("--skip-ladder", action="store_true", help="no sustained-rate ladder (a quick run)")
     parser.add_argument("--skip-idle", action="store_true", help="ours: no run under idle and slow connections")
