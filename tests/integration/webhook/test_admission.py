@@ -35,6 +35,7 @@ from ballast.internal.runtime.cache import DelegatingClient
 from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.wait import poll_until
 from ballast.webhook import configuration, pods, policies
+from tests.integration.cleanup import deleted_afterwards
 from tests.integration.lax_schema import lax_schema
 from tests.integration.webhook_server import serve
 
@@ -142,23 +143,12 @@ def _cluster_policy(name: str, **spec: Any) -> ClusterResourcePolicy:
     return ClusterResourcePolicy.model_validate({"metadata": {"name": name}, "spec": spec})
 
 
-@contextlib.contextmanager
-def _deleted_afterwards(client: Client) -> Iterator[list[Any]]:
-    created: list[Any] = []
-    try:
-        yield created
-    finally:
-        for obj in created:
-            with contextlib.suppress(APIStatusError):
-                client.delete(obj)
-
-
 # ------------------------------------------------------------------------------------------------- tests
 
 
 def test_a_pod_created_gets_the_recommendations_of_its_profile(admission: Admission, envtest_namespace: str) -> None:
     client = admission.client
-    with _deleted_afterwards(client) as created:
+    with deleted_afterwards(client) as created:
         client.create(ResourcePolicy.model_validate({"metadata": {"name": "sizing", "namespace": envtest_namespace}}))
         disc = policy_discriminator("ResourcePolicy", envtest_namespace, "sizing")
         name = profile_name(tuple_labels(APP_LABELS, IDENTITY), IDENTITY, disc)
@@ -227,7 +217,7 @@ def test_an_invalid_mode_is_denied_at_create_and_at_update(admission: Admission,
 def test_a_policy_with_a_bad_regex_is_refused_at_write_time(admission: Admission, envtest_namespace: str) -> None:
     client = admission.client
     name = f"bad-{uuid.uuid4().hex[:6]}"
-    with _deleted_afterwards(client) as created, pytest.raises(APIStatusError) as refused:
+    with deleted_afterwards(client) as created, pytest.raises(APIStatusError) as refused:
         created.append(client.create(_cluster_policy(name, selector={"namespaces": {"include": ["/(/"]}})))
     assert refused.value.status == 422
     assert refused.value.message == (
@@ -246,7 +236,7 @@ def test_a_policy_with_a_bad_regex_is_refused_at_write_time(admission: Admission
 
 def test_a_valid_policy_is_accepted_and_an_update_breaking_it_refused(admission: Admission) -> None:
     client = admission.client
-    with _deleted_afterwards(client) as created:
+    with deleted_afterwards(client) as created:
         stored = client.create(_cluster_policy(f"ok-{uuid.uuid4().hex[:6]}", priority=-1000))
         created.append(stored)
         with pytest.raises(APIStatusError) as refused:
@@ -281,7 +271,7 @@ def test_a_policy_decimal_outside_its_range_is_refused_at_write_time(
     admission: Admission, spec: dict[str, Any], problem: str
 ) -> None:
     name = f"range-{uuid.uuid4().hex[:6]}"
-    with _deleted_afterwards(admission.client) as created, pytest.raises(APIStatusError) as refused:
+    with deleted_afterwards(admission.client) as created, pytest.raises(APIStatusError) as refused:
         created.append(admission.client.create(_cluster_policy(name, **spec)))
     assert refused.value.status == 422
     assert refused.value.message.startswith(
@@ -335,7 +325,7 @@ def test_a_source_or_config_the_schema_lets_through_is_refused_by_the_webhook(
 ) -> None:  # fmt: skip
     name = f"cfg-{uuid.uuid4().hex[:6]}"
     body = {"apiVersion": kind.API_VERSION, "kind": kind.KIND, "metadata": {"name": name}, "spec": spec}
-    with lax_schema(envtest, kind), _deleted_afterwards(admission.client) as created:
+    with lax_schema(envtest, kind), deleted_afterwards(admission.client) as created:
         with pytest.raises(APIStatusError) as refused:
             created.append(admission.client.create(body))
         valid = {**body, "metadata": {"name": f"{name}-ok"}, "spec": {"type": "kubeletSummary"}}

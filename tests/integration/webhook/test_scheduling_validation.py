@@ -20,6 +20,7 @@ from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.errors import EnvtestError
 from ballast.internal.runtime.envtest.wait import poll_until
 from ballast.webhook import schedulingpolicies
+from tests.integration.cleanup import deleted_afterwards
 from tests.integration.webhook_server import serve
 from tests.unit.internal.scheduling.kupid_samples import chart_samples, cluster_samples, namespaced_samples
 
@@ -92,17 +93,6 @@ def admitting(envtest: Environment, client: Client) -> Iterator[Client]:
         shutdown()
 
 
-@contextlib.contextmanager
-def _deleted_afterwards(client: Client) -> Iterator[list[JSON]]:
-    created: list[JSON] = []
-    try:
-        yield created
-    finally:
-        for obj in created:
-            with contextlib.suppress(APIStatusError):
-                client.delete(obj)
-
-
 def test_kubectl_is_refused_an_invalid_policy_naming_the_field(
     envtest: Environment, admitting: Client, envtest_namespace: str
 ) -> None:
@@ -124,7 +114,7 @@ def test_the_client_is_refused_422_with_every_problem(admitting: Client) -> None
         nodeSelector={"not a key": "x"},
         affinity={"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": preferred}},
     )
-    with _deleted_afterwards(admitting) as created, pytest.raises(APIStatusError) as refused:
+    with deleted_afterwards(admitting) as created, pytest.raises(APIStatusError) as refused:
         created.append(admitting.create(body))
     assert refused.value.status == 422
     message = refused.value.message
@@ -173,7 +163,7 @@ def test_kupids_sample_policies_apply_unchanged(
 def test_an_update_breaking_a_policy_is_refused_and_a_relabel_allowed(
     admitting: Client, envtest_namespace: str
 ) -> None:
-    with _deleted_afterwards(admitting) as created:
+    with deleted_afterwards(admitting) as created:
         stored = _wire(admitting.create(psp("relabel", envtest_namespace, podSelector={}, nodeName="node-a")))
         created.append(stored)
         with pytest.raises(APIStatusError) as refused:
