@@ -1,14 +1,16 @@
-"""`ballast`: the user CLI — bulk enrollment, profiles, why a pod got its resources, scheduling policy previews.
+"""`ballast`: the user CLI — bulk enrollment, profiles, why a pod got its resources, scheduling policy previews,
+how a Balancer places its replicas.
 
     ballast enroll --mode measure [--apply] [-n NS] [--ignore RE] [--no-restart] [--remode] [--timeout S]
     ballast profiles [NAME ...] [-o wide|json|yaml]
     ballast explain pod/<namespace>/<name>
     ballast scheduling preview -f policy.yaml [-n NS] [-o json]
+    ballast balancer status NAME [-n NS] [-o json]
 
 Global flags `--kubeconfig` and `--context` go before or after the subcommand. Everything is read from the API
-server (profiles, policies, the pod's annotations), so it works from a laptop that cannot reach the operator's
-history store. This module only parses flags; each subcommand's module is imported when it runs, which keeps
-`--help` fast.
+server (profiles, policies, the pod's annotations, a Balancer's targets and pods), so it works from a laptop
+that cannot reach the operator's history store. This module only parses flags; each subcommand's module is
+imported when it runs, which keeps `--help` fast.
 
 Exit codes: 0 success; 1 bad usage, an unreachable API server, or an object that does not exist; 2 when
 `enroll` failed on at least one workload (the enroll script's code).
@@ -169,6 +171,36 @@ def _add_scheduling(subparsers: Any, common: argparse.ArgumentParser) -> None:
     preview.add_argument("-o", "--output", choices=["text", "json"], default="text", help="output format")
 
 
+def _add_balancer(subparsers: Any, common: argparse.ArgumentParser) -> None:
+    balancer = subparsers.add_parser(
+        "balancer",
+        parents=[common],
+        help="Balancers: how one replica count is placed over several targets, and why",
+        description="Balancers (balancer.x-k8s.io/v1alpha1): one replica count spread over several targets.",
+    )
+    actions = balancer.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser, required=True)
+    status = actions.add_parser(
+        "status",
+        parents=[common],
+        help="per target: bounds, replicas now, the placement the controller computes and why, pods; conditions",
+        description=(
+            "Read a Balancer, its targets' scale subresources and the pods each target's selector selects, and "
+            "print per target its minReplicas/maxReplicas, its replicas now, the placement the controller computes "
+            "from those pods with the reasons (late pods, full targets, fallback, missing and overflow), its "
+            "Running, Pending and late pods; then the Balancer's conditions. Reads only; nothing is written."
+        ),
+        epilog=(
+            "examples:\n"
+            "  ballast balancer status nginx -n shop\n"
+            "  ballast balancer status nginx -n shop -o json | jq '.targets[] | {name, placement}'"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    status.add_argument("name", metavar="NAME", help="the Balancer")
+    status.add_argument("-n", "--namespace", help="the Balancer's namespace (default: default)")
+    status.add_argument("-o", "--output", choices=["text", "json"], default="text", help="output format")
+
+
 def connect(args: argparse.Namespace, *, typed: bool = True) -> Any:
     """A `Client` for `--kubeconfig`/`--context` (`RESTConfig.load` order otherwise), with our kinds as models;
     `typed=False` leaves every object a dict and spares importing the models (`profiles` reads dicts, and starts
@@ -194,7 +226,7 @@ def fail(message: object) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    """The `ballast` argument parser (subcommands enroll, profiles, explain, scheduling)."""
+    """The `ballast` argument parser (subcommands enroll, profiles, explain, scheduling, balancer)."""
     top = _Parser(
         prog="ballast",
         description="Ballast user CLI: enroll workloads and explain the resources Ballast gives them.",
@@ -209,6 +241,7 @@ def parser() -> argparse.ArgumentParser:
     _add_profiles(subparsers, common)
     _add_explain(subparsers, common)
     _add_scheduling(subparsers, common)
+    _add_balancer(subparsers, common)
     return top
 
 
@@ -231,6 +264,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ballast.internal.cmd import scheduling  # noqa: PLC0415
 
         return scheduling.run(args)
+    if args.command == "balancer":
+        from ballast.internal.cmd import balancer  # noqa: PLC0415
+
+        return balancer.run(args)
     from ballast.internal.cmd import explain  # noqa: PLC0415
 
     return explain.run(args)
