@@ -131,8 +131,12 @@ SCHEDULING_FEATURE = Feature(
     "scheduling policies are served (ballastd --scheduling-webhooks, the default)",
     helm_condition=".Values.scheduling.enabled",
 )
+BALANCER_FEATURE = Feature(
+    "the balancer controller runs (ballastd --controllers includes it, as the default * does)",
+    helm_condition=".Values.balancer.enabled",
+)
 HELM_VALUES = ("leaderElect", "rbac.kubeletSummary", "certManager.enabled", "crds.upgradeHook.enabled",
-               "uninstallHook.enabled", "scheduling.enabled")  # fmt: skip
+               "uninstallHook.enabled", "scheduling.enabled", "balancer.enabled")  # fmt: skip
 """The chart values `rbac.yaml` reads; the chart must define every one."""
 
 
@@ -205,14 +209,6 @@ def _manager_rules() -> tuple[Rule, ...]:
              ("workloadwatcher-pod", "workloadwatcher-profile", "metricscollector", "resourceadjuster",
               "policystatus-cluster", "policystatus-namespaced"),
              "server-side apply of status, one field manager per lane"),
-        Rule(BALANCER_GROUP, ("balancers",), ("list", "watch"), (CACHE,), "Balancers, read from the cache only"),
-        Rule(BALANCER_GROUP, ("balancers/status",), ("patch",), ("balancer",),
-             "server-side apply of the Balancer's status (field manager ballast-balancer)"),
-        Rule("autoscaling", ("horizontalpodautoscalers",), ("list", "watch"), (CACHE,),
-             "HPAs, to find a Balancer target an HPA also scales (TargetConflict)"),
-        Rule("apps", ("deployments/scale", "statefulsets/scale", "replicasets/scale"), ("get", "patch"),
-             ("balancer",), "a Balancer's targets: read each scale, merge-patch spec.replicas where it differs "
-             "(a custom resource target needs its own <plural>/scale get and patch)"),
         Rule(ballast, ("ballastconfigs/status", "metricssources/status"), ("patch",),
              ("configstatus-ballastconfig", "configstatus-metricssource"),
              "server-side apply of the Valid condition (difference 26)"),
@@ -253,6 +249,17 @@ def roles(prefix: str = PREFIX) -> tuple[Role, ...]:
                    "scheduling webhook's matchConditions and two annotations",
                    (scheduling_configuration_name(prefix),))),
              feature=SCHEDULING_FEATURE, file="scheduling_role"),
+        Role("balancer", False, "the Balancer controller: Balancers and their status, HPAs, the targets' scale",
+             (Rule(BALANCER_GROUP, ("balancers",), ("list", "watch"), (CACHE,),
+                   "Balancers, read from the cache only"),
+              Rule(BALANCER_GROUP, ("balancers/status",), ("patch",), ("balancer",),
+                   "server-side apply of the Balancer's status (field manager ballast-balancer)"),
+              Rule("autoscaling", ("horizontalpodautoscalers",), ("list", "watch"), (CACHE,),
+                   "HPAs, to find a Balancer target an HPA also scales (TargetConflict)"),
+              Rule("apps", ("deployments/scale", "statefulsets/scale", "replicasets/scale"), ("get", "patch"),
+                   ("balancer",), "a Balancer's targets: read each scale, merge-patch spec.replicas where it "
+                   "differs (a custom resource target needs its own <plural>/scale get and patch)")),
+             feature=BALANCER_FEATURE, file="balancer_role"),
         Role("webhook-certificate", True, "the self-signed webhook certificate's Secret",
              (Rule("", ("secrets",), ("get", "update"), (SELF_SIGNED_CERTIFICATES,),
                    "read, adopt and renew the one Secret", (webhook_secret_name(prefix),)),

@@ -100,4 +100,15 @@ Rendering fails with a message naming the values to change, before anything reac
 {{- if and .Values.defaultMetricsSources.kubeletSummary.enabled (not .Values.rbac.kubeletSummary) -}}
 {{- fail "defaultMetricsSources.kubeletSummary.enabled needs rbac.kubeletSummary=true (nodes/proxy get); disable the source or grant it" -}}
 {{- end -}}
+{{- $period := toString .Values.balancer.reprocessPeriod -}}
+{{- if and .Values.balancer.enabled (not (and (regexMatch "^\\+?(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$" $period) (regexMatch "[1-9]" $period))) -}}
+{{- fail (printf "balancer.reprocessPeriod %q: expected a Go duration above 0, e.g. 15s or 1m" $period) -}}
+{{- end -}}
+{{- if not .Values.balancer.enabled -}}
+{{- range .Values.extraArgs -}}
+{{- if and (hasPrefix "--controllers=" (toString .)) (not (contains "-balancer" (toString .))) -}}
+{{- fail (printf "balancer.enabled=false, but extraArgs %q would run the balancer controller without its RBAC (it comes after the chart's --controllers=*,-balancer): add -balancer to it" (toString .)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}

@@ -63,7 +63,8 @@ def render_helm(values: Mapping[str, bool], name: str = "ballast", namespace: st
 
 
 ALL_ON = {"leaderElect": True, "rbac.kubeletSummary": True, "certManager.enabled": False,
-          "crds.upgradeHook.enabled": True, "uninstallHook.enabled": True, "scheduling.enabled": True}  # fmt: skip
+          "crds.upgradeHook.enabled": True, "uninstallHook.enabled": True, "scheduling.enabled": True,
+          "balancer.enabled": True}  # fmt: skip
 
 
 def _without_hooks(doc: dict[str, Any]) -> dict[str, Any]:
@@ -108,6 +109,7 @@ def test_the_chart_grants_what_config_grants() -> None:
         ("uninstallHook.enabled", False, "ballast-uninstall"),
         ("uninstallHook.enabled", False, "ballast-uninstall-stop-operator"),
         ("scheduling.enabled", False, "ballast-scheduling"),
+        ("balancer.enabled", False, "ballast-balancer"),
     ],
 )
 def test_each_optional_role_follows_its_value(value: str, setting: bool, gone: str) -> None:
@@ -254,3 +256,21 @@ def test_the_uninstall_names_the_deployment_config_and_the_chart_deploy() -> Non
     assert "serviceAccountName: {{ .Release.Name }}-uninstall\n" in hook
     kinds = set(re.findall(r"^kind: (\w+)$", hook, re.MULTILINE))
     assert kinds == {"Job"}  # its ServiceAccount and rights come from rbac.yaml only
+
+
+def test_what_only_the_balancer_uses_is_in_its_role_behind_balancer_enabled() -> None:
+    # balancer.enabled: false (and config/without-balancer) drop this one role; nothing else grants its rights.
+    every = roles()
+    balancer = next(role for role in every if role.name == "balancer")
+    assert balancer.feature is rbac.BALANCER_FEATURE
+    assert balancer.feature.helm_condition == ".Values.balancer.enabled"
+    assert "balancer.enabled" in rbac.HELM_VALUES
+    assert {(g.group, g.resource, g.subresource) for g in balancer.grants()} == {
+        (rbac.BALANCER_GROUP, "balancers", ""), (rbac.BALANCER_GROUP, "balancers", "status"),
+        ("autoscaling", "horizontalpodautoscalers", ""),
+        ("apps", "deployments", "scale"), ("apps", "statefulsets", "scale"), ("apps", "replicasets", "scale"),
+    }  # fmt: skip
+    others = [role for role in every if role is not balancer]
+    assert not [rule for role in others for rule in role.rules if rule.used_by == ("balancer",)]
+    assert not [g for role in others for g in role.grants()
+                if g.group in (rbac.BALANCER_GROUP, "autoscaling") or g.subresource == "scale"]  # fmt: skip
