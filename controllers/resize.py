@@ -20,6 +20,8 @@ Where we differ from the Go operator, deliberately:
 - On API servers older than in-place resize GA (1.35) nothing is patched: the profile gets the condition
   `InPlaceResize=False` (reason `Unsupported`), written by server-side apply as field manager `ballast-resize`.
 - A capped step that rounds to the current value is `no_drift` instead of the same patch every interval.
+- The cooldown (`last-resize`) is written before the step, so a leader dying between the two cannot have its
+  successor repeat the step inside the interval (difference 47).
 - Dry-run (`options.dry_run.resize`, on whenever measure or apply dry-run is) writes nothing: no patch, no
   annotation, no event, no condition; it logs and counts `skipped{dry_run}`.
 
@@ -51,7 +53,7 @@ from ballast.api.ballast.v1 import (
     WorkloadProfileStatus,
 )
 from ballast.api.meta import find_status_condition
-from ballast.internal.enrollment import PROFILE_REF_INDEX, PodProjection, wants_resize
+from ballast.internal.enrollment import LAST_RESIZE, PROFILE_REF_INDEX, PodProjection, wants_resize
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.resize import (
@@ -311,14 +313,20 @@ class ResourceAdjuster:
         self, logger: logging.LoggerAdapter[logging.Logger], run: _Run, pod: Mapping[str, Any], decision: Decision
     ) -> None:
         patch = decision.plan.patch()
+        # The cooldown is written before the step: a crash between the two then costs the next leader one
+        # interval's wait, never a second step inside the interval (docs/design.md, difference 47).
+        previous = objects.annotations(pod).get(LAST_RESIZE)
         try:
+            self.client.patch(_pod_ref(pod), resized_patch(run.now))
             self.client.subresource("resize").patch(_pod_ref(pod), patch, patch_type=STRATEGIC)
         except NotFoundError:
             return
         except APIStatusError as exc:
             message = exc.message or str(exc)
             logger.error("in-place resize failed", extra={"error": message, "resources": patch["spec"]})
-            self._blocked(logger, run, pod, message, f"in-place resize failed: {message}")
+            self._blocked(
+                logger, run, pod, message, f"in-place resize failed: {message}", restore={LAST_RESIZE: previous}
+            )
             return
         namespace = objects.namespace(pod)
         RESIZE_APPLIED.inc(run.labels(namespace))
@@ -328,7 +336,6 @@ class ResourceAdjuster:
         logger.info("in-place resize applied", extra={"resources": patch["spec"], "qos_current": decision.qos,
                                                        "next_resize": next_resize})  # fmt: skip
         self.recorder.event(pod, "Normal", RESIZED, RESIZED_MESSAGE, kind=POD_KIND)
-        self.client.patch(_pod_ref(pod), resized_patch(run.now))
 
     def _blocked(
         self,
@@ -337,13 +344,19 @@ class ResourceAdjuster:
         pod: Mapping[str, Any],
         reason: str,
         event_message: str,
+        *,
+        restore: Mapping[str, str | None] | None = None,
     ) -> None:
-        """A rejected patch or an Infeasible verdict: count it, warn on the pod, back off for the interval."""
+        """A rejected patch or an Infeasible verdict: count it, warn on the pod, back off for the interval.
+
+        `restore` puts back annotations the intent replaced before a rejected patch (None removes one)."""
         RESIZE_FAILED.inc(run.labels(objects.namespace(pod)))
         next_attempt = format_time(run.now + datetime.timedelta(seconds=run.settings.interval))
         logger.info("in-place resize blocked", extra={"blocked_reason": reason, "next_attempt": next_attempt})
         self.recorder.event(pod, "Warning", RESIZE_BLOCKED_EVENT, event_message, kind=POD_KIND)
-        self.client.patch(_pod_ref(pod), blocked_patch(reason, run.now))
+        patch = blocked_patch(reason, run.now)
+        patch["metadata"]["annotations"].update(restore or {})
+        self.client.patch(_pod_ref(pod), patch)
 
 
 def setup(

@@ -182,6 +182,35 @@ def test_success_annotates_the_pod_records_an_event_and_clears_an_old_block(harn
     assert (event["type"], event["message"], event["involvedObject"]["name"]) == ("Normal", RESIZED_MESSAGE, "web-0")
 
 
+def test_the_cooldown_is_written_before_the_step_so_a_crash_between_them_cannot_repeat_it(
+    harness: Harness, name: str
+) -> None:
+    _with_policy(harness)
+    harness.add_profile(name, {"app": {"cpu": ("500m", None)}})
+    harness.add_pod("web-0", name, [container("app", {"cpu": "1"})])
+    harness.api.patches.clear()
+    harness.reconcile(name)
+    pod_writes = [(path, body) for path, _, body in harness.api.patches if "/pods/web-0" in path]
+    first_path, first_body = pod_writes[0]
+    assert not first_path.endswith("/resize")
+    assert first_body["metadata"]["annotations"][LAST_RESIZE] == "2026-03-01T00:00:00Z"
+    assert pod_writes[1][0].endswith("/pods/web-0/resize")
+    assert len(pod_writes) == 2
+
+
+def test_a_rejected_patch_puts_back_the_cooldown_it_replaced(harness: Harness, name: str) -> None:
+    _with_policy(harness)
+    harness.add_profile(name, {"app": {"cpu": ("500m", None)}})
+    earlier = {LAST_RESIZE: "2026-02-01T00:00:00Z"}
+    harness.add_pod("web-0", name, [container("app", {"cpu": "1"})], annotations=earlier)
+    harness.add_pod("web-1", name, [container("app", {"cpu": "1"})])
+    harness.api.admission(_refuse_resources("no"))
+    harness.reconcile(name)
+    assert harness.get_pod("web-0")["metadata"]["annotations"][LAST_RESIZE] == "2026-02-01T00:00:00Z"
+    assert LAST_RESIZE not in harness.get_pod("web-1")["metadata"]["annotations"]
+    assert harness.get_pod("web-1")["metadata"]["annotations"][RESIZE_BLOCKED_AT] == "2026-03-01T00:00:00Z"
+
+
 def test_a_rejected_patch_blocks_the_pod_and_backs_off_for_the_interval(harness: Harness, name: str) -> None:
     _with_policy(harness)
     harness.add_profile(name, {"app": {"cpu": ("500m", None)}})
