@@ -143,6 +143,7 @@ class SharedIndexInformer:
         self._version_unavailable = False
         self._listed_once = False
         self.relists = 0
+        self.expired = 0  # 410 Gone/Expired answers (watch or list) that forced a relist
         self.watch_restarts = 0
 
     # -------------------------------------------------------------------------------------- handlers
@@ -236,6 +237,7 @@ class SharedIndexInformer:
                 self._list()
                 self._watch(initial_events=False)
             except GoneError:
+                self.expired += 1
                 continue  # relist at once: _list already remembered whether the version itself is gone
             except Exception as exc:
                 if self._stop.is_set():

@@ -142,70 +142,109 @@ def serve_api_service(
     aggregator routing off. Private network: it listens on a TEST-NET-2 address behind a Service and an
     EndpointSlice, with aggregator routing on. The handler must answer discovery at `/apis/<group>/<version>`.
     """
-    service = service or group.split(".", maxsplit=1)[0] + "-" + version
-    dns_name = f"{service}.{namespace}.svc"
+    service = service or default_service_name(group, version)
     private = env.network_mode == "private"
     host = network.allocate_address() if private else "127.0.0.1"
-    backend = serve_backend(env, handler, host=host, names=(dns_name, "localhost"))
+    backend = serve_backend(env, handler, host=host, names=(f"{service}.{namespace}.svc", "localhost"))
     try:
-        service_spec: dict[str, Any] = {"ports": [{"name": "https", "port": backend.port, "protocol": "TCP"}]}
-        if not private:
-            service_spec |= {"type": "ExternalName", "externalName": "localhost"}
-        _apply(
+        register_api_service(
             env,
-            f"/api/v1/namespaces/{namespace}/services/{service}",
-            {
-                "apiVersion": "v1",
-                "kind": "Service",
-                "metadata": {"name": service, "namespace": namespace},
-                "spec": service_spec,
-            },
-        )
-        if private:
-            _apply(
-                env,
-                f"/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices/{service}",
-                {
-                    "apiVersion": "discovery.k8s.io/v1",
-                    "kind": "EndpointSlice",
-                    "metadata": {
-                        "name": service,
-                        "namespace": namespace,
-                        "labels": {"kubernetes.io/service-name": service},
-                    },
-                    "addressType": "IPv4",
-                    "endpoints": [{"addresses": [host], "conditions": {"ready": True}}],
-                    "ports": [{"name": "https", "port": backend.port, "protocol": "TCP"}],
-                },
-            )
-        name = f"{version}.{group}"
-        _apply(
-            env,
-            f"/apis/apiregistration.k8s.io/v1/apiservices/{name}",
-            {
-                "apiVersion": "apiregistration.k8s.io/v1",
-                "kind": "APIService",
-                "metadata": {"name": name},
-                "spec": {
-                    "group": group,
-                    "version": version,
-                    "groupPriorityMinimum": 100,
-                    "versionPriority": 100,
-                    "service": {"namespace": namespace, "name": service, "port": backend.port},
-                    "caBundle": base64.b64encode(backend.ca_pem).decode(),
-                },
-            },
-        )
-        poll_until(
-            lambda: _available(env, name),
+            group,
+            version,
+            host=host,
+            port=backend.port,
+            ca_pem=backend.ca_pem,
+            namespace=namespace,
+            service=service,
             timeout=timeout,
-            what=f"APIService {name} to be Available",
-            last_error=lambda: _availability_message(env, name),
         )
     except BaseException:
         backend.stop()
         raise
     return backend
+
+
+def default_service_name(group: str, version: str) -> str:
+    """`metrics.k8s.io`, `v1beta1` → `metrics-v1beta1`."""
+    return group.split(".", maxsplit=1)[0] + "-" + version
+
+
+def register_api_service(
+    env: Environment,
+    group: str,
+    version: str,
+    *,
+    host: str,
+    port: int,
+    ca_pem: bytes,
+    namespace: str = "kube-system",
+    service: str | None = None,
+    timeout: float = 30.0,
+) -> None:
+    """Register the aggregated API `group/version` served at `https://host:port` and wait until Available.
+
+    Loopback mode: behind an ExternalName Service (`localhost`). Private network: behind a Service and an
+    EndpointSlice for `host`, which the API server dials (aggregator routing is on there; `host` must not be
+    loopback).
+    """
+    service = service or default_service_name(group, version)
+    private = env.network_mode == "private"
+    if private and host.startswith("127."):
+        raise EnvtestError(f"the aggregator will not dial loopback {host} in the private network; serve elsewhere")
+    service_spec: dict[str, Any] = {"ports": [{"name": "https", "port": port, "protocol": "TCP"}]}
+    if not private:
+        service_spec |= {"type": "ExternalName", "externalName": "localhost"}
+    _apply(
+        env,
+        f"/api/v1/namespaces/{namespace}/services/{service}",
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": service, "namespace": namespace},
+            "spec": service_spec,
+        },
+    )
+    if private:
+        _apply(
+            env,
+            f"/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices/{service}",
+            {
+                "apiVersion": "discovery.k8s.io/v1",
+                "kind": "EndpointSlice",
+                "metadata": {
+                    "name": service,
+                    "namespace": namespace,
+                    "labels": {"kubernetes.io/service-name": service},
+                },
+                "addressType": "IPv4",
+                "endpoints": [{"addresses": [host], "conditions": {"ready": True}}],
+                "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
+            },
+        )
+    name = f"{version}.{group}"
+    _apply(
+        env,
+        f"/apis/apiregistration.k8s.io/v1/apiservices/{name}",
+        {
+            "apiVersion": "apiregistration.k8s.io/v1",
+            "kind": "APIService",
+            "metadata": {"name": name},
+            "spec": {
+                "group": group,
+                "version": version,
+                "groupPriorityMinimum": 100,
+                "versionPriority": 100,
+                "service": {"namespace": namespace, "name": service, "port": port},
+                "caBundle": base64.b64encode(ca_pem).decode(),
+            },
+        },
+    )
+    poll_until(
+        lambda: _available(env, name),
+        timeout=timeout,
+        what=f"APIService {name} to be Available",
+        last_error=lambda: _availability_message(env, name),
+    )
 
 
 def _conditions(env: Environment, name: str) -> dict[str, dict[str, Any]]:

@@ -2,6 +2,7 @@
 
 ballast-envtest use [VERSION]       build if needed; the last line printed is the asset directory
 ballast-envtest list                Kubernetes versions in the cache
+ballast-envtest tool NAME           build kwok or metrics-server if needed; the last line is the binary
 ballast-envtest run [--crd PATH]    start etcd + kube-apiserver and wait; prints KUBECONFIG
 ballast-envtest netns -- CMD ...    run CMD inside a private network namespace (TEST-NET-2 on lo)
 """
@@ -21,6 +22,7 @@ from .assets import DEFAULT_ETCD_VERSION, build_assets, cache_root, cached_versi
 from .environment import Environment
 from .errors import EnvtestError
 from .network import run_in_private_network
+from .tools import TOOLS, find_tool
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -38,6 +40,10 @@ def _parser() -> argparse.ArgumentParser:
     use.add_argument("-i", "--installed-only", action="store_true", help="fail instead of building")
 
     commands.add_parser("list", help="list the Kubernetes versions in the cache")
+
+    tool = commands.add_parser("tool", help="print the path of kwok or metrics-server, building it first if needed")
+    tool.add_argument("name", choices=sorted(TOOLS), help="the tool")
+    tool.add_argument("-i", "--installed-only", action="store_true", help="fail instead of building")
 
     run = commands.add_parser("run", help="start a control plane and wait (Ctrl-C stops it)")
     run.add_argument("--kubernetes-version", help=f"Kubernetes version (default {default_version()})")
@@ -104,6 +110,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _list()
         if args.command == "run":
             return _run(args)
+        if args.command == "tool":
+            print(find_tool(args.name, build=not args.installed_only))
+            return 0
         command = list(args.argv)
         if command[:1] == ["--"]:
             command = command[1:]

@@ -222,7 +222,7 @@ class Environment:
             "--unsafe-no-fsync=true",
             "--log-level=warn",
         ]
-        process = self._spawn("etcd", args)
+        process = self.spawn("etcd", args)
         http = urllib3.PoolManager(timeout=urllib3.Timeout(total=2.0), retries=False)
 
         def healthy() -> bool:
@@ -278,7 +278,7 @@ class Environment:
         last_error: Exception | None = None
         for _ in range(APISERVER_ATTEMPTS):
             port = self._requested_apiserver_port or suggest_port(self.host)
-            process = self._spawn("kube-apiserver", self._apiserver_args(binary, port))
+            process = self.spawn("kube-apiserver", self._apiserver_args(binary, port))
             self.apiserver_port = port
             self._admin = None
             try:
@@ -297,12 +297,44 @@ class Environment:
                     raise
         raise ProcessStartError(f"kube-apiserver did not start in {APISERVER_ATTEMPTS} attempts: {last_error}")
 
+    def restart_apiserver(self, *, down_seconds: float = 0.0) -> float:
+        """Stop kube-apiserver (SIGTERM), wait `down_seconds`, start it again on the same port with the same
+        flags; returns the seconds it took to be ready again. Clients see their connections end and their
+        watches close, as in a control-plane upgrade."""
+        index, process = next((i, p) for i, p in enumerate(self._processes) if p.name == "kube-apiserver")
+        process.stop(self.stop_timeout)
+        time.sleep(down_seconds)
+        began = time.monotonic()
+        restarted = ControlPlaneProcess(process.name, process.argv, process.log_path.with_suffix(".restarted.log"),
+                                        self._reaper)  # fmt: skip
+        restarted.start()
+        self._processes[index] = restarted
+        if self._rest:  # its pooled connections died with the old process
+            self._rest.close()
+            self._rest = None
+        restarted.wait_ready(self._readyz, self.start_timeout)
+        return time.monotonic() - began
+
+    def compact_etcd(self) -> int:
+        """Compact etcd's history up to its current revision (etcd's JSON gateway); returns that revision.
+        Watches and paginated lists from an older resourceVersion then get 410 Gone / Expired."""
+        http = urllib3.PoolManager(timeout=urllib3.Timeout(total=5.0), retries=False)
+        header = http.request("POST", f"{self.etcd_url}/v3/kv/range", json={"key": "AA=="}).json()["header"]
+        revision = int(header["revision"])
+        answer = http.request("POST", f"{self.etcd_url}/v3/kv/compaction", json={"revision": str(revision),
+                                                                                  "physical": True})  # fmt: skip
+        if answer.status != 200 and b"has been compacted" not in answer.data:  # already done: nothing newer to drop
+            raise EnvtestError(f"etcd compaction at revision {revision} failed: {answer.data[:300]!r}")
+        return revision
+
     def _readyz(self) -> bool:
         status, _ = self.rest.raw("GET", "/readyz")
         return status == 200
 
-    def _spawn(self, name: str, argv: list[str]) -> ControlPlaneProcess:
-        process = ControlPlaneProcess(name, argv, self.work_dir / f"{name}.log", self._reaper)
+    def spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> ControlPlaneProcess:
+        """Start a process owned by this environment: logged to `<work_dir>/<name>.log`, killed if we die,
+        stopped (in reverse start order) by `stop()`."""
+        process = ControlPlaneProcess(name, argv, self.work_dir / f"{name}.log", self._reaper, env)
         process.start()
         self._processes.append(process)
         return process
@@ -435,8 +467,10 @@ class Environment:
     def _component_credentials(self, user: str) -> Path:
         return self.add_user(user).write_kubeconfig(self.work_dir / "users" / user / "kubeconfig")
 
-    def start_component(self, name: str) -> None:
-        """Start kube-scheduler or kube-controller-manager against this API server and wait for /healthz."""
+    def start_component(self, name: str, extra_args: Sequence[str] = ()) -> None:
+        """Start kube-scheduler or kube-controller-manager against this API server and wait for /healthz.
+
+        `extra_args` come last, so they override the defaults (e.g. `--kube-api-qps`)."""
         if any(p.name == name for p in self._processes):
             return
         binary = self.assets.binary(name)
@@ -458,7 +492,7 @@ class Environment:
                 f"--root-ca-file={self.ca_file}",
                 "--use-service-account-credentials=true",
             ]
-        process = self._spawn(name, args)
+        process = self.spawn(name, [*args, *extra_args])
         http = urllib3.PoolManager(cert_reqs="CERT_NONE", timeout=urllib3.Timeout(total=2.0), retries=False)
         urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
         process.wait_ready(

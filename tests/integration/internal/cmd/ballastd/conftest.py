@@ -32,7 +32,8 @@ class Ballastd:
     """One `ballastd` process; its output goes to a log file shown when something fails.
 
     It runs as ServiceAccount ballast-system/ballast with exactly the RBAC of `config/rbac/` (applied once per
-    environment), as in a cluster — a missing grant fails the test. `kubeconfig` runs it as someone else.
+    environment), as in a cluster — a missing grant fails the test. `kubeconfig` runs it as someone else;
+    `module` runs another entry point (a test wrapper around ballastd's `main`).
     """
 
     def __init__(
@@ -43,6 +44,7 @@ class Ballastd:
         name: str = "ballastd",
         *,
         kubeconfig: Path | None = None,
+        module: str = "ballast.internal.cmd.ballastd",
     ) -> None:
         self.env = env
         self.kubeconfig = kubeconfig or service_account_kubeconfig(env, "ballast")
@@ -52,7 +54,7 @@ class Ballastd:
         argv = [
             sys.executable,
             "-m",
-            "ballast.internal.cmd.ballastd",
+            module,
             f"--kubeconfig={self.kubeconfig}",
             f"--operator-namespace={OPERATOR_NAMESPACE}",
             f"--health-probe-bind-address=127.0.0.1:{self.health_port}",
