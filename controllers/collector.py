@@ -112,6 +112,7 @@ from ballast.internal.telemetry import (
     PROFILES,
     PROFILES_THRESHOLD_MET,
     SAMPLES_COLLECTED,
+    STORE_ERRORS,
     profile_attributes,
 )
 
@@ -243,6 +244,7 @@ class MetricsCollector:
             states = self._update_statuses(ctx, cycle)
         except StoreError as exc:
             ctx.logger.error("history store unavailable; statuses skipped: %s", exc, extra={"source": name})
+            STORE_ERRORS.inc({"source": name, "operation": "read"})
             return
         self._update_profiles_gauge(profiles, states)
 
@@ -276,6 +278,7 @@ class MetricsCollector:
             applied = self.store.write_cycle(write)
         except StoreError as exc:
             ctx.logger.error("history store unavailable; cycle skipped: %s", exc, extra={"source": cycle.source})
+            STORE_ERRORS.inc({"source": cycle.source, "operation": "write"})
             return False
         if applied:
             self.memory.samples_written(cycle.attribution.observed, cycle.now_ms)

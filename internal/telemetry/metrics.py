@@ -105,6 +105,11 @@ SAMPLES_COLLECTED = LabelledCounter(
     "ballast_samples_collected", "Samples written to the history store", otel_name="ballast.samples.collected"
 )
 FETCH_ERRORS = LabelledCounter("ballast_fetch_errors", "Metric source fetch errors", otel_name="ballast.fetch.errors")
+STORE_ERRORS = LabelledCounter(
+    "ballast_store_errors",
+    "History store calls that failed (the collection cycle or its status update skipped), by operation",
+    otel_name="ballast.store.errors",
+)
 PROFILES_THRESHOLD_MET = LabelledCounter(
     "ballast_profiles_threshold_met", "Profiles that became ready", otel_name="ballast.profiles.threshold_met"
 )

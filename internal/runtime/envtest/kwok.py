@@ -45,6 +45,7 @@ STAGE_FILES = (
     "metrics/resource/metrics-resource.yaml",
 )
 STOCK_USAGE_FILE = "metrics/usage/usage-from-annotation.yaml"
+CONFIGURATION_FILE = "kwok/kwok.yaml"
 
 
 def usage_annotation(resource: str, container: str | None = None) -> str:
@@ -77,14 +78,12 @@ def usage_per_container(stock: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def configuration_documents(kustomize: Path, *, cidr: str) -> list[dict[str, Any]]:
-    """The KwokConfiguration plus the Stage, Metric and usage objects kwok reads from `--config`."""
-    documents: list[dict[str, Any]] = [
-        {
-            "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
-            "kind": "KwokConfiguration",
-            "options": {"cidr": cidr, "nodeLeaseDurationSeconds": 40, "podPlayStageParallelism": 16},
-        }
-    ]
+    """kwok's own KwokConfiguration (its defaults, which a partial one would zero) with our pod CIDR and no
+    CRDs (the Stages, Metric and usage come in this configuration instead: kwok takes a kind from one place
+    only), then those objects."""
+    configuration = yaml.safe_load((kustomize / CONFIGURATION_FILE).read_text())
+    configuration["options"] |= {"cidr": cidr, "podPlayStageParallelism": 16, "enableCRDs": []}
+    documents: list[dict[str, Any]] = [configuration]
     for relative in STAGE_FILES:
         documents += [d for d in yaml.safe_load_all((kustomize / relative).read_text()) if d]
     stock = next(d for d in yaml.safe_load_all((kustomize / STOCK_USAGE_FILE).read_text()) if d)

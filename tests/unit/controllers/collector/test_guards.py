@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ballast.internal.operator import DryRun
 from ballast.internal.sources import FetchError, FetchResult, UsageSample
-from ballast.internal.telemetry import FETCH_ERRORS, SAMPLES_COLLECTED
+from ballast.internal.telemetry import FETCH_ERRORS, SAMPLES_COLLECTED, STORE_ERRORS
 from tests.unit.controllers.collector.support import World, measured_by_two_sources
 
 
@@ -56,11 +56,13 @@ def test_a_store_outage_skips_the_cycle_and_keeps_the_last_status(world: World) 
 
     world.store.down = True
     world.clock.advance(120)
+    failed_before = STORE_ERRORS.value(source="metrics", operation="write")
     result = world.cycle()
 
     assert result is not None
     assert result.requeue_after == 120.0
     assert world.status(profile) == last
+    assert STORE_ERRORS.value(source="metrics", operation="write") == failed_before + 1
     world.store.down = False
     world.clock.advance(120)
     world.cycle()
