@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from ballast.internal.cmd.ballastd import build_parser
+from ballast.internal.cmd.ballastd import build_parser, enabled_controllers
+from ballast.internal.cmd.wiring import CONTROLLERS
 from ballast.internal.enrollment import PROFILE_CLEANUP_FINALIZER
 from ballast.internal.manifests.crds import all_crds
 from ballast.internal.runtime import APIStatusError, Client, NotFoundError
@@ -144,6 +145,30 @@ def test_the_without_scheduling_component_leaves_scheduling_out(envtest: Environ
     assert build_parser().parse_args(container["args"]).scheduling_webhooks is False
     with_scheduling = kustomize(envtest, "config/default")
     assert len([d for d in with_scheduling if d["metadata"]["name"] == "ballast-scheduling"]) == 4
+
+
+def test_the_without_balancer_component_leaves_the_balancer_out(envtest: Environment, tmp_path: Path) -> None:
+    overlay = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": [os.path.relpath(REPO / "config" / "default", tmp_path)],
+        "components": [os.path.relpath(REPO / "config" / "without-balancer", tmp_path)],
+    }
+    (tmp_path / "kustomization.yaml").write_text(yaml.safe_dump(overlay))
+    text = envtest.kubectl("kustomize", "--load-restrictor", "LoadRestrictionsNone", str(tmp_path))
+    documents = [doc for doc in yaml.safe_load_all(text) if doc]
+    assert [d for d in documents if d["metadata"]["name"] == "ballast-balancer"] == []
+    assert one(documents, "ClusterRole", "ballast-manager")  # the rest of the RBAC stays
+    assert one(documents, "CustomResourceDefinition", "balancers.balancer.x-k8s.io")  # Balancers are still stored
+    container = one(documents, "Deployment", "ballast")["spec"]["template"]["spec"]["containers"][0]
+    args = build_parser().parse_args(container["args"])
+    assert enabled_controllers(args.controllers) == set(CONTROLLERS) - {"balancer"}
+    default = kustomize(envtest, "config/default")
+    assert {d["kind"] for d in default if d["metadata"]["name"] == "ballast-balancer"} == {
+        "ClusterRole", "ClusterRoleBinding",
+    }  # fmt: skip
+    container = one(default, "Deployment", "ballast")["spec"]["template"]["spec"]["containers"][0]
+    assert enabled_controllers(build_parser().parse_args(container["args"]).controllers) == set(CONTROLLERS)
 
 
 # ------------------------------------------------------------------------------------------------------ RBAC

@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
-from ballast.internal.cmd.ballastd import build_parser, store_url
+from ballast.controllers.balancer import DEFAULT_REPROCESS_PERIOD
+from ballast.internal.cmd.ballastd import balancer_reprocess_period, build_parser, enabled_controllers, store_url
+from ballast.internal.cmd.wiring import CONTROLLERS
 from ballast.internal.manifests.webhooks import all_webhook_configurations
 from tests.integration.config.deploy.conftest import CHART, PRESETS, REPO, find, helm_run, one, render, render_error
 
@@ -195,6 +197,12 @@ def test_two_replicas_with_the_sqlite_store_fail_with_a_clear_message(helm: Path
         ({"replicaCount": "0"}, "replicaCount must be at least 1"),
         ({"telemetry.otel.enabled": "true"}, "telemetry.otel.enabled needs telemetry.otel.endpoint"),
         ({"telemetry.otel.protocol": "thrift"}, 'telemetry.otel.protocol "thrift": expected grpc or http/protobuf'),
+        ({"balancer.reprocessPeriod": "15"}, 'balancer.reprocessPeriod "15": expected a Go duration above 0'),
+        ({"balancer.reprocessPeriod": "0s"}, 'balancer.reprocessPeriod "0s": expected a Go duration above 0'),
+        (
+            {"balancer.enabled": "false", "extraArgs[0]": "--controllers=*"},
+            'balancer.enabled=false, but extraArgs "--controllers=*" would run the balancer controller',
+        ),
     ],
 )
 def test_inconsistent_values_fail_naming_what_to_change(helm: Path, settings: dict[str, str], message: str) -> None:
@@ -274,6 +282,27 @@ def test_scheduling_values_set_the_configurations_and_the_flag(helm: Path) -> No
     assert find(off, "ClusterRole", "bl-scheduling") == []
     args = build_parser().parse_args(one(off, "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"])
     assert args.scheduling_webhooks is False
+
+
+def test_balancer_values_set_the_flags_and_the_role(helm: Path) -> None:
+    default = build_parser().parse_args(_manager(render(helm))["args"])
+    assert enabled_controllers(default.controllers) == set(CONTROLLERS)  # the chart's default is ballastd's
+    assert balancer_reprocess_period(default) == DEFAULT_REPROCESS_PERIOD
+    documents = render(helm, release="bl", namespace="ops", settings={"balancer.reprocessPeriod": "1m30s"})
+    assert balancer_reprocess_period(build_parser().parse_args(_manager(documents)["args"])) == 90.0
+    role = one(documents, "ClusterRole", "bl-balancer")
+    assert {"balancers/status", "deployments/scale"} <= {r for rule in role["rules"] for r in rule["resources"]}
+    assert one(documents, "ClusterRoleBinding", "bl-balancer")["subjects"] == [
+        {"kind": "ServiceAccount", "name": "bl", "namespace": "ops"}
+    ]
+    off = render(helm, release="bl", namespace="ops", settings={"balancer.enabled": "false"})
+    assert find(off, "ClusterRole", "bl-balancer") == find(off, "ClusterRoleBinding", "bl-balancer") == []
+    args = build_parser().parse_args(_manager(off)["args"])
+    assert enabled_controllers(args.controllers) == set(CONTROLLERS) - {"balancer"}
+    # An extraArgs --controllers comes later and wins: it must disable the balancer too.
+    settings = {"balancer.enabled": "false", "extraArgs[0]": "--controllers=*\\,-balancer\\,-resourceadjuster"}
+    args = build_parser().parse_args(_manager(render(helm, settings=settings))["args"])
+    assert enabled_controllers(args.controllers) == set(CONTROLLERS) - {"balancer", "resourceadjuster"}
 
 
 def test_bundled_valkey_matches_the_anchors_values(helm: Path) -> None:
