@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from pydantic import Field, model_validator
 
 from ballast.internal.runtime.crdgen import PrinterColumn, ScaleSubresource, Scope
+from ballast.internal.runtime.gvk import path_segment
 
 from .meta import ObjectMeta
 from .wire import WireModel
@@ -74,18 +75,18 @@ class CustomResource(WireModel):
         if namespace:
             if cls.SCOPE == "Cluster":
                 raise ValueError(f"{cls.KIND} is cluster-scoped; it has no namespace (got {namespace!r})")
-            return f"{base}/namespaces/{namespace}/{cls.PLURAL}"
+            return f"{base}/namespaces/{path_segment(namespace, 'namespace')}/{cls.PLURAL}"
         return f"{base}/{cls.PLURAL}"
 
     @classmethod
     def object_path(cls, name: str, namespace: str | None = None) -> str:
         """The URL path of one object. Raises ValueError when the name is empty, or the namespace is missing
-        for a namespaced kind or given for a cluster-scoped one."""
+        for a namespaced kind or given for a cluster-scoped one, or either is not a path segment."""
         if not name:
             raise ValueError(f"a {cls.KIND} path needs a name")
         if cls.SCOPE == "Namespaced" and not namespace:
             raise ValueError(f"{cls.KIND} {name!r} is namespaced; its path needs a namespace")
-        return f"{cls.collection_path(namespace)}/{name}"
+        return f"{cls.collection_path(namespace)}/{path_segment(name, 'name')}"
 
     @property
     def path(self) -> str:

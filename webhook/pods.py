@@ -35,7 +35,7 @@ from ballast.internal.enrollment import (
 )
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.policy import OwnerReader, PolicyCache, Resolution, Resolver, pod_identity
+from ballast.internal.policy import OwnerReader, OwnerReferenceError, PolicyCache, Resolution, Resolver, pod_identity
 from ballast.internal.runtime import (
     AdmissionRequest,
     AdmissionResponse,
@@ -82,6 +82,15 @@ P = TypeVar("P", bound=Projection)
 
 class PodDecodeError(ValueError):
     """The request's object is not a pod the handlers can read (answered with 400)."""
+
+
+class _NotAvailableError(Exception):
+    """The policy or the profile name cannot be had; the message is the admission's answer."""
+
+
+class UnnamedPodError(ValueError):
+    """The pod's identity label values give no profile name (only invalid label values do: `.`, non-ASCII
+    letters), so it has no profile; the API server refuses such a pod after admission anyway."""
 
 
 def _decode(obj: dict[str, Any] | None, shape: type[P], what: str) -> P:
@@ -182,21 +191,11 @@ class PodMutator:
         return self._apply(request, pod, namespace, log)
 
     def _apply(self, request: AdmissionRequest, pod: PodProjection, namespace: str, log: Logger) -> AdmissionResponse:
-        # Each broad `except` below: whatever broke (an unreadable owner, a timeout, a stored object that no
-        # longer fits its model, a bug), the pod is admitted unchanged — never refused for our failure — and the
-        # failure is a warning with its traceback and `result="not_available"`, apart from a plain absence.
         try:
-            resolution = self._resolve(pod, namespace)
-        except Exception:  # see above
-            log.warning("cannot resolve the policy; admitting unchanged", exc_info=True)
+            resolution, name, identity = self._identify(pod, namespace, log)
+        except _NotAvailableError as unavailable:
             _mutations("not_available", namespace)
-            return allowed(POLICY_NOT_AVAILABLE)
-        try:
-            name, identity = self._profile_identity(pod.metadata.labels, resolution)
-        except Exception:  # see above
-            log.warning("cannot name the profile; admitting unchanged", exc_info=True)
-            _mutations("not_available", namespace)
-            return allowed(PROFILE_NOT_AVAILABLE)
+            return allowed(str(unavailable))
         outcome = _Outcome(profile_attributes(name, identity), resolution.name if resolution else "", namespace)
         log = log.with_values(profile=name, policy=outcome.policy)
         profile = self._profile(name, outcome, log)
@@ -222,16 +221,48 @@ class PodMutator:
         except NotFoundError:
             log.debug("no profile; admitting unchanged")
             return outcome.skipped("no_profile", PROFILE_NOT_FOUND)
-        except Exception:  # a profile that no longer fits its model, a timeout, a bug: see `_apply`
+        except Exception:  # a profile that no longer fits its model, a timeout, a bug: see `_identify`
             log.warning("cannot read the profile; admitting unchanged", exc_info=True)
             return outcome.not_available(PROFILE_NOT_AVAILABLE)
+
+    def _identify(
+        self, pod: PodProjection, namespace: str, log: Logger
+    ) -> tuple[Resolution | None, str, dict[str, str]]:
+        """The pod's policy, profile name and tuple labels; `_NotAvailableError` (logged) when one cannot be had.
+
+        Each broad `except` below: whatever broke (an unreadable owner, a timeout, a stored object that no longer
+        fits its model, a bug), the pod is admitted unchanged — never refused for our failure — and the failure
+        is a warning with its traceback and `result="not_available"`. A pod that is itself invalid (a controller
+        reference without a kind, label values that name no profile; the API server refuses it after admission)
+        is admitted unchanged too, logged at info without a traceback: anyone who may create pods can send one.
+        """
+        try:
+            resolution = self._resolve(pod, namespace)
+        except OwnerReferenceError as exc:
+            log.info("the pod's controller reference has no kind; admitting unchanged", extra={"reason": str(exc)})
+            raise _NotAvailableError(POLICY_NOT_AVAILABLE) from exc
+        except Exception as exc:  # see above
+            log.warning("cannot resolve the policy; admitting unchanged", exc_info=True)
+            raise _NotAvailableError(POLICY_NOT_AVAILABLE) from exc
+        try:
+            name, identity = self._profile_identity(pod.metadata.labels, resolution)
+        except UnnamedPodError as exc:
+            log.info("the pod's labels name no profile; admitting unchanged", extra={"reason": str(exc)})
+            raise _NotAvailableError(PROFILE_NOT_AVAILABLE) from exc
+        except Exception as exc:  # see above
+            log.warning("cannot name the profile; admitting unchanged", exc_info=True)
+            raise _NotAvailableError(PROFILE_NOT_AVAILABLE) from exc
+        return resolution, name, identity
 
     def _resolve(self, pod: PodProjection, namespace: str) -> Resolution | None:
         return self._resolver.resolve(pod, namespace)
 
     def _profile_identity(self, labels: Mapping[str, str], resolution: Resolution | None) -> tuple[str, dict[str, str]]:
         config = as_model(BallastConfig, self.reader.get(BallastConfig, BALLAST_CONFIG_NAME))
-        identity = pod_identity(labels, config.spec.identity_labels, resolution)
+        try:
+            identity = pod_identity(labels, config.spec.identity_labels, resolution)
+        except ValueError as exc:  # `profile_name`: a label value that sanitizes to no DNS label
+            raise UnnamedPodError(str(exc)) from exc
         return identity.profile, identity.tuple_labels
 
 

@@ -13,7 +13,7 @@ regex or label selector does not compile is skipped, never failing resolution fo
 """
 
 from .compiled import DEFAULT_CACHE_ENTRIES, CompiledPolicy, Policy, PolicyCache, compile_policy
-from .facts import MAX_OWNER_DEPTH, OwnerLookup, PodFacts, controller_reference, owner_kinds
+from .facts import MAX_OWNER_DEPTH, OwnerLookup, OwnerReferenceError, PodFacts, controller_reference, owner_kinds
 from .owners import OwnerReader
 from .pattern import Pattern, PatternError, compile_pattern, is_regex
 from .pods import PodIdentity, Resolver, pod_identity
@@ -29,6 +29,7 @@ __all__ = [
     "CompiledPolicy",
     "OwnerLookup",
     "OwnerReader",
+    "OwnerReferenceError",
     "Pattern",
     "PatternError",
     "PodFacts",

@@ -87,16 +87,21 @@ class PodFacts:
         )
 
 
+class OwnerReferenceError(ValueError):
+    """A controller ownerReference without a kind: the object is invalid (the API server refuses it, after
+    admission has seen it)."""
+
+
 def controller_reference(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """Return the ownerReference of `obj` with `controller: true`, or None.
 
-    Raises ValueError when that reference has no kind.
+    Raises OwnerReferenceError (a ValueError) when that reference has no kind.
     """
     metadata = obj.get("metadata") or {}
     for reference in metadata.get("ownerReferences") or ():
         if isinstance(reference, Mapping) and reference.get("controller") is True:
             if not isinstance(reference.get("kind"), str) or not reference["kind"]:
-                raise ValueError(f"controller ownerReference {dict(reference)!r} has no kind")
+                raise OwnerReferenceError(f"controller ownerReference {dict(reference)!r} has no kind")
             return reference
     return None
 

@@ -175,26 +175,39 @@ def decode_review(body: bytes) -> tuple[str, AdmissionRequest]:
     obj, old = raw.get("object"), raw.get("oldObject")
     if any(value is not None and not isinstance(value, dict) for value in (obj, old)):
         raise ReviewError("request.object and request.oldObject must be JSON objects")
+    _check_types(raw)
     request = AdmissionRequest(
-        uid=str(raw["uid"]),
-        kind=_mapping(raw.get("kind")),
-        resource=_mapping(raw.get("resource")),
-        operation=str(raw.get("operation", "")),
-        name=str(raw.get("name") or ""),
-        namespace=str(raw.get("namespace") or ""),
-        sub_resource=str(raw.get("subResource") or ""),
+        uid=raw["uid"],
+        kind=raw.get("kind") or {},
+        resource=raw.get("resource") or {},
+        operation=raw.get("operation") or "",
+        name=raw.get("name") or "",
+        namespace=raw.get("namespace") or "",
+        sub_resource=raw.get("subResource") or "",
         object=obj,
         old_object=old,
         dry_run=bool(raw.get("dryRun")),
-        user_info=_mapping(raw.get("userInfo")),
-        options=raw.get("options") if isinstance(raw.get("options"), dict) else None,
+        user_info=raw.get("userInfo") or {},
+        options=raw.get("options"),
         raw=raw,
     )
     return str(api_version), request
 
 
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
+_FIELD_TYPES: tuple[tuple[str, type, str], ...] = (
+    *((key, str, "a string") for key in ("uid", "operation", "name", "namespace", "subResource")),
+    *((key, dict, "a JSON object") for key in ("kind", "resource", "userInfo", "options")),
+    ("dryRun", bool, "a boolean"),
+)
+
+
+def _check_types(raw: Mapping[str, Any]) -> None:
+    """Each field the handlers read has its type in the API (null counts as absent), as a typed decoder
+    checks: a list read as a namespace would otherwise reach a URL path as its `repr`."""
+    for key, expected, what in _FIELD_TYPES:
+        value = raw.get(key)
+        if value is not None and not isinstance(value, expected):
+            raise ReviewError(f"request.{key} must be {what}, got {type(value).__name__}")
 
 
 def encode_review(api_version: str, uid: str, response: AdmissionResponse) -> bytes:

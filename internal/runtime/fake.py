@@ -27,6 +27,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 import jsonpatch
 import orjson
@@ -297,8 +298,8 @@ class FakeAPI:
     # ------------------------------------------------------------------------------------- routing
 
     def _route(self, path: str) -> tuple[_Kind, str | None, str | None, str | None]:
-        """path → (kind, namespace, name, subresource)."""
-        parts = path.strip("/").split("/")
+        """path → (kind, namespace, name, subresource); segments are percent-decoded, as the API server does."""
+        parts = [unquote(part) for part in path.strip("/").split("/")]
         if parts[0] == "api":
             group, version, rest = "", parts[1], parts[2:]
         elif parts[0] == "apis" and len(parts) >= 3:

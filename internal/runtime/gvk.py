@@ -1,8 +1,23 @@
-"""Group/version/kind and group/version/resource names, and how to write them as strings."""
+"""Group/version/kind and group/version/resource names, and how to write them as strings and URL paths."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import quote
+
+_PATH_SAFE = "!$&'()*+,;=:@"
+"""Characters a path segment keeps as they are (RFC 3986 `pchar` besides letters, digits and `-._~`)."""
+
+
+def path_segment(value: str, what: str) -> str:
+    """`value` as one URL path segment; ValueError for a value that is not one (client-go's
+    `IsValidPathSegmentName`: not `.` or `..`, no `/` or `%`). Anything else that URLs reserve (`?`, `#`,
+    spaces) is percent-encoded, so a name can never point a request at another path or add a query to it —
+    names come from objects anyone may write (an ownerReference of a pod under admission)."""
+    if value in (".", "..") or "/" in value or "%" in value:
+        raise ValueError(f"{what} {value!r} cannot be a URL path segment (it may not be '.' or '..' nor "
+                         "contain '/' or '%')")  # fmt: skip
+    return quote(value, safe=_PATH_SAFE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,16 +88,18 @@ class RESTMapping:
         return f"/api/{self.gvk.version}"
 
     def collection_path(self, namespace: str | None = None) -> str:
-        """Path of the collection: all namespaces when `namespace` is None for a namespaced resource."""
+        """Path of the collection: all namespaces when `namespace` is None for a namespaced resource.
+        ValueError for a namespace that is not a path segment (`path_segment`)."""
         if self.namespaced and namespace:
-            return f"{self.prefix}/namespaces/{namespace}/{self.resource.resource}"
+            return f"{self.prefix}/namespaces/{path_segment(namespace, 'namespace')}/{self.resource.resource}"
         return f"{self.prefix}/{self.resource.resource}"
 
     def object_path(self, name: str, namespace: str | None = None, subresource: str | None = None) -> str:
-        """Path of one object (and optionally one of its subresources)."""
+        """Path of one object (and optionally one of its subresources). ValueError for a missing name or
+        namespace, or one that is not a path segment (`path_segment`)."""
         if not name:
             raise ValueError(f"{self.gvk.kind}: an object name is required")
         if self.namespaced and not namespace:
             raise ValueError(f"{self.gvk.kind} {name!r} is namespaced: a namespace is required")
-        path = f"{self.collection_path(namespace if self.namespaced else None)}/{name}"
-        return f"{path}/{subresource}" if subresource else path
+        path = f"{self.collection_path(namespace if self.namespaced else None)}/{path_segment(name, 'name')}"
+        return f"{path}/{path_segment(subresource, 'subresource')}" if subresource else path

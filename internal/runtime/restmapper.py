@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -15,6 +16,17 @@ class NoKindMatchError(LookupError):
 
 
 DiscoveryFetch = Callable[[str], dict[str, Any]]
+_GROUP = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")  # a DNS-1123 subdomain
+_VERSION = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")  # a DNS-1123 label
+
+
+def _servable(group: str, version: str) -> bool:
+    """Whether `group`/`version` can name an API group version at all; others are never asked for: they come
+    from objects anyone may write (an ownerReference's apiVersion), and `apps/../../api/v1` would read another
+    group's discovery document and map its kinds under a group that does not exist."""
+    return (group == "" or (len(group) <= 253 and _GROUP.fullmatch(group) is not None)) and (
+        len(version) <= 63 and _VERSION.fullmatch(version) is not None
+    )
 
 
 class RESTMapper:
@@ -22,7 +34,9 @@ class RESTMapper:
 
     `fetch(path)` returns the decoded `APIResourceList` of `/api/v1` or `/apis/<group>/<version>`. A group
     version is fetched once and cached; a kind missing from the cache triggers one refresh of its group version
-    (a CRD installed after start-up becomes visible), after which `NoKindMatchError` is raised.
+    (a CRD installed after start-up becomes visible), after which `NoKindMatchError` is raised. A group or
+    version that cannot exist (not a DNS name) is `NoKindMatchError` at once, without a request, and a group
+    version the server does not serve leaves nothing behind, so lookups of made-up kinds cost no memory.
     """
 
     def __init__(self, fetch: DiscoveryFetch) -> None:
@@ -30,7 +44,6 @@ class RESTMapper:
         self._lock = threading.Lock()
         self._by_kind: dict[GroupVersionKind, RESTMapping] = {}
         self._by_resource: dict[tuple[str, str, str], RESTMapping] = {}
-        self._loaded: set[tuple[str, str]] = set()
 
     def add(self, mapping: RESTMapping) -> None:
         """Register a mapping by hand (for kinds discovery does not list, and for fakes)."""
@@ -54,7 +67,6 @@ class RESTMapper:
             gvk = GroupVersionKind(group, version, entry["kind"])
             resource = GroupVersionResource(group, version, entry["name"])
             self._store(RESTMapping(gvk, resource, bool(entry.get("namespaced"))))
-        self._loaded.add((group, version))
 
     def mapping(self, gvk: GroupVersionKind) -> RESTMapping:
         """The mapping of `gvk`; raises NoKindMatchError when the server does not serve it."""
@@ -62,6 +74,8 @@ class RESTMapper:
             found = self._by_kind.get(gvk)
             if found is not None:
                 return found
+            if not _servable(gvk.group, gvk.version):
+                raise NoKindMatchError(f"no kind {gvk.kind!r} is served in {gvk.api_version!r}")
             self._load(gvk.group, gvk.version)  # first use, or a miss: (re)read this group version
             found = self._by_kind.get(gvk)
         if found is None:
@@ -72,7 +86,7 @@ class RESTMapper:
         """The kind served as `resource`; raises NoKindMatchError."""
         key = (resource.group, resource.version, resource.resource)
         with self._lock:
-            if key not in self._by_resource:
+            if key not in self._by_resource and _servable(resource.group, resource.version):
                 self._load(resource.group, resource.version)
             found = self._by_resource.get(key)
         if found is None:
@@ -84,4 +98,3 @@ class RESTMapper:
         with self._lock:
             self._by_kind.clear()
             self._by_resource.clear()
-            self._loaded.clear()

@@ -124,3 +124,30 @@ def test_a_namespaced_collection_without_a_namespace_spans_all_namespaces() -> N
 def test_object_path_errors(mapping: RESTMapping, name: str, namespace: str | None, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         mapping.object_path(name, namespace)
+
+
+@pytest.mark.parametrize("value", [".", "..", "a/b", "../../../../api/v1/namespaces/kube-system/secrets/x", "%2e%2e"])
+def test_names_and_namespaces_that_are_not_one_path_segment_are_refused(value: str) -> None:
+    # They come from objects anyone may write (a pod's ownerReferences): `..` or `/` would point the request at
+    # another object, as client-go's IsValidPathSegmentName refuses them.
+    with pytest.raises(ValueError, match="cannot be a URL path segment"):
+        POD.object_path(value, "shop")
+    with pytest.raises(ValueError, match="cannot be a URL path segment"):
+        POD.object_path("x", value)
+    with pytest.raises(ValueError, match="cannot be a URL path segment"):
+        POD.collection_path(value)
+    with pytest.raises(ValueError, match="cannot be a URL path segment"):
+        NODE.object_path("x", subresource=value)
+
+
+def test_characters_urls_reserve_are_percent_encoded_and_names_keep_colons() -> None:
+    # `?` would turn a GET of one object into a LIST of its collection, `#` would cut the path.
+    assert POD.object_path("x?limit=1", "shop") == "/api/v1/namespaces/shop/pods/x%3Flimit=1"
+    assert POD.object_path("a#b c", "shop") == "/api/v1/namespaces/shop/pods/a%23b%20c"
+    assert NODE.object_path("système") == "/api/v1/nodes/syst%C3%A8me"
+    cluster_role = RESTMapping(
+        GroupVersionKind("rbac.authorization.k8s.io", "v1", "ClusterRole"),
+        GroupVersionResource("rbac.authorization.k8s.io", "v1", "clusterroles"),
+        namespaced=False,
+    )
+    assert cluster_role.object_path("system:controller:x").endswith("/clusterroles/system:controller:x")

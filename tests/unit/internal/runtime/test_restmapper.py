@@ -121,3 +121,29 @@ def test_added_mappings_need_no_discovery_and_reset_forgets(discovery: Discovery
     with pytest.raises(NoKindMatchError):
         mapper.mapping(gadget.gvk)
     assert discovery.fetches == ["/apis/example.com/v1"]
+
+
+@pytest.mark.parametrize(
+    "api_version", ["apps/../../api/v1", "x/../../api/v1", "Apps/v1", "apps/V1", "apps/v1?x=1", "a b/v1", "./v1"]
+)
+def test_a_group_version_that_cannot_exist_is_never_fetched(discovery: Discovery, api_version: str) -> None:
+    # An ownerReference's apiVersion is anyone's to write: `apps/../../api/v1` would read the core discovery
+    # document and map its kinds (Secret) under a made-up group whose paths lead back to the core API.
+    mapper = RESTMapper(discovery)
+    with pytest.raises(NoKindMatchError):
+        mapper.mapping(GroupVersionKind.from_api_version(api_version, "Secret"))
+    group, _, version = api_version.rpartition("/")
+    with pytest.raises(NoKindMatchError):
+        mapper.kind_for(GroupVersionResource(group, version, "secrets"))
+    assert discovery.fetches == []
+
+
+def test_lookups_of_made_up_group_versions_leave_nothing_behind(discovery: Discovery) -> None:
+    mapper = RESTMapper(discovery)
+    for n in range(50):
+        with pytest.raises(NoKindMatchError):
+            mapper.mapping(GroupVersionKind(f"made-up-{n}.example.com", "v1", "Thing"))
+    assert len(discovery.fetches) == 50  # each asked once, as a CRD may have been installed since
+    assert vars(mapper)["_by_kind"] == {}
+    assert vars(mapper)["_by_resource"] == {}
+    assert {key for key, value in vars(mapper).items() if isinstance(value, set | dict) and value} == set()

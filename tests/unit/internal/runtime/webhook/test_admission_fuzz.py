@@ -226,3 +226,30 @@ def test_json_patch_tells_true_from_one_and_escapes_keys() -> None:
         {"op": "replace", "path": "/x/1", "value": -0.0},
     ]
     assert json_patch({"a~b/c": 1}, {"a~b/c": 2}) == [{"op": "replace", "path": "/a~0b~1c", "value": 2}]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("namespace", ["../kube-system"], "request.namespace must be a string, got list"),
+        ("name", {"a": 1}, "request.name must be a string, got dict"),
+        ("operation", 1, "request.operation must be a string, got int"),
+        ("uid", 42, "request.uid must be a string, got int"),
+        ("subResource", True, "request.subResource must be a string, got bool"),
+        ("kind", "Pod", "request.kind must be a JSON object, got str"),
+        ("userInfo", [], "request.userInfo must be a JSON object, got list"),
+        ("dryRun", "false", "request.dryRun must be a boolean, got str"),
+    ],
+)
+def test_request_fields_of_the_wrong_type_are_refused_by_name(field: str, value: Any, expected: str) -> None:
+    # Found by tests/unit/webhook/test_fuzz_reviews.py: a list sent as the namespace reached a URL path as its repr.
+    review = {**VALID, "request": {**VALID["request"], field: value}}  # type: ignore[dict-item]
+    with pytest.raises(ReviewError) as refused:
+        decode_review(orjson.dumps(review))
+    assert (str(refused.value), refused.value.code) == (expected, 400)
+
+
+def test_null_request_fields_count_as_absent() -> None:
+    nulls = dict.fromkeys(("name", "namespace", "subResource", "kind", "userInfo", "options", "dryRun", "object"))
+    _, request = decode_review(orjson.dumps({**VALID, "request": {**VALID["request"], **nulls}}))  # type: ignore[dict-item]
+    assert (request.name, request.namespace, request.kind, request.dry_run, request.object) == ("", "", {}, False, None)
