@@ -5,9 +5,9 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: help venv envtest helm generate lint typecheck unit packaging integration test dev dev-cluster bench kind-deploy clean
+.PHONY: help venv envtest helm generate lint typecheck unit packaging integration test audit dev dev-cluster bench kind-deploy clean
 
-HACK_SCRIPTS := hack/gen-manifests
+HACK_SCRIPTS := hack/gen-manifests hack/audit
 KIND_CLUSTER ?= ballast-dev
 KIND_IMAGE ?= ballast:dev
 
@@ -49,6 +49,9 @@ integration: venv envtest helm ## integration tests on the real kube-apiserver, 
 	$(BIN)/ballast-envtest netns -- $(PY) -m pytest tests/integration
 
 test: lint typecheck unit packaging integration ## everything CI runs
+
+audit: venv ## pip-audit over `pip freeze`; fails on a vulnerability fixed inside pyproject's range (AUDIT_FLAGS=--unreachable-ok)
+	$(PY) hack/audit $(AUDIT_FLAGS)
 
 dev: venv envtest ## the operator for real on a local control plane: profiles, a cold start, a resize (Ctrl-C stops)
 	$(PY) -m ballast.internal.cmd.dev
