@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: help venv envtest helm generate lint typecheck unit packaging integration test audit dev dev-cluster bench kind-deploy clean
+.PHONY: help venv envtest e2e-tools helm generate lint typecheck unit packaging integration test-e2e test audit dev dev-cluster bench kind-deploy clean
 
 HACK_SCRIPTS := hack/gen-manifests hack/audit
 KIND_CLUSTER ?= ballast-dev
@@ -24,6 +24,10 @@ venv: $(VENV)/.installed ## create .venv with the project and its dev tools
 
 envtest: venv ## build (or find) the control-plane binaries; prints their directory
 	hack/setup-envtest
+
+e2e-tools: venv ## build (or find) kwok and metrics-server v0.8.0 for the e2e mini-cluster
+	$(BIN)/ballast-envtest tool kwok
+	$(BIN)/ballast-envtest tool metrics-server
 
 helm: venv ## build (or find) helm v3.22.0 for the chart tests; prints its path
 	hack/setup-helm
@@ -48,7 +52,10 @@ packaging: venv envtest ## the built wheel in a clean venv: console scripts and 
 integration: venv envtest helm ## integration tests on the real kube-apiserver, inside the private test network
 	$(BIN)/ballast-envtest netns -- $(PY) -m pytest tests/integration
 
-test: lint typecheck unit packaging integration ## everything CI runs
+test-e2e: venv envtest e2e-tools ## the e2e suite on the mini-cluster (kube-scheduler, kwok, metrics-server), in the test network
+	$(BIN)/ballast-envtest netns -- $(PY) -m pytest tests/e2e
+
+test: lint typecheck unit packaging integration test-e2e ## everything CI runs
 
 audit: venv ## pip-audit over `pip freeze`; fails on a vulnerability fixed inside pyproject's range (AUDIT_FLAGS=--unreachable-ok)
 	$(PY) hack/audit $(AUDIT_FLAGS)
@@ -68,6 +75,7 @@ bench: venv envtest ## benchmarks (not part of `make test`); figures go to bench
 	$(PY) benchmarks/leader_renew.py
 	$(PY) benchmarks/leader_stepdown.py
 	$(PY) benchmarks/collection.py
+	$(PY) benchmarks/balancer.py
 	$(PY) benchmarks/webhook.py
 	$(PY) benchmarks/dev_start.py
 

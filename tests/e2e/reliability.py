@@ -1,0 +1,168 @@
+"""RELIABILITY.md's table, rendered from the figures the tests record (build/figures/<scenario>.json).
+
+    python -m tests.e2e.reliability            # rewrite the table in RELIABILITY.md
+    python -m tests.e2e.reliability --check    # exit 1 when the file differs from what the figures give
+
+The e2e suite renders it at the end of a run that recorded figures; a scenario with no figure file yet says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tests.paths import REPOSITORY
+
+FIGURES_DIR = REPOSITORY / "build" / "figures"
+DOCUMENT = REPOSITORY / "RELIABILITY.md"
+BEGIN = "<!-- figures:begin (rendered by `python -m tests.e2e.reliability`; do not edit) -->"
+END = "<!-- figures:end -->"
+
+Figures = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    key: str
+    title: str
+    asserts: str
+    command: str
+    figure: Callable[[Figures], str]
+
+
+def _e2e(test: str) -> str:
+    return f"`ballast-envtest netns -- pytest tests/e2e/{test}`"
+
+
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario(
+        "leader_failover",
+        "1. Leader killed right after a resize patch (2 replicas)",
+        "a new leader within the bound; never two leaders; no step sent twice; the successor waits out the cooldown",
+        _e2e("test_failover.py"),
+        lambda f: (
+            f"handover {f['handover_seconds']} s (bound {f['bound_seconds']} s); {f['repeated_steps']} repeated "
+            f"steps; next step {f['first_gap_seconds']} s after the crashed one (cooldown {f['cooldown_seconds']} s)"
+        ),
+    ),
+    Scenario(
+        "apiserver_restart",
+        "2. kube-apiserver restarted under write load",
+        "cache == fresh LIST (names, resourceVersions); every last version reconciled; queue empty",
+        _e2e("test_relist.py -k restart"),
+        lambda f: (
+            f"informer caught up {f['relist_recovery_seconds']} s after the API server was back "
+            f"(restart {f['apiserver_ready_seconds']} s); {f['writes']} writes, 0 lost"
+        ),
+    ),
+    Scenario(
+        "watch_expiry",
+        "3. Watch expiry (410) from etcd compaction under write load",
+        "as 2, with the informer cut off while writes go on and etcd is compacted",
+        _e2e("test_relist.py -k expiry"),
+        lambda f: f"{f['expired_410']} × 410 over {f['cuts']} cuts; {f['writes']} writes, 0 lost",
+    ),
+    Scenario(
+        "redis_outage",
+        "4. Redis stopped for several collection cycles, and slow",
+        "cycles skipped and counted; stored samples intact; collection resumes within one interval",
+        _e2e("test_redis_outage.py"),
+        lambda f: (
+            f"{f['samples_lost']} samples lost; {f['skipped_cycles']} cycles skipped; resumed "
+            f"{f['resume_seconds']} s after Redis returned"
+        ),
+    ),
+    Scenario(
+        "certificate_rotation",
+        "5. Webhook certificate rotated under admission load",
+        "zero failed admissions",
+        _e2e("test_rotation.py"),
+        lambda f: f"{f['failed']} failed of {f['admissions']} admissions at {f['rate_per_second']}/s",
+    ),
+    Scenario(
+        "rolling_upgrade",
+        "6. Rolling upgrade of 2 replicas under admission load",
+        "zero failed admissions; one leader throughout; apply-crds changes no object",
+        _e2e("test_upgrade.py"),
+        lambda f: f"{f['failed']} failed of {f['admissions']} admissions; max leaders at once {f['max_leaders']}",
+    ),
+    Scenario(
+        "operator_down",
+        "7. Operator down: failurePolicy Fail vs Ignore",
+        "Fail refuses enrolled pods only, naming the webhook; Ignore admits them untouched; nothing stuck",
+        _e2e("test_operator_down.py"),
+        lambda f: f"refused in {f['refusal_seconds']} s; {f['stuck_terminating']} pods stuck Terminating",
+    ),
+    Scenario(
+        "fuzz_reviews",
+        "Raw AdmissionReviews fuzzed at the webhook server",
+        "a valid AdmissionReview or an HTTP 4xx for every request; the server never dies",
+        "`pytest tests/unit/webhook/test_fuzz_reviews.py`",
+        lambda f: f"{f['cases']} cases; {f['crashes']} crashes; {f['http_5xx']} HTTP 5xx",
+    ),
+)
+
+
+def _load(key: str, directory: Path) -> dict[str, Any] | None:
+    path = directory / f"{key}.json"
+    if not path.is_file():
+        return None
+    document: dict[str, Any] = orjson.loads(path.read_bytes())
+    return document
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def table(directory: Path = FIGURES_DIR) -> str:
+    """The markdown table of every scenario, its latest figure (or why there is none) and its command."""
+    rows = ["| Scenario | Asserts | Latest figure | Measured | Reproduce |", "|---|---|---|---|---|"]
+    for scenario in SCENARIOS:
+        document = _load(scenario.key, directory)
+        if document is None:
+            figure, measured = "not measured yet", "—"
+        else:
+            figures = document.get("figures", document)  # the fuzz suite writes its figures at the top level
+            try:
+                figure = scenario.figure(figures)
+            except KeyError as exc:
+                figure = f"figure file lacks {exc}"
+            measured = str(document.get("measured") or document.get("measured_at") or "—")[:10]
+        cells = (scenario.title, scenario.asserts, figure, measured, scenario.command)
+        rows.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    return "\n".join(rows) + "\n"
+
+
+def render(text: str, directory: Path = FIGURES_DIR) -> str:
+    """`text` with the part between the markers replaced by the current table."""
+    head, begin, rest = text.partition(BEGIN)
+    _, end, tail = rest.partition(END)
+    if not begin or not end:
+        raise ValueError(f"{DOCUMENT.name} lacks the markers {BEGIN!r} … {END!r}")
+    return f"{head}{BEGIN}\n{table(directory)}{END}{tail}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.e2e.reliability", description=__doc__)
+    parser.add_argument("--check", action="store_true", help="report a stale table instead of rewriting it")
+    args = parser.parse_args(argv)
+    current = DOCUMENT.read_text()
+    wanted = render(current)
+    if args.check:
+        if wanted != current:
+            print(f"{DOCUMENT.name} is stale: run python -m tests.e2e.reliability", file=sys.stderr)
+            return 1
+        return 0
+    DOCUMENT.write_text(wanted)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
