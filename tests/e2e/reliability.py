@@ -89,7 +89,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "rolling_upgrade",
         "6. Rolling upgrade of 2 replicas under admission load",
         "zero failed admissions; one leader throughout; apply-crds changes no object",
-        _e2e("test_upgrade.py"),
+        "not landed yet (the test is written, not yet run green)",
         lambda f: f"{f['failed']} failed of {f['admissions']} admissions; max leaders at once {f['max_leaders']}",
     ),
     Scenario(
