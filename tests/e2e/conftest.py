@@ -22,6 +22,7 @@ from tests.e2e import reliability
 from tests.e2e.figures import FIGURES_DIR
 from tests.e2e.support import MountedSecret, Operator
 from tests.integration.internal.cmd.ballastd.conftest import install_operator_objects
+from tests.integration.redis_server import RedisServer, redis_server_or_skip
 from tests.paths import CRD_DIR
 
 
@@ -86,3 +87,12 @@ def operator(cluster: MiniCluster, tmp_path_factory: pytest.TempPathFactory) -> 
                 env.rest.delete(f"/apis/admissionregistration.k8s.io/v1/{kind}/ballast")
     refused = running.refusals()
     assert refused == [], "ballastd was refused by its RBAC:\n" + "\n".join(refused[:10])
+
+
+@pytest.fixture
+def redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A redis-server for a test's operator replicas, stopped afterwards."""
+    server = RedisServer(redis_server_or_skip(), tmp_path)
+    server.start()
+    yield server
+    server.stop()

@@ -13,11 +13,8 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from ballast.internal.enrollment import MODE_LABEL
 from ballast.internal.runtime.envtest import MiniCluster, usage_annotation
@@ -27,20 +24,12 @@ from tests.e2e.crash_after_resize import MARKER_VARIABLE, PATCH_LINE
 from tests.e2e.figures import record
 from tests.e2e.support import Operator, Replicas, create_namespace, deployment, running_pods
 from tests.integration.internal.cmd.ballastd.conftest import fast_policy
-from tests.integration.redis_server import RedisServer, redis_server_or_skip
+from tests.integration.redis_server import RedisServer
 
 LEASE, RETRY, JITTER = 4.0, 1.0, 1.2
 HANDOVER_BOUND = LEASE + 2 * RETRY * (1 + JITTER)
 RESIZE_INTERVAL = 20.0
 IDENTITY = {"app.kubernetes.io/name": "failover", "app.kubernetes.io/component": "api"}
-
-
-@pytest.fixture
-def redis(tmp_path: Path) -> Iterator[RedisServer]:
-    server = RedisServer(redis_server_or_skip(), tmp_path)
-    server.start()
-    yield server
-    server.stop()
 
 
 class LeaderSamples:
