@@ -7,6 +7,10 @@ Reflector semantics follow client-go (docs/compatibility.md, controller-runtime 
   from the last version seen.
 - `410 Gone`/`Expired` on the watch → relist (from the last version); the diff against the store is delivered
   as adds, updates and deletes (deletes carry the last known state).
+- A watch that cannot be re-opened because the server is unreachable or throttling (429) is retried from the
+  same version after a backoff, not replaced by a relist: a cluster of clients coming back from an API server
+  restart or a partition costs watches, not LISTs. Should that version be compacted meanwhile, the server
+  answers 410 and the informer relists then.
 - A stream silent for longer than `inactivity_timeout` (70 s; bookmarks arrive every minute) is treated as
   dead and re-opened — the "zombie watch" failure of several Python clients.
 - Failures back off exponentially from 0.8 s to 30 s (factor 2, full jitter), reset after 2 minutes of health.
@@ -27,7 +31,7 @@ from typing import Any, Protocol
 
 from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
-from .apierrors import APIStatusError, GoneError, error_from_response
+from .apierrors import APIStatusError, GoneError, TooManyRequestsError, error_from_response
 from .client import ListerWatcher, WatchStream
 from .clock import Clock, RealClock
 from .decode import Decoder, gc_paused
@@ -229,13 +233,13 @@ class SharedIndexInformer:
             try:
                 if self._watch_list and not self._listed_once:
                     try:
-                        self._watch(initial_events=True)
+                        self._watch(initial_events=True, backoff=backoff)
                         continue
                     except (APIStatusError, ConnectionError, ProtocolError, ValueError) as exc:
                         log.info("streaming list failed, falling back to LIST: %s", exc, extra={"informer": self.name})
                         self._watch_list = False
                 self._list()
-                self._watch(initial_events=False)
+                self._watch(initial_events=False, backoff=backoff)
             except GoneError:
                 self.expired += 1
                 continue  # relist at once: _list already remembered whether the version itself is gone
@@ -304,11 +308,20 @@ class SharedIndexInformer:
             read_timeout=self._inactivity_timeout,
         )
 
-    def _watch(self, initial_events: bool) -> None:
+    def _watch(self, initial_events: bool, backoff: _Backoff) -> None:
         """Watch until something fails (raises then); a stream the server ends is re-opened."""
         state = _WatchState(self.last_sync_resource_version, [] if initial_events else None)
         while not self._stop.is_set():
-            stream = self._open(state.version, state.initial_items is not None)
+            try:
+                stream = self._open(state.version, state.initial_items is not None)
+            except (ConnectionError, TooManyRequestsError) as exc:
+                if state.initial_items is not None:
+                    raise  # a streaming list has no version to resume from: start over
+                delay = backoff.next()
+                log.info("watch could not be re-opened, retrying from %s in %.1fs: %s", state.version, delay, exc,
+                         extra={"informer": self.name})  # fmt: skip
+                self._clock.wait_event(self._stop, delay)
+                continue
             with self._stream_lock:
                 if self._stop.is_set():
                     stream.close()

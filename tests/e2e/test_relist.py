@@ -200,7 +200,7 @@ def test_watch_expiry_from_etcd_compaction_under_write_load_loses_no_update(plan
                     for _ in range(20):
                         plane.compact_etcd()
                         time.sleep(0.05)
-                    poll_until(lambda: newest(cached(manager)) >= newest(fresh_list(plane)) - 50, timeout=30,
+                    poll_until(lambda: newest(cached(manager)) >= newest(fresh_list(plane)) - 50, timeout=60,
                                what="the informer to follow again")  # fmt: skip
             settle(plane, manager, reconciled)
     finally:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ballast.internal.runtime import Client, FakeAPI, FakeClock, GroupVersionKind, Projection
-from ballast.internal.runtime.apierrors import BadRequestError
+from ballast.internal.runtime.apierrors import BadRequestError, TooManyRequestsError
 from ballast.internal.runtime.client import ListerWatcher, WatchStream
 from ballast.internal.runtime.decode import DictDecoder, ProjectionDecoder
 from ballast.internal.runtime.informer import FuncHandler, SharedIndexInformer
@@ -61,6 +61,8 @@ class GatedListerWatcher:
         self.open = threading.Event()
         self.open.set()
         self.held = threading.Event()
+        self.refusals: list[Exception] = []  # raised, in order, by the next watch opens
+        self.watch_versions: list[str] = []
 
     def list(self, *, resource_version: str | None, limit: int | None, continue_: str | None) -> bytes:
         self.list_versions.append(resource_version)
@@ -72,6 +74,9 @@ class GatedListerWatcher:
         if not self.open.is_set():
             self.held.set()
             self.open.wait(10)
+        self.watch_versions.append(options["resource_version"])
+        if self.refusals:
+            raise self.refusals.pop(0)
         return self.inner.watch(**options)
 
 
@@ -154,6 +159,28 @@ def test_a_410_relists_from_the_last_version_and_delivers_the_difference(started
     assert stored(informer, "shop/d")["data"] == {"v": "1"}
     client.create(configmap("e", "shop"))  # and it watches again
     assert recorder.wait_for(7)[-1] == ("add", "e", False)
+
+
+def test_an_unreachable_or_throttling_server_costs_watches_from_the_same_version_not_a_relist(
+    started: list[SharedIndexInformer],
+) -> None:
+    api = FakeAPI()
+    client = api.client()
+    client.create(configmap("a", "shop"))
+    gated = GatedListerWatcher(client.lister_watcher(CONFIGMAP, "shop"))
+    informer = _informer(gated, started)
+    recorder = Recorder()
+    informer.add_event_handler(recorder.handler)
+    informer.start()
+    assert informer.wait_for_sync(5)
+    gated.refusals = [ConnectionError("GET /api/v1/namespaces/shop/configmaps: connection refused"),
+                      TooManyRequestsError(429, "TooManyRequests", "slow down")]  # fmt: skip
+    api.close()  # the watch ends; re-opening it fails twice
+    client.create(configmap("b", "shop"))  # made while the informer could not watch
+    assert recorder.wait_for(2)[-1] == ("add", "b", False)
+    assert gated.list_versions == ["0"]  # never relisted
+    assert informer.relists == 0
+    assert gated.watch_versions == ["1", "1", "1", "1"]  # first watch, two refused, the one that worked
 
 
 def test_a_handler_added_late_gets_the_cache_as_initial_adds(
