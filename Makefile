@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: help venv envtest e2e-tools helm generate lint typecheck unit packaging integration test-e2e test audit dev dev-cluster bench kind-deploy clean
+.PHONY: help venv envtest e2e-tools helm generate lint typecheck unit packaging integration test-e2e test test-load audit dev dev-cluster bench kind-deploy clean
 
 HACK_SCRIPTS := hack/gen-manifests hack/audit
 KIND_CLUSTER ?= ballast-dev
@@ -56,6 +56,9 @@ test-e2e: venv envtest e2e-tools ## the e2e suite on the mini-cluster (kube-sche
 	$(BIN)/ballast-envtest netns -- $(PY) -m pytest tests/e2e
 
 test: lint typecheck unit packaging integration test-e2e ## everything CI runs
+
+test-load: venv envtest e2e-tools ## the operator at scale (1,000 enrolled among 20,000 kwok pods; ~15 min): figures in RELIABILITY.md
+	$(BIN)/ballast-envtest netns -- $(PY) -m pytest tests/load --timeout=1800
 
 audit: venv ## pip-audit over `pip freeze`; fails on a vulnerability fixed inside pyproject's range (AUDIT_FLAGS=--unreachable-ok)
 	$(PY) hack/audit $(AUDIT_FLAGS)

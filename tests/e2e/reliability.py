@@ -104,6 +104,28 @@ SCENARIOS: tuple[Scenario, ...] = (
         lambda f: f"refused in {f['refusal_seconds']} s; {f['stuck_terminating']} pods stuck Terminating",
     ),
     Scenario(
+        "operator_footprint",
+        "Load: 1,000 enrolled pods among 1,000 vs 20,000 cluster pods",
+        "peak RSS at 20,000 within 1.1 × that at 1,000, for each configuration; the collector kept collecting",
+        "`make test-load`",
+        lambda f: "; ".join(
+            f"{name}: {f['at_1000'][name]['rss_mib']} → {f['at_20000'][name]['rss_mib']} MiB "
+            f"(×{ratio['rss']}), CPU {f['at_1000'][name]['cpu_seconds']} → {f['at_20000'][name]['cpu_seconds']} s "
+            f"per {f['window_seconds']:g} s (×{ratio['cpu']})"
+            for name, ratio in f["ratios"].items()
+        ),
+    ),
+    Scenario(
+        "admission_load",
+        "Load: admissions offered at 200/s to 2 replicas in a 20,000-pod cluster",
+        "zero failed admissions",
+        "`make test-load`",
+        lambda f: (
+            f"{f['failed']} failed of {f['admissions']}, {f['rate_per_second']}/s achieved; p99 {f['p99_ms']} ms "
+            f"({f['replicas']} replicas, {f['cluster_pods']} cluster pods)"
+        ),
+    ),
+    Scenario(
         "fuzz_reviews",
         "Raw AdmissionReviews fuzzed at the webhook server",
         "a valid AdmissionReview or an HTTP 4xx for every request; the server never dies",
