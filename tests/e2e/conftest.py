@@ -4,6 +4,7 @@ kube-controller-manager, kwok and metrics-server, inside the private test networ
 from __future__ import annotations
 
 import contextlib
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from ballast.internal.runtime.envtest.ports import suggest_port
 from ballast.internal.runtime.envtest.pytest_plugin import unavailable
 from tests.e2e import reliability
 from tests.e2e.figures import FIGURES_DIR
-from tests.e2e.support import MountedSecret, Operator
+from tests.e2e.support import MountedSecret, Operator, kubeconfig_tokens, leaked, private_key_lines
 from tests.integration.internal.cmd.ballastd.conftest import install_operator_objects
 from tests.integration.redis_server import RedisServer, redis_server_or_skip
 from tests.paths import CRD_DIR
@@ -87,12 +88,28 @@ def operator(cluster: MiniCluster, tmp_path_factory: pytest.TempPathFactory) -> 
                 env.rest.delete(f"/apis/admissionregistration.k8s.io/v1/{kind}/ballast")
     refused = running.refusals()
     assert refused == [], "ballastd was refused by its RBAC:\n" + "\n".join(refused[:10])
+    runs = running.runs + running.replica_runs
+    logs = {run.log_path.name: run.log_path.read_text(errors="replace") for run in runs}
+    secret_values = {
+        "the Redis password": REDIS_PASSWORDS,
+        "the ServiceAccount token": sorted({t for run in runs for t in kubeconfig_tokens(run.kubeconfig)}),
+        "a TLS private key": private_key_lines(work) + private_key_lines(env.work_dir),
+    }
+    # The token and the keys exist in every session (Redis only when a test used one): a check on nothing fails.
+    assert secret_values["the ServiceAccount token"]
+    assert secret_values["a TLS private key"]
+    assert leaked(logs, secret_values) == [], "secrets in ballastd's logs: " + ", ".join(leaked(logs, secret_values))
+
+
+REDIS_PASSWORDS: list[str] = []  # every e2e Redis's; the operator fixture checks no log line shows one
 
 
 @pytest.fixture
 def redis(tmp_path: Path) -> Iterator[RedisServer]:
-    """A redis-server for a test's operator replicas, stopped afterwards."""
-    server = RedisServer(redis_server_or_skip(), tmp_path)
+    """A redis-server with `requirepass` for a test's operator replicas, stopped afterwards."""
+    password = secrets.token_hex(16)
+    REDIS_PASSWORDS.append(password)
+    server = RedisServer(redis_server_or_skip(), tmp_path, password=password)
     server.start()
     yield server
     server.stop()

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import urllib3
+import yaml
 
 from ballast.internal.enrollment import LEADER_ELECTION_ID
 from ballast.internal.manifests.webhooks import webhook_configurations
@@ -333,3 +334,28 @@ class MountedSecret:
         link.rename(self.directory / "..data")  # atomic: readers see the old pair or the new, never half
         self.rotations += 1
         return (stamp / "tls.crt").read_bytes()
+
+
+def kubeconfig_tokens(path: Path) -> list[str]:
+    """The bearer tokens a kubeconfig file holds."""
+    document = yaml.safe_load(path.read_text()) or {}
+    return [user["user"]["token"] for user in document.get("users", []) if user.get("user", {}).get("token")]
+
+
+def private_key_lines(directory: Path) -> list[str]:
+    """The base64 lines of every PEM private key under `directory` (a log that printed a key shows them)."""
+    lines: list[str] = []
+    for path in directory.rglob("*.key"):
+        if path.is_file():
+            lines += [line for line in path.read_text().splitlines() if line and not line.startswith("-----")]
+    return lines
+
+
+def leaked(logs: Mapping[str, str], secrets: Mapping[str, Sequence[str]]) -> list[str]:
+    """`<log>: <kind of secret>` for each log that contains any secret of that kind."""
+    return [
+        f"{log}: {kind}"
+        for log, text in logs.items()
+        for kind, values in secrets.items()
+        if any(value and value in text for value in values)
+    ]

@@ -23,6 +23,7 @@ import logging
 import re
 import socket
 import ssl
+import sys
 import threading
 import time
 from collections import Counter
@@ -399,7 +400,7 @@ class Served:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """`ballastd`'s admission server and handlers on 127.0.0.1, reading a FakeAPI through a running manager's
     cache that holds a BallastConfig, a policy, a ready profile for the seed pods and a scheduling policy."""
     began, panics = time.monotonic(), sample(PANICS)
@@ -441,7 +442,14 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         logging.getLogger("ballast").removeHandler(hidden)
         store.close()
         api.close()
-        _write_figures(time.monotonic() - began, sample(PANICS) - panics, len(hidden.records))
+        if _every_test_selected(request.session):  # a `-k` run's smaller count must not replace the figure
+            _write_figures(time.monotonic() - began, sample(PANICS) - panics, len(hidden.records))
+
+
+def _every_test_selected(session: pytest.Session) -> bool:
+    here = sys.modules[__name__]
+    selected = {item.name.split("[")[0] for item in session.items if getattr(item, "module", None) is here}
+    return selected == {name for name in vars(here) if name.startswith("test_")}
 
 
 def _write_figures(seconds: float, panics: float, hidden: int) -> Path:
