@@ -126,6 +126,16 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
     ),
     Scenario(
+        "object_fuzz",
+        "Pods fuzzed through the API server (mode variants, absurd quantities, up to 200 containers)",
+        "the created pod, an API 4xx or the webhook's 403 naming the label — never a webhook error; operator ready",
+        _e2e("test_bad_input.py"),
+        lambda f: (
+            f"{f['cases']} cases; {f['webhook_errors']} webhook errors; answers "
+            + ", ".join(f"{status}: {count}" for status, count in f["by_status"].items())
+        ),
+    ),
+    Scenario(
         "fuzz_reviews",
         "Raw AdmissionReviews fuzzed at the webhook server",
         "a valid AdmissionReview or an HTTP 4xx for every request; the server never dies",
