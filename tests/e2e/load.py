@@ -13,6 +13,7 @@ import urllib3
 
 from ballast.internal.enrollment import MODE_LABEL
 from ballast.internal.runtime.envtest import Environment
+from tests.e2e.support import admin_pool
 
 
 class AdmissionLoad:
@@ -76,11 +77,7 @@ class AdmissionLoad:
         return orjson.dumps(pod)
 
     def _run(self, worker: int) -> None:
-        admin = self.env.admin
-        http = urllib3.PoolManager(
-            ca_certs=str(admin.ca_file), cert_file=str(admin.cert_file), key_file=str(admin.key_file),
-            timeout=urllib3.Timeout(total=30.0), retries=False, maxsize=1,
-        )  # fmt: skip
+        http = admin_pool(self.env)
         url = f"{self.env.server}/api/v1/namespaces/{self.namespace}/pods?dryRun=All"
         interval = self.workers / self.rate
         next_at = time.monotonic() + worker * (interval / self.workers)

@@ -26,6 +26,17 @@ OPERATOR_NAMESPACE = "ballast-system"
 ELECTION = ["--leader-elect-lease-duration=4", "--leader-elect-renew-deadline=3", "--leader-elect-retry-period=1"]
 
 
+def admin_pool(
+    env: Environment, *, timeout: float = 30.0, retries: urllib3.Retry | bool = False
+) -> urllib3.PoolManager:
+    """A one-connection pool authenticated as the cluster admin: each load thread keeps its own."""
+    admin = env.admin
+    return urllib3.PoolManager(
+        ca_certs=str(admin.ca_file), cert_file=str(admin.cert_file), key_file=str(admin.key_file),
+        timeout=urllib3.Timeout(total=timeout), retries=retries, maxsize=1,
+    )  # fmt: skip
+
+
 def create_namespace(cluster: MiniCluster, name: str, labels: Mapping[str, str] | None = None) -> str:
     """Create Namespace `name` (already there is fine) and return its name."""
     body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": dict(labels or {})}}

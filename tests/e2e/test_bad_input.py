@@ -15,7 +15,6 @@ from collections import Counter
 from typing import Any
 
 import orjson
-import urllib3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,7 +22,7 @@ from ballast.internal.enrollment import KILL_SWITCH_CONFIGMAP, MODE_LABEL
 from ballast.internal.runtime.envtest import MiniCluster
 from ballast.internal.runtime.envtest.wait import poll_until
 from tests.e2e.figures import record
-from tests.e2e.support import OPERATOR_NAMESPACE, PAUSE_IMAGE, Operator, create_namespace
+from tests.e2e.support import OPERATOR_NAMESPACE, PAUSE_IMAGE, Operator, admin_pool, create_namespace
 
 MODES = ["measure", "apply", "resize", "Resize", "APPLY", "", "bogus", "apply-", "apply ", "m" * 64]
 QUANTITIES = ["1", "100m", "0", "1e3", "999999999", "1Ei", "8Ei", "0.0001", "1Ki", "1.5Gi", "123456789012345678",
@@ -57,17 +56,9 @@ pods = st.builds(
 )  # fmt: skip
 
 
-def _admin_pool(cluster: MiniCluster) -> urllib3.PoolManager:
-    admin = cluster.env.admin
-    return urllib3.PoolManager(
-        ca_certs=str(admin.ca_file), cert_file=str(admin.cert_file), key_file=str(admin.key_file),
-        timeout=urllib3.Timeout(total=30.0), retries=False, maxsize=1,
-    )  # fmt: skip
-
-
 def test_fuzzed_pods_get_the_api_servers_answer_never_a_webhook_error(cluster: MiniCluster, operator: Operator) -> None:
     namespace = create_namespace(cluster, "bad-input")
-    http = _admin_pool(cluster)
+    http = admin_pool(cluster.env)
     url = f"{cluster.env.server}/api/v1/namespaces/{namespace}/pods?dryRun=All"
     log_offset = len(operator.process.log_path.read_bytes())
     statuses: Counter[int] = Counter()

@@ -33,7 +33,7 @@ from ballast.internal.runtime.envtest.ports import suggest_port
 from ballast.internal.runtime.envtest.wait import poll_until
 from tests.e2e.figures import record
 from tests.e2e.load import AdmissionLoad
-from tests.e2e.support import PAUSE_IMAGE, MountedSecret, Operator, Replicas, create_namespace
+from tests.e2e.support import PAUSE_IMAGE, MountedSecret, Operator, Replicas, admin_pool, create_namespace
 from tests.integration.internal.cmd.ballastd.conftest import install_operator_objects
 from tests.integration.redis_server import RedisServer, redis_server_or_skip
 from tests.load.conftest import NODES
@@ -118,15 +118,11 @@ def enrolled_labels(app: int) -> dict[str, str]:
 
 def create_all(env: Environment, pods: Sequence[dict[str, Any]], workers: int = 16) -> None:
     """CREATE every pod, `workers` at a time; any answer but 201 fails the test with its message."""
-    admin = env.admin
     local = threading.local()
 
     def create(body: dict[str, Any]) -> None:
         if not hasattr(local, "http"):
-            local.http = urllib3.PoolManager(
-                ca_certs=str(admin.ca_file), cert_file=str(admin.cert_file), key_file=str(admin.key_file),
-                timeout=urllib3.Timeout(total=60.0), retries=urllib3.Retry(connect=3, read=0, status=0), maxsize=1,
-            )  # fmt: skip
+            local.http = admin_pool(env, timeout=60.0, retries=urllib3.Retry(connect=3, read=0, status=0))
         namespace = body["metadata"]["namespace"]
         answer = local.http.request(
             "POST", f"{env.server}/api/v1/namespaces/{namespace}/pods", body=orjson.dumps(body),
