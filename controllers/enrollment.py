@@ -194,7 +194,10 @@ class EnrollmentReconciler:
         if annotations.get(PROFILE_REF) == profile and annotations.get(POLICY_REF) == policy:
             return None
         patch = {"metadata": {"annotations": {PROFILE_REF: profile, POLICY_REF: policy}}}
-        self.client.patch(_pod_ref(pod.metadata.namespace, pod.metadata.name), patch)
+        try:
+            self.client.patch(_pod_ref(pod.metadata.namespace, pod.metadata.name), patch)
+        except NotFoundError:  # deleted since the live read: nothing to stamp, no error (nor a retry)
+            return None
         return str(annotations.get(PROFILE_REF) or "")
 
     # ---------------------------------------------------------------------------------------- unenroll
@@ -210,10 +213,13 @@ class EnrollmentReconciler:
         annotations = objects.annotations(pod)
         if PROFILE_REF not in annotations and POLICY_REF not in annotations:
             return
-        self.client.patch(
-            _pod_ref(request.namespace, request.name),
-            {"metadata": {"annotations": {PROFILE_REF: None, POLICY_REF: None}}},
-        )
+        try:
+            self.client.patch(
+                _pod_ref(request.namespace, request.name),
+                {"metadata": {"annotations": {PROFILE_REF: None, POLICY_REF: None}}},
+            )
+        except NotFoundError:  # deleted since the live read: it keeps no refs
+            return
         PODS_PROCESSED.inc({**profile_attributes(annotations.get(PROFILE_REF), None), "event": "unenrolled",
                             "namespace": request.namespace})  # fmt: skip
         ctx.logger.info("pod unenrolled", extra={"profile": annotations.get(PROFILE_REF)})

@@ -21,7 +21,7 @@ from ballast.internal.runtime.envtest.ports import suggest_port
 from ballast.internal.runtime.envtest.pytest_plugin import unavailable
 from tests.e2e import reliability
 from tests.e2e.figures import FIGURES_DIR
-from tests.e2e.support import MountedSecret, Operator, kubeconfig_tokens, leaked, private_key_lines
+from tests.e2e.support import MountedSecret, Operator, kubeconfig_tokens, leaked, private_key_lines, store_passwords
 from tests.integration.internal.cmd.ballastd.conftest import install_operator_objects
 from tests.integration.redis_server import RedisServer, redis_server_or_skip
 from tests.paths import CRD_DIR
@@ -91,7 +91,7 @@ def operator(cluster: MiniCluster, tmp_path_factory: pytest.TempPathFactory) -> 
     runs = running.runs + running.replica_runs
     logs = {run.log_path.name: run.log_path.read_text(errors="replace") for run in runs}
     secret_values = {
-        "the Redis password": REDIS_PASSWORDS,
+        "the Redis password": REDIS_PASSWORDS + store_passwords(runs),  # and a test's own Redis, by its URL
         "the ServiceAccount token": sorted({t for run in runs for t in kubeconfig_tokens(run.kubeconfig)}),
         "a TLS private key": private_key_lines(work) + private_key_lines(env.work_dir),
     }

@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import urllib3
 import yaml
@@ -370,3 +371,10 @@ def leaked(logs: Mapping[str, str], secrets: Mapping[str, Sequence[str]]) -> lis
         for kind, values in secrets.items()
         if any(value and value in text for value in values)
     ]
+
+
+def store_passwords(runs: Sequence[Ballastd]) -> list[str]:
+    """The passwords in the `--store=` URLs `runs` were started with: every Redis they used, whoever made it."""
+    argvs = [run.process.args for run in runs if isinstance(run.process.args, list)]  # Ballastd passes a list
+    urls = [str(arg).removeprefix("--store=") for argv in argvs for arg in argv if str(arg).startswith("--store=")]
+    return [unquote(password) for url in urls if (password := urlsplit(url).password)]

@@ -19,6 +19,7 @@ from ballast.internal.enrollment import LEGACY_POD_FINALIZER, MODE_LABEL, POLICY
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.runtime import Client, FakeAPI, NotFoundError, Scheme, objects
+from ballast.internal.runtime.metrics import RECONCILE_ERRORS
 from tests.unit.internal.policy.builders import crp
 from tests.unit.internal.runtime.support import eventually, running
 from tests.unit.webhook.support import APP_LABELS, DEFAULT_PROFILE, NAMESPACE, ballast_config, pod
@@ -136,3 +137,35 @@ def _stays(condition: Callable[[], bool], what: str, seconds: float = 0.5) -> No
     while time.monotonic() < deadline:
         assert condition(), what
         time.sleep(0.02)
+
+
+def _deleted_before_the_patch(patched: list[str]) -> Callable[..., None]:
+    """An admission hook answering 404 to a patch of a pod's refs, as the API server does once the pod is
+    gone — deleted between the lane's live read and its patch (seen on the e2e mini-cluster)."""
+
+    def hook(operation: str, gvk: Any, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        refs = (PROFILE_REF, POLICY_REF)
+        before = {key: objects.annotations(old).get(key) for key in refs} if old else {}
+        after = {key: objects.annotations(obj).get(key) for key in refs}
+        if gvk.kind == "Pod" and operation == "UPDATE" and before != after:
+            patched.append(objects.name(obj))
+            raise NotFoundError(404, "NotFound", f'pods "{objects.name(obj)}" not found')
+
+    return hook
+
+
+@pytest.mark.parametrize("mode", ["measure", "sometimes"], ids=["stamp", "unstamp"])
+def test_a_pod_deleted_before_its_refs_are_patched_is_no_reconcile_error(
+    api: FakeAPI, client: Client, mode: str
+) -> None:
+    errors = RECONCILE_ERRORS.labels(enrollment.NAME)
+    before = errors._value.get()
+    patched: list[str] = []
+    api.admission(_deleted_before_the_patch(patched))
+    client.create(ballast_config())
+    client.create(pod(mode, annotations={PROFILE_REF: "stale", POLICY_REF: "stale"} if mode == "sometimes" else None))
+
+    eventually(lambda: patched, what="the lane's patch of the pod's refs")
+    time.sleep(0.3)  # an error would be logged, counted and retried right away
+    assert errors._value.get() == before
+    assert set(patched) == {"web-0"}
