@@ -1,0 +1,311 @@
+"""The scheduling simulation: where would these pods go if those nodes were gone?
+
+Pods are placed one at a time, the largest first (cpu, then memory, then key, as Karpenter's queue orders them),
+each on the first existing node that takes it (Ready nodes first, then by name), else on a node this simulation
+already decided to launch (the emptiest first), else on a new node of the first pool that can launch one
+(highest weight first, then by name). A node takes a pod when the pod tolerates its `NoSchedule`/`NoExecute`
+taints, its nodeSelector and required node affinity match the node's labels, its requests fit the room left
+(cpu, memory, pod count), no required pod anti-affinity, its own or a resident's, is broken within the same
+topology domain, and every `DoNotSchedule` topology spread constraint keeps its skew. A new node may be any
+offering that holds all its pods (plus the pool's DaemonSet pods) and matches their requirements; a topology
+domain that depends on which offering is launched (its zone, when the offerings are in several) is unknown, and
+a constraint on an unknown domain is not guessed: the new node does not take the pod.
+
+The caller leaves out what is not modelled (`Pod.unsupported`: host ports, volumes with zones, required pod
+affinity, …); what is simulated is simulated fully.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .catalogue import Catalogue, Offering
+from .cluster import Node, Pod, Resources, tolerates
+from .pools import CAPACITY_TYPE_LABEL, HOSTNAME_LABEL, INSTANCE_TYPE_LABEL, NODEPOOL_LABEL, ZONE_LABEL, Pool
+
+NEW_NODE_PREFIX = "new-node-"
+_UNKNOWN = object()  # a topology domain that depends on the offering a new node is launched as
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    """An existing node and what already runs on it (every pod that is not finished, DaemonSet pods included)."""
+
+    node: Node
+    pods: tuple[Pod, ...] = ()
+
+    @property
+    def used(self) -> Resources:
+        total = Resources()
+        for pod in self.pods:
+            total += pod.requests
+        return total
+
+
+@dataclass(frozen=True, slots=True)
+class World:
+    """What a simulation starts from: the hosts by name, the pools by name, the catalogue, and one pod per
+    DaemonSet (its largest), which every new node whose labels and taints it accepts will also run."""
+
+    hosts: Mapping[str, Host]
+    pools: Mapping[str, Pool]
+    catalogue: Catalogue
+    daemons: tuple[Pod, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NewNode:
+    """A node the simulation had to launch: its pool, its pods and the offerings that could be it."""
+
+    name: str
+    pool: str
+    pods: tuple[str, ...]
+    requests: Resources
+    offerings: tuple[Offering, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Simulation:
+    """Where each pod went (`placements`: pod key → node name, a new node's name included), the nodes launched,
+    and why each pod that went nowhere did (`errors`)."""
+
+    placements: Mapping[str, str] = field(default_factory=dict)
+    new_nodes: tuple[NewNode, ...] = ()
+    errors: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def all_scheduled(self) -> bool:
+        return not self.errors
+
+
+def matches_node(pod: Pod, labels: Mapping[str, str]) -> bool:
+    """Whether `pod`'s nodeSelector and required node affinity accept a node with `labels`."""
+    if any(labels.get(key) != value for key, value in pod.node_selector.items()):
+        return False
+    return pod.node_terms is None or any(term.matches(labels) for term in pod.node_terms)
+
+
+@dataclass(slots=True)
+class _Target:
+    """A node during one simulation: existing (`offerings` None) or to be launched."""
+
+    name: str
+    labels: dict[str, str]
+    taints: tuple[Mapping[str, Any], ...]
+    pods: list[Pod]
+    room: Resources = field(default_factory=Resources)  # existing nodes: what is left
+    ready: bool = True
+    pool: str = ""
+    requests: Resources = field(default_factory=Resources)  # new nodes: daemons and pods so far
+    offerings: list[Offering] | None = None
+
+    def domain(self, key: str) -> object:
+        if self.offerings is not None and key in (INSTANCE_TYPE_LABEL, CAPACITY_TYPE_LABEL, ZONE_LABEL):
+            values = {_offering_labels(o).get(key) for o in self.offerings}
+            return values.pop() if len(values) == 1 else _UNKNOWN
+        if key == HOSTNAME_LABEL:
+            return self.labels.get(key, self.name)  # Karpenter's HostName(): the label, else the node's name
+        return self.labels.get(key)
+
+
+def _offering_labels(offering: Offering) -> dict[str, str]:
+    labels = {INSTANCE_TYPE_LABEL: offering.instance_type, CAPACITY_TYPE_LABEL: offering.capacity_type}
+    if offering.zone is not None:
+        labels[ZONE_LABEL] = offering.zone
+    return labels
+
+
+def _launch_order(pools: Mapping[str, Pool]) -> list[Pool]:
+    return sorted(pools.values(), key=lambda pool: (-pool.weight, pool.name))
+
+
+def _daemon_overhead(world: World, labels: Mapping[str, str], taints: Sequence[Mapping[str, Any]]) -> Resources:
+    total = Resources()
+    for daemon in world.daemons:
+        if tolerates(daemon, taints) is None and matches_node(daemon, labels):
+            total += daemon.requests
+    return total
+
+
+class _Placer:
+    def __init__(self, world: World, removed: Collection[str]) -> None:
+        self.world = world
+        hosts = [host for name, host in world.hosts.items() if name not in removed and not host.node.deleting]
+        hosts.sort(key=lambda host: (not host.node.ready, host.node.name))
+        self.existing = [
+            _Target(
+                host.node.name,
+                dict(host.node.labels),
+                host.node.taints,
+                list(host.pods),
+                room=host.node.allocatable - host.used,
+                ready=host.node.ready,
+            )
+            for host in hosts
+        ]
+        self.new: list[_Target] = []
+        self.guarded = [(pod, target) for target in self.existing for pod in target.pods if pod.anti_affinity]
+
+    def targets(self) -> Iterable[_Target]:
+        yield from self.existing
+        yield from self.new
+
+    # -- constraints over pods already placed ---------------------------------------------------------------
+
+    def _residents(self, target: _Target, key: str) -> Iterable[Pod]:
+        """The pods in `target`'s `key` domain (just its own for the hostname)."""
+        if key == HOSTNAME_LABEL:
+            yield from target.pods
+            return
+        domain = target.domain(key)
+        for other in self.targets():
+            if other is target or other.domain(key) == domain:
+                yield from other.pods
+
+    def _anti_affinity_ok(self, pod: Pod, target: _Target) -> bool:
+        for term in pod.anti_affinity:
+            domain = target.domain(term.topology_key)
+            if domain is _UNKNOWN:
+                return False
+            if domain is not None and any(
+                other.key != pod.key and term.matches(other) for other in self._residents(target, term.topology_key)
+            ):
+                return False
+        # A resident's own anti-affinity keeps `pod` out of its domain just as well (the scheduler checks both).
+        for resident, home in self.guarded:
+            for term in resident.anti_affinity:
+                if resident.key == pod.key or not term.matches(pod):
+                    continue
+                if home is target:
+                    return False
+                domain, home_domain = target.domain(term.topology_key), home.domain(term.topology_key)
+                if domain is _UNKNOWN or home_domain is _UNKNOWN:
+                    return False
+                if domain is not None and domain == home_domain:
+                    return False
+        return True
+
+    def _commit(self, pod: Pod, target: _Target) -> _Target:
+        target.pods.append(pod)
+        if pod.anti_affinity:
+            self.guarded.append((pod, target))
+        return target
+
+    def _spread_ok(self, pod: Pod, target: _Target) -> bool:
+        for spread in pod.spread:
+            domain = target.domain(spread.topology_key)
+            if domain is None or domain is _UNKNOWN:
+                return False
+            counts: dict[object, int] = {}
+            for other in self.targets():
+                other_domain = domain if other is target else other.domain(spread.topology_key)
+                if other_domain is None or other_domain is _UNKNOWN or not matches_node(pod, other.labels):
+                    continue
+                matching = sum(
+                    1 for p in other.pods if p.namespace == pod.namespace and spread.selector.matches(p.labels)
+                )
+                counts[other_domain] = counts.get(other_domain, 0) + matching
+            counts.setdefault(domain, 0)
+            own = 1 if spread.selector.matches(pod.labels) else 0
+            if counts[domain] + own - min(counts.values()) > spread.max_skew:
+                return False
+        return True
+
+    def _constraints_ok(self, pod: Pod, target: _Target) -> bool:
+        return self._anti_affinity_ok(pod, target) and self._spread_ok(pod, target)
+
+    # -- the three kinds of target ------------------------------------------------------------------------
+
+    def _try_existing(self, pod: Pod) -> _Target | None:
+        for target in self.existing:
+            if (
+                pod.requests.fits_in(target.room)
+                and matches_node(pod, target.labels)
+                and tolerates(pod, target.taints) is None
+                and self._constraints_ok(pod, target)
+            ):
+                target.room -= pod.requests
+                return self._commit(pod, target)
+        return None
+
+    def _fitting(self, pod: Pod, target: _Target, offerings: Iterable[Offering]) -> list[Offering]:
+        need = target.requests + pod.requests
+        return [
+            o
+            for o in offerings
+            if need.fits_in(Resources(o.cpu, o.memory, o.pods))
+            and matches_node(pod, {**target.labels, **_offering_labels(o)})
+        ]
+
+    def _try_inflight(self, pod: Pod) -> _Target | None:
+        for target in sorted(self.new, key=lambda t: len(t.pods)):
+            assert target.offerings is not None
+            if tolerates(pod, target.taints) is not None:
+                continue
+            fitting = self._fitting(pod, target, target.offerings)
+            if not fitting:
+                continue
+            kept, target.offerings = target.offerings, fitting
+            if self._constraints_ok(pod, target):
+                target.requests += pod.requests
+                return self._commit(pod, target)
+            target.offerings = kept
+        return None
+
+    def _try_launch(self, pod: Pod) -> _Target | None:
+        for pool in _launch_order(self.world.pools):
+            if tolerates(pod, pool.taints) is not None:
+                continue
+            name = f"{NEW_NODE_PREFIX}{len(self.new) + 1}"
+            labels = {**pool.labels, NODEPOOL_LABEL: pool.name, HOSTNAME_LABEL: name}
+            offerings = [
+                o
+                for o in self.world.catalogue.launchable(pool.name, pool.instance_types)
+                if (pool.capacity_types is None or o.capacity_type in pool.capacity_types)
+                and (pool.zones is None or o.zone in pool.zones)
+            ]
+            target = _Target(name, labels, pool.taints, [], pool=pool.name, offerings=offerings)
+            target.requests = _daemon_overhead(self.world, labels, pool.taints)
+            fitting = self._fitting(pod, target, offerings)
+            if not fitting:
+                continue
+            target.offerings = fitting
+            self.new.append(target)
+            if self._constraints_ok(pod, target):
+                target.requests += pod.requests
+                return self._commit(pod, target)
+            self.new.pop()
+        return None
+
+    def place(self, pod: Pod) -> _Target | None:
+        return self._try_existing(pod) or self._try_inflight(pod) or self._try_launch(pod)
+
+
+def placement_order(pods: Iterable[Pod]) -> list[Pod]:
+    """Largest first: cpu, then memory, descending; the key breaks ties (Karpenter uses creation time, then UID)."""
+    return sorted(pods, key=lambda pod: (-pod.requests.cpu, -pod.requests.memory, pod.key))
+
+
+def simulate(world: World, removed: Collection[str], movers: Sequence[Pod]) -> Simulation:
+    """Place `movers` on the world without the nodes named in `removed` (and without deleting nodes).
+
+    A pod that lands on a node that is not Ready is an error, as Karpenter refuses to decide on a node that has
+    not initialised (`would schedule against uninitialized node/<name>`).
+    """
+    placer = _Placer(world, set(removed))
+    placements: dict[str, str] = {}
+    errors: dict[str, str] = {}
+    for pod in placement_order(movers):
+        target = placer.place(pod)
+        if target is None:
+            errors[pod.key] = "fits no remaining node and no offering any pool may launch"
+        elif not target.ready:
+            errors[pod.key] = f"would schedule against uninitialized node/{target.name}"
+        else:
+            placements[pod.key] = target.name
+    new_nodes = tuple(
+        NewNode(t.name, t.pool, tuple(p.key for p in t.pods), t.requests, tuple(t.offerings or ())) for t in placer.new
+    )
+    return Simulation(placements, new_nodes, errors)
