@@ -480,7 +480,6 @@ def _analyse(
     first = emptiness or (multi if multi is not None and multi.approved else None)
     first = first or next((move for move in singles if move.approved), None)
     moves = list(singles)
-    by_name = {c.name: c for c in round_.candidates}
     for candidate in _ordered(c for c in round_.candidates if c.name in refused):
         moves.append(_no_op(SINGLE_NODE, candidate, refused[candidate.name]))
     chosen = set(emptiness.nodes) if emptiness else set()
@@ -504,7 +503,6 @@ def _analyse(
         node = state.nodes[name]
         pool = (node.pool,) if node.pool else ()
         moves.append(Move(CANDIDATES, (name,), pool, NO_OP, False, reason))
-    del by_name
     return moves, emptiness, multi, first
 
 
