@@ -129,10 +129,32 @@ SCENARIOS: tuple[Scenario, ...] = (
         "object_fuzz",
         "Pods fuzzed through the API server (mode variants, absurd quantities, up to 200 containers)",
         "the created pod, an API 4xx or the webhook's 403 naming the label — never a webhook error; operator ready",
-        _e2e("test_bad_input.py"),
+        _e2e("test_bad_input.py -k fuzzed"),
         lambda f: (
-            f"{f['cases']} cases; {f['webhook_errors']} webhook errors; answers "
+            f"{f['cases']} cases ({f['created_for_real']} also created for real); {f['webhook_errors']} webhook "
+            f"errors; {f['operator_restarts']} operator restarts; answers "
             + ", ".join(f"{status}: {count}" for status, count in f["by_status"].items())
+        ),
+    ),
+    Scenario(
+        "bad_policies",
+        "Malformed policies and configuration",
+        "an API refusal naming the field; one that slipped past the Ignore webhook gets Valid=False naming it; "
+        "good objects keep their status; no stored sample lost",
+        _e2e("test_bad_input.py -k malformed"),
+        lambda f: (
+            f"{f['refused']} refused naming the field; {f['flagged_after_slipping_through']} flagged by "
+            f"Valid=False; samples {f['samples_before']} → {f['samples_after']} ({f['samples_lost']} lost)"
+        ),
+    ),
+    Scenario(
+        "kill_switch_garbage",
+        "Kill-switch ConfigMap of garbage",
+        "switch on (existence only): an apply pod admitted unchanged; deleted: sizing restored",
+        _e2e("test_bad_input.py -k kill_switch"),
+        lambda f: (
+            f"on in {f['on_seconds']} s; sizing back {f['sizing_restored_seconds']} s after deletion; "
+            f"{f['sized_while_on']} pods sized while on"
         ),
     ),
     Scenario(

@@ -18,6 +18,7 @@ from ballast.internal.enrollment import LEADER_ELECTION_ID
 from ballast.internal.manifests.webhooks import webhook_configurations
 from ballast.internal.runtime.envtest import Environment, MiniCluster, network
 from ballast.internal.runtime.envtest.errors import APIError
+from ballast.internal.runtime.envtest.wait import poll_until
 from tests.integration.internal.cmd.ballastd.conftest import Ballastd
 
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
@@ -141,12 +142,17 @@ class Operator:
         return lines
 
 
+PROBE_FAILURE_THRESHOLD = 3  # kubelet's default failureThreshold for a readiness probe
+
+
 class Replicas:
     """`count` ballastd replicas with leader election behind Service ballast-webhook, in place of the suite's
     operator (stopped meanwhile, and started again with its webhooks on leaving).
 
     Each replica listens on its own namespace address; there is no endpoint controller for them, so a thread
-    plays it: every 0.2 s the EndpointSlice lists the replicas whose `/readyz` answers 200, as ready. Replicas
+    plays it with kubelet's readiness probe: every 0.2 s each replica's `/readyz` is asked (1 s timeout), and a
+    replica leaves the EndpointSlice only after `PROBE_FAILURE_THRESHOLD` failures in a row, so one slow answer
+    on a loaded machine does not empty the Service. A terminating or exited replica leaves at once. Replicas
     share a Redis store. `module` runs another entry point (a test wrapper around ballastd's `main`).
     """
 
@@ -234,9 +240,15 @@ class Replicas:
         self._terminating.discard(index)
 
     def wait_ready(self, index: int) -> None:
+        """Until replica `index` answers `/readyz` and the EndpointSlice lists it as ready."""
         replica = self.replicas[index]
         assert replica is not None
         replica.wait_ready()
+        poll_until(
+            lambda: bool(self.ready_history) and self.ready_history[-1][1][index],
+            timeout=15,
+            what=f"replica {index} ready in EndpointSlice {SERVICE}",
+        )
 
     def leaders(self) -> list[int]:
         return [i for i, r in enumerate(self.replicas) if r is not None and is_leader(r)]
@@ -274,12 +286,18 @@ class Replicas:
         )
 
     def _play_endpoint_controller(self) -> None:
-        http = urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(total=0.5))
+        http = urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(total=1.0))
         published: tuple[bool, ...] | None = None
+        failures = [PROBE_FAILURE_THRESHOLD] * len(self.replicas)  # not ready until a probe succeeds
         while not self._stopped.wait(0.2):
-            ready = tuple(
-                index not in self._terminating and _ready(http, replica) for index, replica in enumerate(self.replicas)
-            )
+            for index, replica in enumerate(self.replicas):
+                if index in self._terminating or replica is None or replica.process.poll() is not None:
+                    failures[index] = PROBE_FAILURE_THRESHOLD
+                elif _ready(http, replica):
+                    failures[index] = 0
+                else:
+                    failures[index] += 1
+            ready = tuple(count < PROBE_FAILURE_THRESHOLD for count in failures)
             if ready != published:
                 with contextlib.suppress(APIError, urllib3.exceptions.HTTPError):  # retried on the next round
                     self._publish(ready)
@@ -287,9 +305,7 @@ class Replicas:
                     self.ready_history.append((time.monotonic(), ready))
 
 
-def _ready(http: urllib3.PoolManager, replica: Ballastd | None) -> bool:
-    if replica is None or replica.process.poll() is not None:
-        return False
+def _ready(http: urllib3.PoolManager, replica: Ballastd) -> bool:
     try:
         return http.request("GET", f"http://127.0.0.1:{replica.health_port}/readyz").status == 200
     except urllib3.exceptions.HTTPError:

@@ -386,8 +386,10 @@ def test_malformed_policies_are_refused_naming_the_field_and_nothing_else_change
             except APIError as exc:
                 if exc.status != 404:
                     raise
-    record("bad_policies", {"refused": len(refused), "flagged_after_slipping_through": 1,
-                            "samples_before": seen[0], "samples_after": seen[-1], "samples_lost": 0,
+    flagged_count = int(flagged["reason"] == "InvalidPolicy")
+    lost = sum(max(0, earlier - later) for earlier, later in itertools.pairwise(seen))
+    record("bad_policies", {"refused": len(refused), "flagged_after_slipping_through": flagged_count,
+                            "samples_before": seen[0], "samples_after": seen[-1], "samples_lost": lost,
                             "cases": sorted(refused)})  # fmt: skip
 
 
@@ -410,6 +412,7 @@ def test_a_kill_switch_configmap_of_garbage_turns_the_switch_on_and_nothing_cras
                    what="the kill switch on")  # fmt: skip
         on_seconds = time.monotonic() - started
         unchanged = admitted(cluster, steady)
+        sized_while_on = int(sized(unchanged))
         assert unchanged["spec"]["containers"][0]["resources"]["requests"] == REQUESTS
         assert not unchanged["metadata"].get("annotations")
         mislabelled = {**apply_pod(), "metadata": {"generateName": "probe-", "labels": {MODE_LABEL: "Apply"}}}
@@ -425,4 +428,4 @@ def test_a_kill_switch_configmap_of_garbage_turns_the_switch_on_and_nothing_cras
     operator.process.wait_ready(timeout=10)
     assert "Traceback" not in operator.output()
     record("kill_switch_garbage", {"on_seconds": round(on_seconds, 2), "sizing_restored_seconds":
-                                   round(off_seconds, 2), "sized_while_on": 0})  # fmt: skip
+                                   round(off_seconds, 2), "sized_while_on": sized_while_on})  # fmt: skip

@@ -29,7 +29,7 @@ class RESTClient:
         cert_file: str | None = None,
         key_file: str | None = None,
         token: str | None = None,
-        timeout: float = 30.0,
+        timeout: float = 60.0,  # as the framework's client: a loaded server compiling large CEL takes its time
     ) -> None:
         self.server = server.rstrip("/")
         self._headers = {"Accept": "application/json"}
