@@ -29,7 +29,7 @@ from tests.paths import CRD_DIR
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """RELIABILITY.md's table follows the figures this run recorded."""
-    if FIGURES_DIR.is_dir():
+    if FIGURES_DIR.is_dir() and session.testscollected and not session.config.option.collectonly:
         reliability.main([])
 
 

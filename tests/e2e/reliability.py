@@ -3,7 +3,9 @@
     python -m tests.e2e.reliability            # rewrite the table in RELIABILITY.md
     python -m tests.e2e.reliability --check    # exit 1 when the file differs from what the figures give
 
-The e2e suite renders it at the end of a run that recorded figures; a scenario with no figure file yet says so.
+The e2e suite renders it at the end of a run that recorded figures. A scenario with no figure file here keeps
+the row the document already holds (the figures are not committed, so a fresh clone that ran one scenario must
+not erase the others'); one never measured says so.
 """
 
 from __future__ import annotations
@@ -179,11 +181,26 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def table(directory: Path = FIGURES_DIR) -> str:
-    """The markdown table of every scenario, its latest figure (or why there is none) and its command."""
+def recorded_rows(text: str) -> dict[str, str]:
+    """The rows of the table in `text`, by their first cell (the scenario's title as rendered)."""
+    _, begin, rest = text.partition(BEGIN)
+    body, _, _ = rest.partition(END)
+    rows = {}
+    for line in body.splitlines()[2:] if begin else ():
+        if line.startswith("| "):
+            rows[line[2:].split(" | ", 1)[0]] = line
+    return rows
+
+
+def table(directory: Path = FIGURES_DIR, recorded: Mapping[str, str] | None = None) -> str:
+    """The markdown table of every scenario, its latest figure (or why there is none) and its command; a
+    scenario without a figure file in `directory` keeps its row from `recorded` when there is one."""
     rows = ["| Scenario | Asserts | Latest figure | Measured | Reproduce |", "|---|---|---|---|---|"]
     for scenario in SCENARIOS:
         document = _load(scenario.key, directory)
+        if document is None and _cell(scenario.title) in (recorded or {}):
+            rows.append((recorded or {})[_cell(scenario.title)])
+            continue
         if document is None:
             figure, measured = "not measured yet", "—"
         else:
@@ -204,7 +221,7 @@ def render(text: str, directory: Path = FIGURES_DIR) -> str:
     _, end, tail = rest.partition(END)
     if not begin or not end:
         raise ValueError(f"{DOCUMENT.name} lacks the markers {BEGIN!r} … {END!r}")
-    return f"{head}{BEGIN}\n{table(directory)}{END}{tail}"
+    return f"{head}{BEGIN}\n{table(directory, recorded_rows(text))}{END}{tail}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

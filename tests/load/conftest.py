@@ -27,7 +27,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """RELIABILITY.md's table follows the figures this run recorded."""
-    if FIGURES_DIR.is_dir() and session.testscollected:
+    if FIGURES_DIR.is_dir() and session.testscollected and not session.config.option.collectonly:
         reliability.main([])
 
 
