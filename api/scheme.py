@@ -6,7 +6,14 @@ from __future__ import annotations
 from ballast.internal.runtime import GroupVersionKind, Scheme
 
 from .balancer.v1alpha1 import Balancer
-from .ballast.v1 import BallastConfig, ClusterResourcePolicy, MetricsSource, ResourcePolicy, WorkloadProfile
+from .ballast.v1 import (
+    BallastConfig,
+    ClusterResourcePolicy,
+    ConsolidationReport,
+    MetricsSource,
+    ResourcePolicy,
+    WorkloadProfile,
+)
 from .customresource import CustomResource
 from .kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
 
@@ -19,6 +26,7 @@ KINDS: tuple[type[CustomResource], ...] = (
     ClusterPodSchedulingPolicy,
     PodSchedulingPolicy,
     Balancer,
+    ConsolidationReport,
 )
 """Every kind that has a CRD, in a fixed order."""
 

@@ -1,8 +1,19 @@
-"""`ballast.tightlinesoftware.com/v1`: BallastConfig, MetricsSource, ClusterResourcePolicy, ResourcePolicy and
-WorkloadProfile."""
+"""`ballast.tightlinesoftware.com/v1`: BallastConfig, MetricsSource, ClusterResourcePolicy, ResourcePolicy,
+WorkloadProfile and ConsolidationReport."""
 
 from .ballastconfig import BALLAST_CONFIG_NAME, BallastConfig, BallastConfigSpec, BallastConfigStatus
 from .clusterresourcepolicy import ClusterResourcePolicy, ClusterResourcePolicySpec, ClusterResourcePolicyStatus
+from .consolidationreport import (
+    CONSOLIDATION_REPORT_NAME,
+    REFRESH_ANNOTATION,
+    ConsolidationReport,
+    ConsolidationReportStatus,
+    ObservedInputs,
+    ReportFreed,
+    ReportMove,
+    ReportPool,
+    RequestsReport,
+)
 from .groupversion import GROUP, VERSION
 from .metricssource import MetricsSource, MetricsSourceConfig, MetricsSourceSpec
 from .policyspec import (
@@ -33,7 +44,9 @@ from .workloadprofile import (
 
 __all__ = [
     "BALLAST_CONFIG_NAME",
+    "CONSOLIDATION_REPORT_NAME",
     "GROUP",
+    "REFRESH_ANNOTATION",
     "VERSION",
     "Aggregation",
     "BallastConfig",
@@ -43,6 +56,8 @@ __all__ = [
     "ClusterResourcePolicy",
     "ClusterResourcePolicySpec",
     "ClusterResourcePolicyStatus",
+    "ConsolidationReport",
+    "ConsolidationReportStatus",
     "ContainerProfile",
     "ContributingNamespaces",
     "MetricConfig",
@@ -51,10 +66,15 @@ __all__ = [
     "MetricsSourceConfig",
     "MetricsSourceSpec",
     "NamespaceFilter",
+    "ObservedInputs",
     "PolicyRef",
     "PolicySelector",
     "Readiness",
     "Recommendation",
+    "ReportFreed",
+    "ReportMove",
+    "ReportPool",
+    "RequestsReport",
     "ResizeBehavior",
     "ResizeThresholds",
     "ResourcePolicy",

@@ -6,7 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from ballast.api.balancer.v1alpha1 import Balancer
-from ballast.api.ballast.v1 import BallastConfig, ClusterResourcePolicy, MetricsSource, ResourcePolicy, WorkloadProfile
+from ballast.api.ballast.v1 import (
+    BallastConfig,
+    ClusterResourcePolicy,
+    ConsolidationReport,
+    MetricsSource,
+    ResourcePolicy,
+    WorkloadProfile,
+)
 from ballast.api.customresource import CustomResource
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
 
@@ -187,6 +194,86 @@ STATUSES: dict[type[CustomResource], JSON] = {
             {"name": "zone-a", "desired": 4, "placed": 4, "running": 3, "notStarted": 1},
             {"name": "zone-b", "desired": 1, "placed": 1, "running": 1, "notStarted": 0},
         ],
+    },
+    ConsolidationReport: {
+        "lastRefreshTime": TIME,
+        "observedRefresh": "2026-12-02T10:00:00Z",
+        "observed": {
+            "nodes": 3,
+            "pods": 12,
+            "podDisruptionBudgets": 1,
+            "nodePools": 0,
+            "karpenter": False,
+            "profiles": 2,
+            "podsWithRecommendations": 9,
+            "defaultPolicy": "Balanced",
+            "k": 2,
+            "catalogue": "ballast-system/ballast-consolidation-catalogue",
+        },
+        "current": {
+            "nodes": 3,
+            "nodesAfter": 3,
+            "costPerHour": "0.5760",
+            "costPerMonth": "420.48",
+            "disruptionCost": "15.00",
+            "approved": 0,
+            "rejected": 3,
+        },
+        "recommended": {
+            "nodes": 3,
+            "nodesAfter": 2,
+            "costPerHour": "0.5760",
+            "costPerMonth": "420.48",
+            "disruptionCost": "15.00",
+            "pools": [
+                {
+                    "name": "general",
+                    "policy": "Balanced",
+                    "nodes": 3,
+                    "nodesAfter": 2,
+                    "costPerHour": "0.5760",
+                    "costPerMonth": "420.48",
+                    "costPerMonthAfter": "280.32",
+                    "disruptionCost": "15.00",
+                }
+            ],
+            "freed": {
+                "count": 1,
+                "nodes": ["node-c"],
+                "launched": ["general-replacement-1: general/m5.large/spot"],
+                "savingsPerHour": "0.1920",
+                "savingsPerMonth": "140.16",
+                "unplaced": ["shop/web-0"],
+            },
+            "first": {
+                "nodes": ["node-c"],
+                "method": "single-node",
+                "decision": "delete",
+                "approved": True,
+                "savingsPerHour": "0.1920",
+                "savingsPerMonth": "140.16",
+                "disruptionCost": "5.00",
+            },
+            "approved": 1,
+            "rejected": 2,
+            "movesOmitted": 0,
+            "moves": [
+                {
+                    "nodes": ["node-c"],
+                    "pools": ["general"],
+                    "method": "single-node",
+                    "decision": "replace",
+                    "approved": True,
+                    "score": "1.00",
+                    "savingsPerHour": "0.1920",
+                    "savingsPerMonth": "140.16",
+                    "disruptionCost": "5.00",
+                    "replacement": "general/m5.large/spot",
+                    "reason": "score 1.00 >= threshold 0.50",
+                }
+            ],
+        },
+        "conditions": [{**CONDITION, "type": "Ready", "reason": "Refreshed", "message": "advice computed"}],
     },
 }
 """A status per kind that has a status subresource."""

@@ -55,7 +55,7 @@ def test_kind_identity(
 
 
 def test_every_kind_is_registered_once() -> None:
-    assert len({kind.KIND for kind in KINDS}) == len(KINDS) == 8
+    assert len({kind.KIND for kind in KINDS}) == len(KINDS) == 9
 
 
 @pytest.mark.parametrize(

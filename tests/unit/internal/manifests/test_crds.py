@@ -52,6 +52,7 @@ def test_one_file_per_crd_named_like_kubebuilder() -> None:
         "balancer.x-k8s.io_balancers.yaml",
         "ballast.tightlinesoftware.com_ballastconfigs.yaml",
         "ballast.tightlinesoftware.com_clusterresourcepolicies.yaml",
+        "ballast.tightlinesoftware.com_consolidationreports.yaml",
         "ballast.tightlinesoftware.com_metricssources.yaml",
         "ballast.tightlinesoftware.com_resourcepolicies.yaml",
         "ballast.tightlinesoftware.com_workloadprofiles.yaml",
