@@ -1,14 +1,15 @@
 """`ballast`: the user CLI — bulk enrollment, profiles, why a pod got its resources, scheduling policy previews,
-how a Balancer places its replicas.
+how a Balancer places its replicas, which nodes consolidation would free.
 
     ballast enroll --mode measure [--apply] [-n NS] [--ignore RE] [--no-restart] [--remode] [--timeout S]
     ballast profiles [NAME ...] [-o wide|json|yaml]
     ballast explain pod/<namespace>/<name>
     ballast scheduling preview -f policy.yaml [-n NS] [-o json]
     ballast balancer status NAME [-n NS] [-o json]
+    ballast consolidation plan [--what-if recommended] [--k 2] [--catalogue FILE|cm/NS/NAME] [-o table|json]
 
 Global flags `--kubeconfig` and `--context` go before or after the subcommand. Everything is read from the API
-server (profiles, policies, the pod's annotations, a Balancer's targets and pods), so it works from a laptop
+server (profiles, policies, the pod's annotations, a Balancer's targets and pods, nodes), so it works from a laptop
 that cannot reach the operator's history store. This module only parses flags; each subcommand's module is
 imported when it runs, which keeps `--help` fast.
 
@@ -201,6 +202,55 @@ def _add_balancer(subparsers: Any, common: argparse.ArgumentParser) -> None:
     status.add_argument("-o", "--output", choices=["text", "json"], default="text", help="output format")
 
 
+def _add_consolidation(subparsers: Any, common: argparse.ArgumentParser) -> None:
+    consolidation = subparsers.add_parser(
+        "consolidation",
+        parents=[common],
+        help="consolidation advice: which nodes the pods' requests free, and whether each move is worth it",
+        description="The consolidation advisor: Karpenter's consolidation and Balanced score, deleting nothing.",
+    )
+    actions = consolidation.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser, required=True)
+    plan = actions.add_parser(
+        "plan",
+        parents=[common],
+        help="per pool: nodes and $/month now and after the freed set; every node's move with its score and reason",
+        description=(
+            "Read the Nodes, their Pods, the PodDisruptionBudgets and the Karpenter NodePools, price the nodes "
+            "from the catalogue, and plan as Karpenter's consolidation would: per pool its nodes, $/hour and "
+            "$/month now and after the freed set (the nodes gone once every command has run, each on the state "
+            "the last left), then each node's move with its decision, Balanced score, savings, disruption cost and "
+            "reason. --what-if recommended plans again with the requests the pods' WorkloadProfiles recommend and "
+            "shows both. Reads only; nothing is written."
+        ),
+        epilog=(
+            "examples:\n"
+            "  ballast consolidation plan --catalogue config/samples/consolidation/catalogue-configmap.yaml\n"
+            "  ballast consolidation plan --what-if recommended \\\n"
+            "      --catalogue cm/ballast-system/consolidation-catalogue\n"
+            "  ballast consolidation plan --what-if recommended -o json | jq '.plans.recommended.freed.nodes'"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    plan.add_argument(
+        "--what-if",
+        choices=["recommended"],
+        help="also plan with the requests the pods' WorkloadProfiles recommend (side by side with the current)",
+    )
+    plan.add_argument(
+        "--k",
+        default="2",
+        metavar="K",
+        help="the Balanced threshold is 1/K: a positive integer, or inf to take every move that saves (default: 2)",
+    )
+    plan.add_argument(
+        "--catalogue",
+        metavar="FILE|cm/NS/NAME",
+        help="the price list: a YAML/JSON file or ConfigMap manifest (- for stdin), or a ConfigMap in the cluster "
+        "(default: cm/ballast-system/consolidation-catalogue)",
+    )
+    plan.add_argument("-o", "--output", choices=["table", "json"], default="table", help="output format")
+
+
 def connect(args: argparse.Namespace, *, typed: bool = True) -> Any:
     """A `Client` for `--kubeconfig`/`--context` (`RESTConfig.load` order otherwise), with our kinds as models;
     `typed=False` leaves every object a dict and spares importing the models (`profiles` reads dicts, and starts
@@ -226,7 +276,7 @@ def fail(message: object) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    """The `ballast` argument parser (subcommands enroll, profiles, explain, scheduling, balancer)."""
+    """The `ballast` argument parser (subcommands enroll, profiles, explain, scheduling, balancer, consolidation)."""
     top = _Parser(
         prog="ballast",
         description="Ballast user CLI: enroll workloads and explain the resources Ballast gives them.",
@@ -242,10 +292,11 @@ def parser() -> argparse.ArgumentParser:
     _add_explain(subparsers, common)
     _add_scheduling(subparsers, common)
     _add_balancer(subparsers, common)
+    _add_consolidation(subparsers, common)
     return top
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one return per subcommand
     """Run `ballast` with `argv` (default: the process arguments); returns the exit code."""
     top = parser()
     args = top.parse_args(argv)
@@ -268,6 +319,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ballast.internal.cmd import balancer  # noqa: PLC0415
 
         return balancer.run(args)
+    if args.command == "consolidation":
+        from ballast.internal.cmd import consolidation  # noqa: PLC0415
+
+        return consolidation.run(args)
     from ballast.internal.cmd import explain  # noqa: PLC0415
 
     return explain.run(args)

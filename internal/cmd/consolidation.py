@@ -1,0 +1,464 @@
+"""`ballast consolidation plan [--what-if recommended] [--k 2] [--catalogue FILE|cm/NS/NAME] [-o table|json]`.
+
+The consolidation advisor's analysis (`ballast.internal.consolidation.plan`) from a kubeconfig: which nodes the
+pods' requests free, what that saves, and whether each move is worth the pods it disturbs, as Karpenter's Balanced
+policy would judge it. With `--what-if recommended` the same cluster is planned twice, with the pods' current
+requests and with the requests their WorkloadProfiles recommend, and both are printed side by side: per pool its
+nodes, $/hour and $/month now and after the freed set, then every node's move with its score and reason — a
+table to paste into a ticket, or `-o json` for machines.
+
+The catalogue (the price list, config/samples/consolidation/) is a local file — the document itself, YAML or
+JSON, or a ConfigMap manifest holding it under `catalogue.yaml` — or `cm/NAMESPACE/NAME`, the ConfigMap in the
+cluster. Writes nothing. Exit 0, or 1 for a bad `--k`, a catalogue that is missing, unreadable or has no
+offering, or an unreachable API server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ballast.internal.cmd.ballast import connect, fail
+from ballast.internal.consolidation import (
+    BALANCED_K,
+    HOURS_PER_MONTH,
+    REPLACE,
+    Catalogue,
+    ConsolidationInputError,
+    Move,
+    Offering,
+    Plan,
+    PoolFigures,
+    node_from_wire,
+    parse_catalogue,
+)
+from ballast.internal.consolidationinputs import CATALOGUE_KEY, Inputs, Observed, ReadSettings, advise, read_inputs
+
+CONFIGMAP_PREFIX = "cm/"
+DEFAULT_CATALOGUE = "cm/ballast-system/consolidation-catalogue"
+"""Where the catalogue is when `--catalogue` is not given: the sample's ConfigMap, applied."""
+CURRENT = "current"
+RECOMMENDED = "recommended"
+
+
+class PlanError(Exception):
+    """What keeps the plan from being made; the message names the flag, file or object and the cause."""
+
+
+# ------------------------------------------------------------------------------------------------ inputs
+
+
+def parse_k(text: str) -> float:
+    """`--k`: a positive integer, or `inf` (every move the price filter passes, as WhenEmptyOrUnderutilized)."""
+    if text.strip().lower() in ("inf", "+inf"):
+        return math.inf
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise PlanError(f"--k {text!r}: not a positive integer (or inf)")
+    return value
+
+
+def _document(text: str, where: str) -> Mapping[str, Any]:
+    """The one YAML (or JSON) document in `text` (a bare list is the catalogue's offerings); raises PlanError
+    naming `where`."""
+    try:
+        documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
+    except yaml.YAMLError as exc:
+        raise PlanError(f"{where}: not YAML or JSON: {exc}") from None
+    if len(documents) != 1:
+        raise PlanError(f"{where}: holds {len(documents)} documents; expected one catalogue")
+    (document,) = documents
+    if isinstance(document, list):
+        return {"offerings": document}
+    if not isinstance(document, Mapping):
+        raise PlanError(f"{where}: is a {type(document).__name__}, not a mapping")
+    return document
+
+
+def configmap_catalogue(configmap: Mapping[str, Any], where: str) -> Mapping[str, Any]:
+    """The catalogue document a ConfigMap holds under `catalogue.yaml`; raises PlanError naming `where`."""
+    data = configmap.get("data") or {}
+    if CATALOGUE_KEY not in data:
+        keys = ", ".join(sorted(map(str, data))) or "none"
+        raise PlanError(f"{where}: no data key {CATALOGUE_KEY!r} (keys: {keys})")
+    return _document(str(data[CATALOGUE_KEY]), f"{where} data[{CATALOGUE_KEY!r}]")
+
+
+def catalogue_from_text(text: str, where: str) -> Mapping[str, Any]:
+    """A catalogue file's document: the catalogue itself, or a ConfigMap manifest holding it."""
+    document = _document(text, where)
+    if document.get("kind") == "ConfigMap":
+        return configmap_catalogue(document, where)
+    return document
+
+
+def read_catalogue_file(path: str) -> Mapping[str, Any]:
+    """`--catalogue FILE` (`-` for stdin); raises PlanError for a file that cannot be read or parsed."""
+    if path == "-":
+        return catalogue_from_text(sys.stdin.read(), "catalogue from stdin")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PlanError(f"catalogue file {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    return catalogue_from_text(text, f"catalogue file {path}")
+
+
+def configmap_ref(spec: str) -> tuple[str, str] | None:
+    """(namespace, name) of `cm/NAMESPACE/NAME`, None for a file; raises PlanError for a malformed reference."""
+    if not spec.startswith(CONFIGMAP_PREFIX):
+        return None
+    parts = spec[len(CONFIGMAP_PREFIX) :].split("/")
+    if len(parts) != 2 or not all(parts):
+        raise PlanError(f"--catalogue {spec!r}: a ConfigMap is cm/NAMESPACE/NAME (a file named so: ./{spec})")
+    return parts[0], parts[1]
+
+
+# ------------------------------------------------------------------------------------------------ the advice
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """What the command shows: the plan with the current requests and, with `--what-if recommended`, the plan
+    with the recommended ones; where the catalogue came from, k, what was read, and every problem (objects left
+    out or held, catalogue entries skipped)."""
+
+    current: Plan
+    catalogue: str
+    k: float = BALANCED_K
+    recommended: Plan | None = None
+    observed: Observed = field(default_factory=Observed)
+    karpenter: bool = False
+    problems: tuple[str, ...] = ()
+
+    @property
+    def plans(self) -> tuple[tuple[str, Plan], ...]:
+        shown = ((CURRENT, self.current), (RECOMMENDED, self.recommended))
+        return tuple((label, plan) for label, plan in shown if plan is not None)
+
+
+def nodes_freed(figures: PoolFigures) -> int:
+    """The pool's node count minus its count after the freed set (a replacement counts against it)."""
+    return figures.nodes - figures.nodes_after
+
+
+def _total(plan: Plan) -> tuple[int, int, float, float]:
+    pools = plan.pools.values()
+    return (
+        sum(p.nodes for p in pools),
+        sum(p.nodes_after for p in pools),
+        sum((p.cost_per_hour for p in pools), 0.0),
+        sum((p.cost_per_hour_after for p in pools), 0.0),
+    )
+
+
+# ------------------------------------------------------------------------------------------------ table
+
+
+def _hour(value: float) -> str:
+    return f"{value:,.3f}"
+
+
+def _month(value: float) -> str:
+    return f"{value:,.2f}"
+
+
+def _score(score: float | None) -> str:
+    if score is None:
+        return "-"
+    return "inf" if math.isinf(score) else f"{score:.3f}"
+
+
+def _k_text(k: float) -> str:
+    return "inf" if math.isinf(k) else f"{k:g}"
+
+
+def _decision(move: Move) -> str:
+    launch = move.replacement.launch if move.replacement is not None else None
+    if move.decision == REPLACE and launch is not None:
+        return f"{move.decision} → {launch.instance_type}/{launch.capacity_type}"
+    return move.decision
+
+
+def _table(rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["   ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
+
+
+def _pool_rows(analysis: Analysis) -> list[list[str]]:
+    rows = [["POOL", "POLICY", "REQUESTS", "NODES", "AFTER", "FREED", "$/HOUR", "AFTER", "$/MONTH", "AFTER",
+             "SAVING/MONTH"]]  # fmt: skip
+    names = sorted({name for _, plan in analysis.plans for name in plan.pools})
+    for name in names:
+        for label, plan in analysis.plans:
+            pool = plan.pools.get(name)
+            if pool is None:
+                continue
+            rows.append([
+                name, pool.policy, label, str(pool.nodes), str(pool.nodes_after), str(nodes_freed(pool)),
+                _hour(pool.cost_per_hour), _hour(pool.cost_per_hour_after), _month(pool.cost_per_month),
+                _month(pool.cost_per_hour_after * HOURS_PER_MONTH), _month(pool.savings_per_month),
+            ])  # fmt: skip
+    if len(names) > 1:
+        for label, plan in analysis.plans:
+            nodes, after, cost, cost_after = _total(plan)
+            rows.append([
+                "TOTAL", "", label, str(nodes), str(after), str(nodes - after), _hour(cost), _hour(cost_after),
+                _month(cost * HOURS_PER_MONTH), _month(cost_after * HOURS_PER_MONTH),
+                _month((cost - cost_after) * HOURS_PER_MONTH),
+            ])  # fmt: skip
+    return rows
+
+
+def _freed_lines(label: str, plan: Plan) -> list[str]:
+    freed = plan.freed
+    if not freed.steps:
+        return [f"Freed with the {label} requests: none"]
+    count = len(freed.steps)
+    how = "in 1 command:" if count == 1 else f"in {count} commands, each on the state the last left:"
+    lines = [
+        f"Freed with the {label} requests: {', '.join(freed.nodes) or 'no node'} (saving "
+        f"${_hour(freed.savings_per_hour)}/hour, ${_month(freed.savings_per_month)}/month), {how}"
+    ]
+    for number, step in enumerate(freed.steps, 1):
+        launch = step.replacement.launch if step.replacement is not None else None
+        by = f" by {launch.instance_type}/{launch.capacity_type}" if launch is not None else ""
+        lines.append(f"  {number}. {step.method}: {step.decision} {', '.join(step.nodes)}{by} (score "
+                     f"{_score(step.score)})")  # fmt: skip
+    if freed.launched:
+        lines.append("  launched: " + ", ".join(f"{name} ({what})" for name, what in freed.launched.items()))
+    if freed.unplaced:
+        lines.append("  left without a node (their eviction cost counts as 0): " + ", ".join(freed.unplaced))
+    return lines
+
+
+def _move_rows(plan: Plan) -> list[list[str]]:
+    rows = [["NODES", "POOL", "METHOD", "DECISION", "SCORE", "SAVING/MONTH", "DISRUPTION", "APPROVED", "REASON"]]
+    for move in (plan.multi_node, *plan.moves) if plan.multi_node is not None else plan.moves:
+        rows.append([
+            ",".join(move.nodes), ",".join(move.pools) or "-", move.method, _decision(move), _score(move.score),
+            _month(move.savings * HOURS_PER_MONTH), f"{move.disruption_cost:.2f}", "yes" if move.approved else "no",
+            move.reason,
+        ])  # fmt: skip
+    return rows
+
+
+def _pools_text(analysis: Analysis) -> str:
+    if analysis.karpenter:
+        return f"{analysis.observed.nodepools} Karpenter NodePools (a pool none describes is Balanced)"
+    return "no Karpenter NodePools served: nodes grouped by their instance type, each group Balanced"
+
+
+def render_table(analysis: Analysis) -> list[str]:
+    """For people (and tickets): the pools now and after, the freed sets, every node's move, the problems."""
+    nodes, _, cost, _ = _total(analysis.current)
+    pools = len(analysis.current.pools)
+    requests = "current"
+    if analysis.recommended is not None:
+        requests += f", and recommended for {analysis.observed.pods_with_recommendations} pods (their WorkloadProfiles)"
+    threshold = _score(1 / analysis.k)
+    lines = [
+        f"Consolidation plan: {nodes} nodes in {pools} pool{'s' if pools != 1 else ''}, "
+        f"${_month(cost * HOURS_PER_MONTH)}/month now",
+        f"Requests: {requests}",
+        f"Pools: {_pools_text(analysis)}",
+        f"Catalogue: {analysis.catalogue}; k {_k_text(analysis.k)}: a Balanced move needs a score ≥ {threshold}",
+        "",
+    ]
+    lines += _table(_pool_rows(analysis))
+    for label, plan in analysis.plans:
+        lines += ["", *_freed_lines(label, plan)]
+    for label, plan in analysis.plans:
+        lines += ["", f"Moves with the {label} requests (the first round; a multi-node command first):"]
+        lines += [f"  {line}" for line in _table(_move_rows(plan))] if plan.moves else ["  none (no node)"]
+    lines += ["", "Problems:"] + [f"  {problem}" for problem in analysis.problems or ("none",)]
+    return lines
+
+
+# ------------------------------------------------------------------------------------------------ JSON
+
+
+def _number(value: float) -> float | str:
+    """JSON has no infinity: an infinite score is the string "inf"."""
+    return "inf" if math.isinf(value) else value
+
+
+def _offering_json(offering: Offering) -> dict[str, Any]:
+    return {
+        "instanceType": offering.instance_type,
+        "capacityType": offering.capacity_type,
+        "zone": offering.zone,
+        "pricePerHour": offering.price,
+    }
+
+
+def _move_json(move: Move) -> dict[str, Any]:
+    replacement = None
+    if move.replacement is not None:
+        launch = move.replacement.launch
+        replacement = {
+            "name": move.replacement.name,
+            "pool": move.replacement.pool,
+            "instanceTypes": list(move.replacement.instance_types),
+            "launch": None if launch is None else _offering_json(launch),
+        }
+    return {
+        "method": move.method,
+        "nodes": list(move.nodes),
+        "pools": list(move.pools),
+        "decision": move.decision,
+        "approved": move.approved,
+        "reason": move.reason,
+        "score": None if move.score is None else _number(move.score),
+        "scores": {
+            pool: {
+                "score": _number(result.score),
+                "threshold": result.threshold,
+                "savingsFraction": result.savings_fraction,
+                "disruptionFraction": result.disruption_fraction,
+            }
+            for pool, result in sorted(move.scores.items())
+        },
+        "savingsPerHour": move.savings,
+        "savingsPerMonth": move.savings * HOURS_PER_MONTH,
+        "disruptionCost": move.disruption_cost,
+        "replacement": replacement,
+        "placements": dict(sorted(move.placements.items())),
+    }
+
+
+def _pool_json(pool: PoolFigures) -> dict[str, Any]:
+    return {
+        "name": pool.name,
+        "policy": pool.policy,
+        "nodes": pool.nodes,
+        "nodesAfter": pool.nodes_after,
+        "nodesFreed": nodes_freed(pool),
+        "costPerHour": pool.cost_per_hour,
+        "costPerHourAfter": pool.cost_per_hour_after,
+        "costPerMonth": pool.cost_per_month,
+        "costPerMonthAfter": pool.cost_per_hour_after * HOURS_PER_MONTH,
+        "savingsPerMonth": pool.savings_per_month,
+        "totalDisruptionCost": pool.total_disruption_cost,
+    }
+
+
+def plan_json(plan: Plan) -> dict[str, Any]:
+    """One plan in the CLI's JSON: pools, the freed set, the first command, every move, the problems."""
+    freed = plan.freed
+    return {
+        "pools": [_pool_json(pool) for _, pool in sorted(plan.pools.items())],
+        "freed": {
+            "nodes": list(freed.nodes),
+            "steps": [_move_json(step) for step in freed.steps],
+            "launched": dict(freed.launched),
+            "savingsPerHour": freed.savings_per_hour,
+            "savingsPerMonth": freed.savings_per_month,
+            "unplaced": list(freed.unplaced),
+        },
+        "first": None if plan.first is None else _move_json(plan.first),
+        "moves": [_move_json(move) for move in plan.moves],
+        "problems": list(plan.problems),
+    }
+
+
+def render_json(analysis: Analysis) -> str:
+    """For machines: `plans.current` and (with --what-if) `plans.recommended`, each as `plan_json`; what was
+    read (`observed`) and every problem."""
+    observed = analysis.observed
+    document = {
+        "catalogue": analysis.catalogue,
+        "k": _number(analysis.k),
+        "threshold": 1 / analysis.k,
+        "whatIf": RECOMMENDED if analysis.recommended is not None else None,
+        "observed": {
+            "nodes": observed.nodes,
+            "pods": observed.pods,
+            "podDisruptionBudgets": observed.pdbs,
+            "nodePools": observed.nodepools,
+            "karpenter": analysis.karpenter,
+            "profiles": observed.profiles,
+            "podsWithRecommendations": observed.pods_with_recommendations,
+        },
+        "plans": {label: plan_json(plan) for label, plan in analysis.plans},
+        "problems": list(analysis.problems),
+    }
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+# ------------------------------------------------------------------------------------------------ running
+
+
+def priced(inputs: Inputs, catalogue: Catalogue) -> Inputs:
+    """`inputs`, read without a catalogue, priced from a local one: each node's capacity type, zone and price
+    resolved from its labels as `node_from_wire` resolves them (nothing else about a node depends on the
+    catalogue), and the catalogue's problems in place of "no catalogue"."""
+    nodes = []
+    for node in inputs.nodes:
+        labelled = node_from_wire({"metadata": {"name": node.name, "labels": dict(node.labels)}}, catalogue)
+        nodes.append(replace(node, capacity_type=labelled.capacity_type, zone=labelled.zone, price=labelled.price))
+    others = tuple(problem for problem in inputs.problems if problem not in inputs.catalogue_problems)
+    return replace(inputs, nodes=tuple(nodes), catalogue=catalogue, problems=(*catalogue.problems, *others),
+                   catalogue_problems=catalogue.problems)  # fmt: skip
+
+
+def analyse(inputs: Inputs, source: str, k: float, *, what_if: bool) -> Analysis:
+    """Plan `inputs` (the reader's `advise`: current and recommended requests); the recommended plan is shown
+    only `what_if`. Raises PlanError for a catalogue with no offering: every node would cost 0, and no move
+    would be worth anything."""
+    if not inputs.catalogue.offerings:
+        problems = "; ".join(inputs.catalogue_problems) or "the document lists none"
+        raise PlanError(f"catalogue {source}: no offering read ({problems})")
+    advice = advise(inputs, k=k)
+    return Analysis(advice.current, source, k, advice.recommended if what_if else None, inputs.observed,
+                    inputs.karpenter, advice.problems)  # fmt: skip
+
+
+def gather(client: Any, catalogue: tuple[str, str] | Mapping[str, Any], source: str, k: float, *,
+           what_if: bool) -> Analysis:  # fmt: skip
+    """Read the cluster and plan. `catalogue` is `(namespace, name)` of the ConfigMap, read as the
+    ConsolidationReport's controller reads it, or the document of a local file. Raises PlanError for a
+    catalogue that is missing or has no offering."""
+    if isinstance(catalogue, tuple):
+        inputs = read_inputs(client, ReadSettings(catalogue=catalogue))
+    else:
+        inputs = priced(read_inputs(client, ReadSettings()), parse_catalogue(catalogue))
+    return analyse(inputs, source, k, what_if=what_if)
+
+
+def run(args: argparse.Namespace) -> int:
+    """`ballast consolidation plan` with parsed flags; returns 0, or 1 naming what was wrong: a bad --k, a
+    catalogue that is missing, unreadable or empty, input the planner refuses, an unreachable API server."""
+    from ballast.internal.runtime import APIStatusError  # noqa: PLC0415
+
+    source = args.catalogue or DEFAULT_CATALOGUE
+    catalogue: tuple[str, str] | Mapping[str, Any] | None
+    try:
+        k = parse_k(args.k)
+        catalogue = configmap_ref(source) or read_catalogue_file(source)  # a bad file is named before connecting
+    except PlanError as exc:
+        return fail(exc)
+    try:
+        client = connect(args, typed=False)
+    except Exception as exc:  # kubeconfig problems surface as several exception types; all end the run
+        return fail(exc)
+    try:
+        analysis = gather(client, catalogue, source, k, what_if=args.what_if == RECOMMENDED)
+    except LookupError as exc:  # the REST mapper: WorkloadProfiles are not served
+        return fail(f"{exc} (are the Ballast CRDs installed?)")
+    except (PlanError, ConsolidationInputError, APIStatusError, OSError) as exc:
+        return fail(exc)
+    finally:
+        client.close()
+    print(render_json(analysis) if args.output == "json" else "\n".join(render_table(analysis)))
+    return 0
