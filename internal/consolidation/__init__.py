@@ -45,19 +45,8 @@ from .cost import (
     savings_ratio,
 )
 from .errors import ConsolidationInputError
-from .plan import (
-    CANDIDATES,
-    EMPTINESS,
-    HOURS_PER_MONTH,
-    MAX_MULTI_NODE_BATCH,
-    MULTI_NODE,
-    SINGLE_NODE,
-    Freed,
-    Move,
-    Plan,
-    PoolFigures,
-    plan,
-)
+from .multi_node import MAX_MULTI_NODE_BATCH
+from .plan import plan
 from .pools import (
     BALANCED,
     POLICIES,
@@ -68,6 +57,7 @@ from .pools import (
     pool_from_mapping,
     pool_from_nodepool,
 )
+from .results import CANDIDATES, EMPTINESS, HOURS_PER_MONTH, MULTI_NODE, SINGLE_NODE, Freed, Move, Plan, PoolFigures
 from .score import BALANCED_K, ScoreResult, approves, score_move, score_result
 from .simulate import Host, NewNode, Simulation, World, simulate
 

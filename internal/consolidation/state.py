@@ -1,0 +1,133 @@
+"""The state a round of Karpenter's disruption loop looks at (nodes and the pods on them), the settings every round
+shares, and one round: its candidates, the pools' Balanced totals, the simulation's world and the budgets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from .blockers import non_candidate_cost, why_blocked
+from .catalogue import Catalogue
+from .cluster import Node, Pdb, Pod
+from .commands import Candidate, Command, Totals, compute_command, movers
+from .cost import reschedule_disruption_cost
+from .pools import Pool
+from .simulate import Host, World
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    pools: Mapping[str, Pool]
+    default_pool: Pool
+    catalogue: Catalogue
+    pdbs: tuple[Pdb, ...]
+    k: float
+    spot_to_spot: bool
+
+    def pool(self, name: str) -> Pool:
+        return self.pools.get(name) or replace(self.default_pool, name=name)
+
+
+@dataclass(slots=True)
+class State:
+    nodes: dict[str, Node]
+    pods_on: dict[str, list[Pod]]
+    launched: int = 0
+
+
+@dataclass(slots=True)
+class Round:
+    """One pass of Karpenter's loop over a state."""
+
+    state: State
+    settings: Settings
+    candidates: list[Candidate] = field(default_factory=list)
+    blocked: dict[str, str] = field(default_factory=dict)
+    totals: dict[str, Totals] = field(default_factory=dict)
+    world: World | None = None
+
+    def __post_init__(self) -> None:
+        settings = self.settings
+        for name in sorted(self.state.nodes):
+            node = self.state.nodes[name]
+            pods = self.state.pods_on.get(name, [])
+            reason = why_blocked(node, pods, settings.pdbs)
+            if reason is not None:
+                self.blocked[name] = reason
+                continue
+            assert node.pool is not None
+            reschedulable = tuple(p for p in pods if p.reschedulable)
+            node_cost = reschedule_disruption_cost(p.eviction_cost for p in reschedulable)
+            self.candidates.append(Candidate(node, settings.pool(node.pool), reschedulable, node_cost))
+        by_name = {c.name: c for c in self.candidates}
+        cost: dict[str, float] = {}
+        disruption: dict[str, float] = {}
+        for name, node in self.state.nodes.items():
+            if node.pool is None:
+                continue
+            cost[node.pool] = cost.get(node.pool, 0.0) + node.price
+            candidate = by_name.get(name)
+            node_cost = candidate.disruption_cost if candidate else non_candidate_cost(self.state.pods_on.get(name, []))
+            disruption[node.pool] = disruption.get(node.pool, 0.0) + node_cost
+        self.totals = {pool: Totals(cost[pool], disruption[pool]) for pool in cost}
+        hosts = {name: Host(node, tuple(self.state.pods_on.get(name, ()))) for name, node in self.state.nodes.items()}
+        daemons: dict[str, Pod] = {}
+        for pods in self.state.pods_on.values():
+            for pod in pods:
+                if pod.daemonset and pod.owner is not None:
+                    known = daemons.get(pod.owner)
+                    if known is None or (pod.requests.cpu, pod.requests.memory) > (
+                        known.requests.cpu,
+                        known.requests.memory,
+                    ):
+                        daemons[pod.owner] = pod
+        pools = {
+            name: settings.pool(name)
+            for name in {*settings.pools, *(n.pool for n in self.state.nodes.values() if n.pool)}
+        }
+        self.world = World(hosts, pools, settings.catalogue, tuple(daemons[k] for k in sorted(daemons)))
+
+    def budgets(self, reason: str) -> dict[str, int]:
+        """Disruptions each pool allows now for `reason`: its budgets over its live nodes, less those already
+        disrupting (not Ready or being deleted)."""
+        counts: dict[str, tuple[int, int]] = {}
+        for node in self.state.nodes.values():
+            if node.pool is None:
+                continue
+            live, disrupting = counts.get(node.pool, (0, 0))
+            if node.ready and not node.deleting:
+                live += 1
+            else:
+                disrupting += 1
+            counts[node.pool] = (live, disrupting)
+        return {
+            pool: max(self.settings.pool(pool).allowed_disruptions(live, reason) - disrupting, 0)
+            for pool, (live, disrupting) in counts.items()
+        }
+
+    def deleting_pods(self) -> list[Pod]:
+        pods = []
+        for name, node in self.state.nodes.items():
+            if node.deleting:
+                pods += [p for p in self.state.pods_on.get(name, []) if p.reschedulable and not p.do_not_disrupt]
+        return pods
+
+    def command(self, batch: Sequence[Candidate]) -> Command:
+        assert self.world is not None
+        pods = movers(batch, self.deleting_pods(), self.settings.pdbs)
+        return compute_command(self.world, batch, pods, spot_to_spot=self.settings.spot_to_spot)
+
+
+def ordered(candidates: Iterable[Candidate]) -> list[Candidate]:
+    """By savings per disruption, highest first; the name breaks ties (Karpenter's sort is not stable)."""
+    return sorted(candidates, key=lambda c: (-c.ratio, c.name))
+
+
+def interleaved(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """Single-node order: round-robin over the pools (by name), each pool's candidates in ratio order."""
+    by_pool: dict[str, list[Candidate]] = {}
+    for candidate in ordered(candidates):
+        by_pool.setdefault(candidate.pool.name, []).append(candidate)
+    pools = sorted(by_pool)
+    longest = max((len(members) for members in by_pool.values()), default=0)
+    return [by_pool[pool][i] for i in range(longest) for pool in pools if i < len(by_pool[pool])]
