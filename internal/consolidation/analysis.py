@@ -10,7 +10,7 @@ from .moves import no_op
 from .multi_node import multi_node_move
 from .results import CANDIDATES, EMPTINESS, SINGLE_NODE, Move
 from .single_node import single_node_moves
-from .state import Round, Settings, State, ordered
+from .state import Round, ordered
 
 
 def consolidatable(round_: Round) -> tuple[list[Candidate], list[Candidate], dict[str, str]]:
@@ -32,11 +32,9 @@ def consolidatable(round_: Round) -> tuple[list[Candidate], list[Candidate], dic
     return tried, empty, refused
 
 
-def analyse(
-    state: State, settings: Settings, *, full: bool
-) -> tuple[list[Move], Move | None, Move | None, Move | None]:
+def analyse(round_: Round, *, full: bool) -> tuple[list[Move], Move | None, Move | None, Move | None]:
     """One round: every node's move (when `full`), the Emptiness and multi-node commands, and the first command."""
-    round_ = Round(state, settings)
+    state = round_.state
     tried, empty, refused = consolidatable(round_)
     emptiness, left_empty = emptiness_command(round_, empty)
     if not full and emptiness is not None:

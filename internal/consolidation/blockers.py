@@ -24,14 +24,31 @@ def node_blocked(node: Node) -> str | None:
     return None
 
 
-def pods_blocked(pods: Sequence[Pod], pdbs: Sequence[Pdb]) -> str | None:
+class Pdbs:
+    """The PodDisruptionBudgets, remembering which cover a pod by its namespace and labels: a pod is looked up
+    once per round, and its labels do not change when a command moves it."""
+
+    def __init__(self, pdbs: Iterable[Pdb]) -> None:
+        self.all = tuple(pdbs)
+        self.fully_blocking = tuple(pdb for pdb in self.all if pdb.fully_blocking)
+        self._covering: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[Pdb, ...]] = {}
+
+    def covering(self, pod: Pod) -> tuple[Pdb, ...]:
+        key = (pod.namespace, tuple(pod.labels.items()))
+        found = self._covering.get(key)
+        if found is None:
+            found = self._covering[key] = tuple(pdb for pdb in self.all if pdb.covers(pod))
+        return found
+
+
+def pods_blocked(pods: Sequence[Pod], pdbs: Pdbs) -> str | None:
     for pod in pods:
         if pod.do_not_disrupt:
             return f'Pod has "karpenter.sh/do-not-disrupt" annotation (Pod={pod.key})'
     for pod in pods:
         if not pod.evictable:
             continue
-        covering = [pdb for pdb in pdbs if pdb.covers(pod)]
+        covering = pdbs.covering(pod)
         if len(covering) > 1:
             keys = " ".join(pdb.key for pdb in covering)
             return f"Eviction does not support multiple PDBs (PodDisruptionBudget(s)=[{keys}])"
@@ -41,7 +58,7 @@ def pods_blocked(pods: Sequence[Pod], pdbs: Sequence[Pdb]) -> str | None:
     return None
 
 
-def why_blocked(node: Node, pods: Sequence[Pod], pdbs: Sequence[Pdb]) -> str | None:
+def why_blocked(node: Node, pods: Sequence[Pod], pdbs: Pdbs) -> str | None:
     """Why Karpenter would not make `node` a candidate at all (its `DisruptionBlocked` text), or None: the node's
     state first, then a do-not-disrupt pod (DaemonSet and mirror pods included), then a PDB."""
     return node_blocked(node) or pods_blocked(pods, pdbs)

@@ -174,10 +174,12 @@ def compute_command(
     pods_to_place: Sequence[Pod],
     *,
     spot_to_spot: bool = False,
+    decision_only: bool = False,
 ) -> Command:
-    """The command for removing `candidates` together (Karpenter's `computeConsolidation`)."""
+    """The command for removing `candidates` together (Karpenter's `computeConsolidation`). With `decision_only`,
+    a no-op's reason may name fewer unschedulable pods than there are (the simulation gives up early)."""
     batch = tuple(candidates)
-    simulation = simulate(world, {c.name for c in batch}, pods_to_place)
+    simulation = simulate(world, {c.name for c in batch}, pods_to_place, give_up=decision_only)
     if not simulation.all_scheduled:
         return Command(batch, NO_OP, scheduling_errors(simulation.errors), simulation=simulation)
     if not simulation.new_nodes:

@@ -92,19 +92,21 @@ def copy_state(state: State) -> State:
     return State(dict(state.nodes), {name: list(pods) for name, pods in state.pods_on.items()}, state.launched)
 
 
-def freed_set(state: State, settings: Settings, first: Move | None) -> tuple[Freed, State]:
+def freed_set(first_round: Round, first: Move | None) -> tuple[Freed, State]:
+    """The freed set from the round that found `first`, and the state at its end."""
+    state, settings = first_round.state, first_round.settings
     current = copy_state(state)
     steps: list[Move] = []
     unplaced: list[str] = []
-    move = first
+    round_, move = first_round, first
     for _ in range(4 * len(state.nodes) + 8):  # every command lowers the cost, so this bound is never the limit
         if move is None:
             break
-        world = Round(current, settings).world
-        assert world is not None
+        assert round_.world is not None
         steps.append(move)
-        unplaced += apply_move(current, settings, move, world)
-        _, _, _, move = analyse(current, settings, full=False)
+        unplaced += apply_move(current, settings, move, round_.world)
+        round_ = Round(current, settings)
+        _, _, _, move = analyse(round_, full=False)
     before = sum((n.price for n in state.nodes.values()), 0.0)
     after = sum((n.price for n in current.nodes.values()), 0.0)
     launched = {

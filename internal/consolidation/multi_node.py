@@ -32,7 +32,7 @@ def multi_node_move(round_: Round, tried: Sequence[Candidate]) -> Move | None:
     rejected: Move | None = None
     while low <= high:
         middle = (low + high) // 2
-        command = round_.command(batch[: middle + 1])
+        command = round_.command(batch[: middle + 1], decision_only=True)  # a no-op's reason is not kept
         valid: Command | None = command if command.decision == DELETE else None
         if command.decision == REPLACE:
             valid = without_same_instance_type(command, settings.catalogue)

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .analysis import analyse
+from .blockers import Pdbs
 from .catalogue import Catalogue, parse_catalogue
 from .cluster import Node, Pdb, Pod, node_from_wire, pdb_from_wire, pod_from_wire
 from .cost import is_terminal, pod_key
@@ -86,7 +87,7 @@ def plan(
         pools=_pools(pools),
         default_pool=Pool("", policy=default_policy),
         catalogue=parsed_catalogue,
-        pdbs=tuple(p if isinstance(p, Pdb) else pdb_from_wire(p) for p in pdbs),
+        pdbs=Pdbs(p if isinstance(p, Pdb) else pdb_from_wire(p) for p in pdbs),
         k=k,
         spot_to_spot=spot_to_spot,
     )
@@ -102,9 +103,9 @@ def plan(
             continue
         if not _finished(value):
             state.pods_on[pod.node_name].append(pod)
-    moves, emptiness, multi, first = analyse(state, settings, full=True)
-    freed, after = freed_set(state, settings, first)
     round_ = Round(state, settings)
+    moves, emptiness, multi, first = analyse(round_, full=True)
+    freed, after = freed_set(round_, first)
     now, later = pool_costs(state), pool_costs(after)
     figures = {
         name: PoolFigures(

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .catalogue import Catalogue, Offering
-from .cluster import Node, Pod, Resources, tolerates
+from .cluster import Node, Pod, Resources, Spread, tolerates
 from .pools import CAPACITY_TYPE_LABEL, HOSTNAME_LABEL, INSTANCE_TYPE_LABEL, NODEPOOL_LABEL, ZONE_LABEL, Pool
 
 NEW_NODE_PREFIX = "new-node-"
@@ -53,6 +53,15 @@ class World:
     pools: Mapping[str, Pool]
     catalogue: Catalogue
     daemons: tuple[Pod, ...] = ()
+    _index: _Index | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def index(self) -> _Index:
+        """What every simulation of this world starts from, worked out by the first one."""
+        if self._index is None:
+            object.__setattr__(self, "_index", _Index(self))
+        assert self._index is not None
+        return self._index
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,15 +96,15 @@ def matches_node(pod: Pod, labels: Mapping[str, str]) -> bool:
     return pod.node_terms is None or any(term.matches(labels) for term in pod.node_terms)
 
 
-@dataclass(slots=True)
+@dataclass(eq=False, slots=True)
 class _Target:
-    """A node during one simulation: existing (`offerings` None) or to be launched."""
+    """A node during one simulation: existing (`offerings` None) or to be launched. An existing node's target is
+    shared by every simulation of its world and never changes; what a simulation adds is kept by its placer."""
 
     name: str
-    labels: dict[str, str]
+    labels: Mapping[str, str]
     taints: tuple[Mapping[str, Any], ...]
-    pods: list[Pod]
-    room: Resources = field(default_factory=Resources)  # existing nodes: what is left
+    pods: tuple[Pod, ...] = ()  # existing nodes: what runs there before the simulation
     ready: bool = True
     pool: str = ""
     requests: Resources = field(default_factory=Resources)  # new nodes: daemons and pods so far
@@ -129,40 +138,83 @@ def _daemon_overhead(world: World, labels: Mapping[str, str], taints: Sequence[M
     return total
 
 
+_SpreadEntry = tuple[_Target, object, int]
+
+
+class _Index:
+    """What every simulation of one world starts from, worked out once: the existing targets in the order pods try
+    them, the room each has left (cpu, memory and pod count as plain lists, for the first-fit scan), the residents
+    with anti-affinity, and per spread constraint the matching residents counted by target."""
+
+    def __init__(self, world: World) -> None:
+        hosts = [host for host in world.hosts.values() if not host.node.deleting]
+        hosts.sort(key=lambda host: (not host.node.ready, host.node.name))
+        self.targets = [_Target(h.node.name, h.node.labels, h.node.taints, h.pods, ready=h.node.ready) for h in hosts]
+        self.cpu: list[int] = []
+        self.memory: list[int] = []
+        self.pods: list[int] = []
+        for host in hosts:
+            room = host.node.allocatable
+            self.cpu.append(room.cpu - sum(p.requests.cpu for p in host.pods))
+            self.memory.append(room.memory - sum(p.requests.memory for p in host.pods))
+            self.pods.append(room.pods - sum(p.requests.pods for p in host.pods))
+        self.guarded = [(pod, target) for target in self.targets for pod in target.pods if pod.anti_affinity]
+        self.launchable: dict[str, list[Offering]] = {}
+        self._spreads: dict[tuple[int, int], tuple[Pod, list[_SpreadEntry]]] = {}
+
+    def spread_counts(self, pod: Pod, index: int) -> list[_SpreadEntry]:
+        """For `pod`'s `index`-th spread constraint: every existing target its node affinity accepts and whose
+        domain is known, with the domain and how many residents the constraint selects."""
+        key = (id(pod), index)
+        cached = self._spreads.get(key)
+        if cached is None:
+            spread = pod.spread[index]
+            entries = []
+            for target in self.targets:
+                domain = target.domain(spread.topology_key)
+                if domain is None or not matches_node(pod, target.labels):
+                    continue
+                count = sum(
+                    1 for p in target.pods if p.namespace == pod.namespace and spread.selector.matches(p.labels)
+                )
+                entries.append((target, domain, count))
+            cached = (pod, entries)  # the pod is held, so its id names it as long as this index lives
+            self._spreads[key] = cached
+        return cached[1]
+
+
 class _Placer:
     def __init__(self, world: World, removed: Collection[str]) -> None:
         self.world = world
-        hosts = [host for name, host in world.hosts.items() if name not in removed and not host.node.deleting]
-        hosts.sort(key=lambda host: (not host.node.ready, host.node.name))
-        self.existing = [
-            _Target(
-                host.node.name,
-                dict(host.node.labels),
-                host.node.taints,
-                list(host.pods),
-                room=host.node.allocatable - host.used,
-                ready=host.node.ready,
-            )
-            for host in hosts
-        ]
+        index = world.index
+        self.index = index
+        self.existing = [target for target in index.targets if target.name not in removed]
+        self.alive = [i for i, target in enumerate(index.targets) if target.name not in removed]
+        self.cpu, self.memory, self.pods = list(index.cpu), list(index.memory), list(index.pods)
+        self.removed = removed
         self.new: list[_Target] = []
-        self.guarded = [(pod, target) for target in self.existing for pod in target.pods if pod.anti_affinity]
+        self.added: dict[_Target, list[Pod]] = {}
+        self.guarded = [(pod, target) for pod, target in index.guarded if target.name not in removed]
 
     def targets(self) -> Iterable[_Target]:
         yield from self.existing
         yield from self.new
+
+    def pods_on(self, target: _Target) -> Iterable[Pod]:
+        yield from target.pods
+        yield from self.added.get(target, ())
 
     # -- constraints over pods already placed ---------------------------------------------------------------
 
     def _residents(self, target: _Target, key: str) -> Iterable[Pod]:
         """The pods in `target`'s `key` domain (just its own for the hostname)."""
         if key == HOSTNAME_LABEL:
-            yield from target.pods
+            yield from self.pods_on(target)
             return
         domain = target.domain(key)
         for other in self.targets():
             if other is target or other.domain(key) == domain:
-                yield from other.pods
+                yield from self.pods_on(other)
 
     def _anti_affinity_ok(self, pod: Pod, target: _Target) -> bool:
         for term in pod.anti_affinity:
@@ -188,25 +240,30 @@ class _Placer:
         return True
 
     def _commit(self, pod: Pod, target: _Target) -> _Target:
-        target.pods.append(pod)
+        self.added.setdefault(target, []).append(pod)
         if pod.anti_affinity:
             self.guarded.append((pod, target))
         return target
 
+    def _selected(self, pod: Pod, spread: Spread, pods: Iterable[Pod]) -> int:
+        return sum(1 for p in pods if p.namespace == pod.namespace and spread.selector.matches(p.labels))
+
     def _spread_ok(self, pod: Pod, target: _Target) -> bool:
-        for spread in pod.spread:
+        for number, spread in enumerate(pod.spread):
             domain = target.domain(spread.topology_key)
             if domain is None or domain is _UNKNOWN:
                 return False
             counts: dict[object, int] = {}
-            for other in self.targets():
+            for other, other_domain, residents in self.index.spread_counts(pod, number):
+                if other.name in self.removed:
+                    continue
+                selected = residents + self._selected(pod, spread, self.added.get(other, ()))
+                counts[other_domain] = counts.get(other_domain, 0) + selected
+            for other in self.new:
                 other_domain = domain if other is target else other.domain(spread.topology_key)
                 if other_domain is None or other_domain is _UNKNOWN or not matches_node(pod, other.labels):
                     continue
-                matching = sum(
-                    1 for p in other.pods if p.namespace == pod.namespace and spread.selector.matches(p.labels)
-                )
-                counts[other_domain] = counts.get(other_domain, 0) + matching
+                counts[other_domain] = counts.get(other_domain, 0) + self._selected(pod, spread, self.pods_on(other))
             counts.setdefault(domain, 0)
             own = 1 if spread.selector.matches(pod.labels) else 0
             if counts[domain] + own - min(counts.values()) > spread.max_skew:
@@ -219,14 +276,20 @@ class _Placer:
     # -- the three kinds of target ------------------------------------------------------------------------
 
     def _try_existing(self, pod: Pod) -> _Target | None:
-        for target in self.existing:
+        cpu, memory, count = pod.requests.cpu, pod.requests.memory, pod.requests.pods
+        rooms_cpu, rooms_memory, rooms_pods, targets = self.cpu, self.memory, self.pods, self.index.targets
+        for i in self.alive:
+            if cpu > rooms_cpu[i] or memory > rooms_memory[i] or count > rooms_pods[i]:
+                continue
+            target = targets[i]
             if (
-                pod.requests.fits_in(target.room)
-                and matches_node(pod, target.labels)
+                matches_node(pod, target.labels)
                 and tolerates(pod, target.taints) is None
                 and self._constraints_ok(pod, target)
             ):
-                target.room -= pod.requests
+                rooms_cpu[i] -= cpu
+                rooms_memory[i] -= memory
+                rooms_pods[i] -= count
                 return self._commit(pod, target)
         return None
 
@@ -240,7 +303,7 @@ class _Placer:
         ]
 
     def _try_inflight(self, pod: Pod) -> _Target | None:
-        for target in sorted(self.new, key=lambda t: len(t.pods)):
+        for target in sorted(self.new, key=lambda t: len(self.added.get(t, ()))):
             assert target.offerings is not None
             if tolerates(pod, target.taints) is not None:
                 continue
@@ -254,19 +317,26 @@ class _Placer:
             target.offerings = kept
         return None
 
-    def _try_launch(self, pod: Pod) -> _Target | None:
-        for pool in _launch_order(self.world.pools):
-            if tolerates(pod, pool.taints) is not None:
-                continue
-            name = f"{NEW_NODE_PREFIX}{len(self.new) + 1}"
-            labels = {**pool.labels, NODEPOOL_LABEL: pool.name, HOSTNAME_LABEL: name}
+    def _launchable(self, pool: Pool) -> list[Offering]:
+        offerings = self.index.launchable.get(pool.name)
+        if offerings is None:
             offerings = [
                 o
                 for o in self.world.catalogue.launchable(pool.name, pool.instance_types)
                 if (pool.capacity_types is None or o.capacity_type in pool.capacity_types)
                 and (pool.zones is None or o.zone in pool.zones)
             ]
-            target = _Target(name, labels, pool.taints, [], pool=pool.name, offerings=offerings)
+            self.index.launchable[pool.name] = offerings
+        return offerings
+
+    def _try_launch(self, pod: Pod) -> _Target | None:
+        for pool in _launch_order(self.world.pools):
+            if tolerates(pod, pool.taints) is not None:
+                continue
+            name = f"{NEW_NODE_PREFIX}{len(self.new) + 1}"
+            labels = {**pool.labels, NODEPOOL_LABEL: pool.name, HOSTNAME_LABEL: name}
+            offerings = self._launchable(pool)
+            target = _Target(name, labels, pool.taints, pool=pool.name, offerings=offerings)
             target.requests = _daemon_overhead(self.world, labels, pool.taints)
             fitting = self._fitting(pod, target, offerings)
             if not fitting:
@@ -288,11 +358,13 @@ def placement_order(pods: Iterable[Pod]) -> list[Pod]:
     return sorted(pods, key=lambda pod: (-pod.requests.cpu, -pod.requests.memory, pod.key))
 
 
-def simulate(world: World, removed: Collection[str], movers: Sequence[Pod]) -> Simulation:
+def simulate(world: World, removed: Collection[str], movers: Sequence[Pod], *, give_up: bool = False) -> Simulation:
     """Place `movers` on the world without the nodes named in `removed` (and without deleting nodes).
 
     A pod that lands on a node that is not Ready is an error, as Karpenter refuses to decide on a node that has
-    not initialised (`would schedule against uninitialized node/<name>`).
+    not initialised (`would schedule against uninitialized node/<name>`). With `give_up`, the simulation stops at
+    the first error or the second new node: enough for a caller that only needs to know whether the removal can
+    be one DELETE or one REPLACE (the placements and errors are then partial).
     """
     placer = _Placer(world, set(removed))
     placements: dict[str, str] = {}
@@ -305,7 +377,10 @@ def simulate(world: World, removed: Collection[str], movers: Sequence[Pod]) -> S
             errors[pod.key] = f"would schedule against uninitialized node/{target.name}"
         else:
             placements[pod.key] = target.name
+        if give_up and (errors or len(placer.new) > 1):
+            break
     new_nodes = tuple(
-        NewNode(t.name, t.pool, tuple(p.key for p in t.pods), t.requests, tuple(t.offerings or ())) for t in placer.new
+        NewNode(t.name, t.pool, tuple(p.key for p in placer.added.get(t, ())), t.requests, tuple(t.offerings or ()))
+        for t in placer.new
     )
     return Simulation(placements, new_nodes, errors)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from .blockers import non_candidate_cost, why_blocked
+from .blockers import Pdbs, non_candidate_cost, why_blocked
 from .catalogue import Catalogue
-from .cluster import Node, Pdb, Pod
+from .cluster import Node, Pod
 from .commands import Candidate, Command, Totals, compute_command, movers
 from .cost import reschedule_disruption_cost
 from .pools import Pool
@@ -20,7 +20,7 @@ class Settings:
     pools: Mapping[str, Pool]
     default_pool: Pool
     catalogue: Catalogue
-    pdbs: tuple[Pdb, ...]
+    pdbs: Pdbs
     k: float
     spot_to_spot: bool
 
@@ -112,10 +112,12 @@ class Round:
                 pods += [p for p in self.state.pods_on.get(name, []) if p.reschedulable and not p.do_not_disrupt]
         return pods
 
-    def command(self, batch: Sequence[Candidate]) -> Command:
+    def command(self, batch: Sequence[Candidate], *, decision_only: bool = False) -> Command:
         assert self.world is not None
-        pods = movers(batch, self.deleting_pods(), self.settings.pdbs)
-        return compute_command(self.world, batch, pods, spot_to_spot=self.settings.spot_to_spot)
+        pods = movers(batch, self.deleting_pods(), self.settings.pdbs.fully_blocking)
+        return compute_command(
+            self.world, batch, pods, spot_to_spot=self.settings.spot_to_spot, decision_only=decision_only
+        )
 
 
 def ordered(candidates: Iterable[Candidate]) -> list[Candidate]:
