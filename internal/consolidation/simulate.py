@@ -91,8 +91,9 @@ class Simulation:
 
 def matches_node(pod: Pod, labels: Mapping[str, str]) -> bool:
     """Whether `pod`'s nodeSelector and required node affinity accept a node with `labels`."""
-    if any(labels.get(key) != value for key, value in pod.node_selector.items()):
-        return False
+    for key, value in pod.node_selector.items():
+        if labels.get(key) != value:
+            return False
     return pod.node_terms is None or any(term.matches(labels) for term in pod.node_terms)
 
 
@@ -138,7 +139,10 @@ def _daemon_overhead(world: World, labels: Mapping[str, str], taints: Sequence[M
     return total
 
 
-_SpreadEntry = tuple[_Target, object, int]
+@dataclass(frozen=True, slots=True)
+class _SpreadCounts:
+    by_domain: dict[object, tuple[int, int]]  # domain: (targets, selected residents)
+    by_target: dict[str, tuple[_Target, object, int]]  # target name: (target, domain, selected residents)
 
 
 class _Index:
@@ -160,25 +164,28 @@ class _Index:
             self.pods.append(room.pods - sum(p.requests.pods for p in host.pods))
         self.guarded = [(pod, target) for target in self.targets for pod in target.pods if pod.anti_affinity]
         self.launchable: dict[str, list[Offering]] = {}
-        self._spreads: dict[tuple[int, int], tuple[Pod, list[_SpreadEntry]]] = {}
+        self._spreads: dict[tuple[int, int], tuple[Pod, _SpreadCounts]] = {}
 
-    def spread_counts(self, pod: Pod, index: int) -> list[_SpreadEntry]:
-        """For `pod`'s `index`-th spread constraint: every existing target its node affinity accepts and whose
-        domain is known, with the domain and how many residents the constraint selects."""
+    def spread_counts(self, pod: Pod, index: int) -> _SpreadCounts:
+        """For `pod`'s `index`-th spread constraint, over the existing targets its node affinity accepts and whose
+        domain is known: per domain, how many such targets and how many residents the constraint selects; per
+        target, its domain and its count."""
         key = (id(pod), index)
         cached = self._spreads.get(key)
         if cached is None:
             spread = pod.spread[index]
-            entries = []
+            counts = _SpreadCounts({}, {})
             for target in self.targets:
                 domain = target.domain(spread.topology_key)
                 if domain is None or not matches_node(pod, target.labels):
                     continue
-                count = sum(
+                selected = sum(
                     1 for p in target.pods if p.namespace == pod.namespace and spread.selector.matches(p.labels)
                 )
-                entries.append((target, domain, count))
-            cached = (pod, entries)  # the pod is held, so its id names it as long as this index lives
+                counts.by_target[target.name] = (target, domain, selected)
+                nodes, pods = counts.by_domain.get(domain, (0, 0))
+                counts.by_domain[domain] = (nodes + 1, pods + selected)
+            cached = (pod, counts)  # the pod is held, so its id names it as long as this index lives
             self._spreads[key] = cached
         return cached[1]
 
@@ -253,12 +260,21 @@ class _Placer:
             domain = target.domain(spread.topology_key)
             if domain is None or domain is _UNKNOWN:
                 return False
-            counts: dict[object, int] = {}
-            for other, other_domain, residents in self.index.spread_counts(pod, number):
-                if other.name in self.removed:
-                    continue
-                selected = residents + self._selected(pod, spread, self.added.get(other, ()))
-                counts[other_domain] = counts.get(other_domain, 0) + selected
+            base = self.index.spread_counts(pod, number)
+            by_domain = dict(base.by_domain)
+            for name in self.removed:  # few: the candidates
+                entry = base.by_target.get(name)
+                if entry is not None:
+                    nodes, pods = by_domain[entry[1]]
+                    if nodes == 1:
+                        del by_domain[entry[1]]
+                    else:
+                        by_domain[entry[1]] = (nodes - 1, pods - entry[2])
+            counts = {known: pods for known, (_, pods) in by_domain.items()}
+            for other, added in self.added.items():
+                entry = base.by_target.get(other.name) if other.offerings is None else None
+                if entry is not None and entry[0] is other:
+                    counts[entry[1]] += self._selected(pod, spread, added)
             for other in self.new:
                 other_domain = domain if other is target else other.domain(spread.topology_key)
                 if other_domain is None or other_domain is _UNKNOWN or not matches_node(pod, other.labels):
