@@ -20,6 +20,7 @@ from typing import Any
 from ballast import __version__
 from ballast.internal.cmd.wiring import (
     CONTROLLERS,
+    DISABLED_BY_DEFAULT,
     Dependencies,
     add_core_lanes,
     add_optional_lanes,
@@ -99,6 +100,41 @@ def _serving_flags(serving: Any) -> None:
     )
 
 
+def _consolidation_flags(advisor: Any) -> None:
+    """The ConsolidationReport's refresh, inputs and judgement."""
+    advisor.add_argument(
+        "--consolidation-interval",
+        default="10m",
+        help="recompute the ConsolidationReport this often (Go duration above 0, default %(default)s); annotating "
+        "it ballast.tightlinesoftware.com/refresh recomputes it at once",
+    )
+    advisor.add_argument(
+        "--consolidation-policy",
+        default="Balanced",
+        choices=["Balanced", "WhenEmptyOrUnderutilized", "WhenEmpty"],
+        help="the consolidation policy of pools no Karpenter NodePool describes (every pool, without Karpenter; "
+        "default %(default)s); a NodePool's spec.disruption always wins",
+    )
+    advisor.add_argument(
+        "--consolidation-catalogue",
+        default="",
+        metavar="NS/NAME",
+        help="the price-list ConfigMap (key catalogue.yaml; default: <--operator-namespace>/"
+        "ballast-consolidation-catalogue)",
+    )
+    advisor.add_argument(
+        "--consolidation-pool-label",
+        default="node.kubernetes.io/instance-type",
+        help="the node label naming the pool of a node without karpenter.sh/nodepool (default %(default)s)",
+    )
+    advisor.add_argument(
+        "--consolidation-k",
+        type=int,
+        default=2,
+        help="Balanced moves need a score of at least 1/k (Karpenter's k is 2; default %(default)s)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ballastd",
@@ -144,8 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
     behaviour.add_argument(
         "--controllers",
         default="*",
-        help="controllers to run: '*' (all), names, or -name to disable, comma-separated; "
-        f"known: {', '.join(CONTROLLERS)}",
+        help="controllers to run: '*' (all but the disabled-by-default ones), names, or -name to disable, "
+        f"comma-separated; known: {', '.join(CONTROLLERS)}; disabled by default: {', '.join(DISABLED_BY_DEFAULT)}",
     )
     behaviour.add_argument("--graceful-shutdown-timeout", type=float, default=30.0)
     behaviour.add_argument(
@@ -166,6 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run every Balancer again at least this often (Go duration, default %(default)s; upstream's "
         "--reprocess-period-sec)",
     )
+    _consolidation_flags(parser.add_argument_group("consolidation advisor (--controllers=*,consolidation)"))
     telemetry = parser.add_argument_group("OpenTelemetry")
     telemetry.add_argument(
         "--otel-metrics-endpoint", default="", help="push metrics over OTLP to host:port (default: no push)"
@@ -201,7 +238,7 @@ def enabled_controllers(spec: str) -> set[str]:
     enabled: set[str] = set()
     for item in (part.strip() for part in spec.split(",") if part.strip()):
         if item == "*":
-            enabled |= set(CONTROLLERS)
+            enabled |= set(CONTROLLERS) - set(DISABLED_BY_DEFAULT)
             continue
         name = item.removeprefix("-")
         if name not in CONTROLLERS:
@@ -249,6 +286,7 @@ def build(args: argparse.Namespace) -> Any:
     telemetry = otlp_runnables(args) if args.otel_metrics_endpoint else []  # flags checked before connecting
     refresh = refresh_policy(args)
     reprocess = balancer_reprocess_period(args)
+    advisor = consolidation_settings(args)
     url = store_url(args)
     if url.startswith("sqlite:"):
         Path(args.data_dir).mkdir(parents=True, exist_ok=True)
@@ -289,8 +327,9 @@ def build(args: argparse.Namespace) -> Any:
     manager.add_healthz_check("store", store.ping)
 
     deps = Dependencies(
-        store=store, kill_switch=kill_switch, options=options, refresh=refresh, balancer_reprocess_period=reprocess
-    )
+        store=store, kill_switch=kill_switch, options=options, refresh=refresh, balancer_reprocess_period=reprocess,
+        consolidation=advisor,
+    )  # fmt: skip
     add_core_lanes(manager, controllers, deps)
     add_optional_lanes(manager, controllers, deps)
 
@@ -392,6 +431,34 @@ def balancer_reprocess_period(args: argparse.Namespace) -> float:
     if period <= datetime.timedelta(0):
         raise ValueError(f"--balancer-reprocess-period: {args.balancer_reprocess_period!r} must be positive")
     return period.total_seconds()
+
+
+CONSOLIDATION_CATALOGUE = "ballast-consolidation-catalogue"
+"""The catalogue ConfigMap's name in the operator namespace when `--consolidation-catalogue` is not given."""
+
+
+def consolidation_settings(args: argparse.Namespace) -> Any:
+    """The `--consolidation-*` flags as the advisor's `AdvisorSettings`; ValueError naming the flag."""
+    from ballast.controllers.consolidation import AdvisorSettings  # noqa: PLC0415
+    from ballast.internal.consolidationinputs import ReadSettings  # noqa: PLC0415
+
+    interval = _duration_flag("--consolidation-interval", args.consolidation_interval)
+    if interval <= datetime.timedelta(0):
+        raise ValueError(f"--consolidation-interval: {args.consolidation_interval!r} must be positive")
+    if args.consolidation_k < 1:
+        raise ValueError(f"--consolidation-k: {args.consolidation_k} must be a positive integer")
+    catalogue = args.consolidation_catalogue or f"{args.operator_namespace}/{CONSOLIDATION_CATALOGUE}"
+    namespace, _, name = catalogue.partition("/")
+    if not namespace or not name or "/" in name:
+        raise ValueError(f"--consolidation-catalogue: {catalogue!r} is not NAMESPACE/NAME")
+    if not args.consolidation_pool_label:
+        raise ValueError("--consolidation-pool-label: must not be empty")
+    return AdvisorSettings(
+        read=ReadSettings(catalogue=(namespace, name), pool_label=args.consolidation_pool_label),
+        interval=interval.total_seconds(),
+        default_policy=args.consolidation_policy,
+        k=float(args.consolidation_k),
+    )
 
 
 def refresh_policy(args: argparse.Namespace) -> Any:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the modules themselves load inside the functions below
+    from ballast.controllers.consolidation import AdvisorSettings
     from ballast.internal.collection import RefreshPolicy
     from ballast.internal.killswitch import KillSwitchState
     from ballast.internal.operator import OperatorOptions
@@ -28,10 +29,15 @@ CONTROLLERS = (
     "killswitch",
     "schedulingpolicy",
     "balancer",
+    "consolidation",
 )
 """Controller names `--controllers` accepts (they label metrics and logs): the Go operator's, and the two
 `configstatus-*` lanes it has no counterpart of (docs/design.md, difference 26), and `schedulingpolicy` (the
-scheduling webhook's matchConditions) and `balancer` (Balancers)."""
+scheduling webhook's matchConditions), `balancer` (Balancers) and `consolidation` (the ConsolidationReport)."""
+DISABLED_BY_DEFAULT = ("consolidation",)
+"""Controllers `*` leaves out (kube-controller-manager's disabled-by-default ones): name them to run them. The
+consolidation advisor lists every node and pod each interval and needs a price list to say anything useful, so it
+is opt-in."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,7 @@ class Dependencies:
     options: OperatorOptions
     refresh: RefreshPolicy | None = None  # when the collector recomputes statistics (None: its default rule)
     balancer_reprocess_period: float = 15.0  # seconds between two runs of a Balancer (`--balancer-reprocess-period`)
+    consolidation: AdvisorSettings | None = None  # the `--consolidation-*` flags (None: the advisor's defaults)
 
 
 def new_manager(client: Client, *, namespace: str, scheduling: bool = True, **options: Any) -> Manager:
@@ -111,8 +118,8 @@ def add_core_lanes(manager: Manager, controllers: set[str], deps: Dependencies) 
 
 
 def add_optional_lanes(manager: Manager, controllers: set[str], deps: Dependencies) -> None:
-    """The collection and resize lanes, and the Balancer controller."""
-    from ballast.controllers import balancer, collector, resize  # noqa: PLC0415
+    """The collection and resize lanes, the Balancer controller and the consolidation advisor."""
+    from ballast.controllers import balancer, collector, consolidation, resize  # noqa: PLC0415
 
     if "metricscollector" in controllers:
         collector.setup(
@@ -126,6 +133,8 @@ def add_optional_lanes(manager: Manager, controllers: set[str], deps: Dependenci
         resize.setup(manager, kill_switch=deps.kill_switch, options=deps.options)
     if "balancer" in controllers:
         balancer.setup(manager, reprocess_period=deps.balancer_reprocess_period)
+    if consolidation.NAME in controllers:
+        consolidation.setup(manager, settings=deps.consolidation or consolidation.AdvisorSettings())
 
 
 def register_webhooks(server: WebhookServer, manager: Manager, deps: Dependencies) -> None:
