@@ -32,12 +32,17 @@ class Pdbs:
         self.all = tuple(pdbs)
         self.fully_blocking = tuple(pdb for pdb in self.all if pdb.fully_blocking)
         self._covering: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[Pdb, ...]] = {}
+        self._by_pod: dict[int, tuple[Pod, tuple[Pdb, ...]]] = {}
 
     def covering(self, pod: Pod) -> tuple[Pdb, ...]:
+        known = self._by_pod.get(id(pod))
+        if known is not None:
+            return known[1]
         key = (pod.namespace, tuple(pod.labels.items()))
         found = self._covering.get(key)
         if found is None:
             found = self._covering[key] = tuple(pdb for pdb in self.all if pdb.covers(pod))
+        self._by_pod[id(pod)] = (pod, found)  # the pod is held, so its id names it
         return found
 
 

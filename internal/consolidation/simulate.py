@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .catalogue import Catalogue, Offering
-from .cluster import Node, Pod, Resources, Spread, tolerates
+from .cluster import Node, Pod, PodTerm, Resources, Spread, tolerates
 from .pools import CAPACITY_TYPE_LABEL, HOSTNAME_LABEL, INSTANCE_TYPE_LABEL, NODEPOOL_LABEL, ZONE_LABEL, Pool
 
 NEW_NODE_PREFIX = "new-node-"
@@ -139,6 +139,11 @@ def _daemon_overhead(world: World, labels: Mapping[str, str], taints: Sequence[M
     return total
 
 
+_BLOCK = 32
+"""Targets per block of the first-fit scan: a block whose largest room cannot hold a pod is skipped whole."""
+_Guard = tuple[Pod, "_Target", PodTerm]
+
+
 @dataclass(frozen=True, slots=True)
 class _SpreadCounts:
     by_domain: dict[object, tuple[int, int]]  # domain: (targets, selected residents)
@@ -162,9 +167,31 @@ class _Index:
             self.cpu.append(room.cpu - sum(p.requests.cpu for p in host.pods))
             self.memory.append(room.memory - sum(p.requests.memory for p in host.pods))
             self.pods.append(room.pods - sum(p.requests.pods for p in host.pods))
+        self.position = {target.name: i for i, target in enumerate(self.targets)}
+        self.block_cpu = [max(self.cpu[i : i + _BLOCK]) for i in range(0, len(self.cpu), _BLOCK)]
+        self.block_memory = [max(self.memory[i : i + _BLOCK]) for i in range(0, len(self.memory), _BLOCK)]
         self.guarded = [(pod, target) for target in self.targets for pod in target.pods if pod.anti_affinity]
         self.launchable: dict[str, list[Offering]] = {}
         self._spreads: dict[tuple[int, int], tuple[Pod, _SpreadCounts]] = {}
+        self._by_term: dict[PodTerm, list[tuple[Pod, _Target]]] = {}
+        for resident, home in self.guarded:
+            for term in resident.anti_affinity:
+                self._by_term.setdefault(term, []).append((resident, home))
+        self._guards: dict[tuple[str, tuple[tuple[str, str], ...]], list[_Guard]] = {}
+
+    def guards(self, pod: Pod) -> list[_Guard]:
+        """The residents whose own anti-affinity terms select `pod`, with their targets and those terms (a pod's
+        own term excluded). Terms are compared by value, so one Deployment's replicas are matched once."""
+        key = (pod.namespace, tuple(pod.labels.items()))
+        found = self._guards.get(key)
+        if found is None:
+            found = self._guards[key] = [
+                (resident, home, term)
+                for term, residents in self._by_term.items()
+                if term.matches(pod)
+                for resident, home in residents
+            ]
+        return [guard for guard in found if guard[0].key != pod.key]
 
     def spread_counts(self, pod: Pod, index: int) -> _SpreadCounts:
         """For `pod`'s `index`-th spread constraint, over the existing targets its node affinity accepts and whose
@@ -195,13 +222,29 @@ class _Placer:
         self.world = world
         index = world.index
         self.index = index
-        self.existing = [target for target in index.targets if target.name not in removed]
-        self.alive = [i for i, target in enumerate(index.targets) if target.name not in removed]
         self.cpu, self.memory, self.pods = list(index.cpu), list(index.memory), list(index.pods)
+        self.block_cpu, self.block_memory = list(index.block_cpu), list(index.block_memory)
+        positions = [index.position[name] for name in removed if name in index.position]
+        for i in positions:  # a removed node takes nothing, not even a pod that requests nothing
+            self.cpu[i] = self.memory[i] = self.pods[i] = -1
+        for block in {i // _BLOCK for i in positions}:
+            self._reblock(block)
         self.removed = removed
+        self._existing: list[_Target] | None = None
         self.new: list[_Target] = []
         self.added: dict[_Target, list[Pod]] = {}
-        self.guarded = [(pod, target) for pod, target in index.guarded if target.name not in removed]
+        self.guarded: list[tuple[Pod, _Target]] = []  # placed by this simulation, with anti-affinity
+
+    def _reblock(self, block: int) -> None:
+        start = block * _BLOCK
+        self.block_cpu[block] = max(self.cpu[start : start + _BLOCK])
+        self.block_memory[block] = max(self.memory[start : start + _BLOCK])
+
+    @property
+    def existing(self) -> list[_Target]:
+        if self._existing is None:
+            self._existing = [target for target in self.index.targets if target.name not in self.removed]
+        return self._existing
 
     def targets(self) -> Iterable[_Target]:
         yield from self.existing
@@ -233,17 +276,21 @@ class _Placer:
             ):
                 return False
         # A resident's own anti-affinity keeps `pod` out of its domain just as well (the scheduler checks both).
-        for resident, home in self.guarded:
-            for term in resident.anti_affinity:
-                if resident.key == pod.key or not term.matches(pod):
-                    continue
-                if home is target:
-                    return False
-                domain, home_domain = target.domain(term.topology_key), home.domain(term.topology_key)
-                if domain is _UNKNOWN or home_domain is _UNKNOWN:
-                    return False
-                if domain is not None and domain == home_domain:
-                    return False
+        guards = [guard for guard in self.index.guards(pod) if guard[1].name not in self.removed]
+        guards += [
+            (resident, home, term)
+            for resident, home in self.guarded
+            for term in resident.anti_affinity
+            if resident.key != pod.key and term.matches(pod)
+        ]
+        for _, home, term in guards:
+            if home is target:
+                return False
+            domain, home_domain = target.domain(term.topology_key), home.domain(term.topology_key)
+            if domain is _UNKNOWN or home_domain is _UNKNOWN:
+                return False
+            if domain is not None and domain == home_domain:
+                return False
         return True
 
     def _commit(self, pod: Pod, target: _Target) -> _Target:
@@ -294,28 +341,35 @@ class _Placer:
     def _try_existing(self, pod: Pod) -> _Target | None:
         cpu, memory, count = pod.requests.cpu, pod.requests.memory, pod.requests.pods
         rooms_cpu, rooms_memory, rooms_pods, targets = self.cpu, self.memory, self.pods, self.index.targets
-        for i in self.alive:
-            if cpu > rooms_cpu[i] or memory > rooms_memory[i] or count > rooms_pods[i]:
+        for block, (block_cpu, block_memory) in enumerate(zip(self.block_cpu, self.block_memory, strict=True)):
+            if cpu > block_cpu or memory > block_memory:
                 continue
-            target = targets[i]
-            if (
-                matches_node(pod, target.labels)
-                and tolerates(pod, target.taints) is None
-                and self._constraints_ok(pod, target)
-            ):
-                rooms_cpu[i] -= cpu
-                rooms_memory[i] -= memory
-                rooms_pods[i] -= count
-                return self._commit(pod, target)
+            for i in range(block * _BLOCK, min(len(targets), (block + 1) * _BLOCK)):
+                if cpu > rooms_cpu[i] or memory > rooms_memory[i] or count > rooms_pods[i]:
+                    continue
+                target = targets[i]
+                if (
+                    matches_node(pod, target.labels)
+                    and tolerates(pod, target.taints) is None
+                    and self._constraints_ok(pod, target)
+                ):
+                    rooms_cpu[i] -= cpu
+                    rooms_memory[i] -= memory
+                    rooms_pods[i] -= count
+                    self._reblock(block)
+                    return self._commit(pod, target)
         return None
 
     def _fitting(self, pod: Pod, target: _Target, offerings: Iterable[Offering]) -> list[Offering]:
         need = target.requests + pod.requests
+        anywhere = not pod.node_selector and pod.node_terms is None
         return [
             o
             for o in offerings
-            if need.fits_in(Resources(o.cpu, o.memory, o.pods))
-            and matches_node(pod, {**target.labels, **_offering_labels(o)})
+            if need.cpu <= o.cpu
+            and need.memory <= o.memory
+            and need.pods <= o.pods
+            and (anywhere or matches_node(pod, {**target.labels, **_offering_labels(o)}))
         ]
 
     def _try_inflight(self, pod: Pod) -> _Target | None:

@@ -45,6 +45,7 @@ class Round:
     blocked: dict[str, str] = field(default_factory=dict)
     totals: dict[str, Totals] = field(default_factory=dict)
     world: World | None = None
+    deleting: list[Pod] | None = None
 
     def __post_init__(self) -> None:
         settings = self.settings
@@ -106,11 +107,14 @@ class Round:
         }
 
     def deleting_pods(self) -> list[Pod]:
-        pods = []
-        for name, node in self.state.nodes.items():
-            if node.deleting:
-                pods += [p for p in self.state.pods_on.get(name, []) if p.reschedulable and not p.do_not_disrupt]
-        return pods
+        """The pods still on nodes being deleted: every command of the round must place them too."""
+        if self.deleting is None:
+            self.deleting = []
+            for name, node in self.state.nodes.items():
+                if node.deleting:
+                    pods = self.state.pods_on.get(name, [])
+                    self.deleting += [p for p in pods if p.reschedulable and not p.do_not_disrupt]
+        return self.deleting
 
     def command(self, batch: Sequence[Candidate], *, decision_only: bool = False) -> Command:
         assert self.world is not None
