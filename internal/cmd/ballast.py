@@ -226,7 +226,7 @@ def _add_consolidation(subparsers: Any, common: argparse.ArgumentParser) -> None
             "examples:\n"
             "  ballast consolidation plan --catalogue config/samples/consolidation/catalogue-configmap.yaml\n"
             "  ballast consolidation plan --what-if recommended \\\n"
-            "      --catalogue cm/ballast-system/consolidation-catalogue\n"
+            "      --catalogue cm/ballast-system/ballast-consolidation-catalogue\n"
             "  ballast consolidation plan --what-if recommended -o json | jq '.plans.recommended.freed.nodes'"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -246,7 +246,7 @@ def _add_consolidation(subparsers: Any, common: argparse.ArgumentParser) -> None
         "--catalogue",
         metavar="FILE|cm/NS/NAME",
         help="the price list: a YAML/JSON file or ConfigMap manifest (- for stdin), or a ConfigMap in the cluster "
-        "(default: cm/ballast-system/consolidation-catalogue)",
+        "(default: cm/ballast-system/ballast-consolidation-catalogue)",
     )
     plan.add_argument("-o", "--output", choices=["table", "json"], default="table", help="output format")
 

@@ -43,7 +43,7 @@ from ballast.internal.consolidation import (
 from ballast.internal.consolidationinputs import CATALOGUE_KEY, Inputs, Observed, ReadSettings, advise, read_inputs
 
 CONFIGMAP_PREFIX = "cm/"
-DEFAULT_CATALOGUE = "cm/ballast-system/consolidation-catalogue"
+DEFAULT_CATALOGUE = "cm/ballast-system/ballast-consolidation-catalogue"
 """Where the catalogue is when `--catalogue` is not given: the sample's ConfigMap, applied."""
 CURRENT = "current"
 RECOMMENDED = "recommended"
@@ -255,7 +255,8 @@ def _move_rows(plan: Plan) -> list[list[str]]:
 
 def _pools_text(analysis: Analysis) -> str:
     if analysis.karpenter:
-        return f"{analysis.observed.nodepools} Karpenter NodePools (a pool none describes is Balanced)"
+        count = analysis.observed.nodepools
+        return f"{count} Karpenter NodePool{'s' if count != 1 else ''} (a pool none describes is Balanced)"
     return "no Karpenter NodePools served: nodes grouped by their instance type, each group Balanced"
 
 

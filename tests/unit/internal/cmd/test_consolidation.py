@@ -17,6 +17,7 @@ import yaml
 
 from ballast.internal.cmd import ballast as cli
 from ballast.internal.cmd import consolidation as plan_cmd
+from ballast.internal.cmd.ballastd import CONSOLIDATION_CATALOGUE
 from ballast.internal.cmd.consolidation import (
     Analysis,
     PlanError,
@@ -130,10 +131,12 @@ def test_the_sample_catalogue_parses_with_no_problems() -> None:
 def test_the_sample_is_a_configmap_under_the_agreed_key() -> None:
     (configmap,) = [doc for doc in yaml.safe_load_all(SAMPLE.read_text()) if doc]
     assert (configmap["kind"], configmap["metadata"]["namespace"], configmap["metadata"]["name"]) == (
-        "ConfigMap", "ballast-system", "consolidation-catalogue",
+        "ConfigMap", "ballast-system", "ballast-consolidation-catalogue",
     )  # fmt: skip
     assert list(configmap["data"]) == [CATALOGUE_KEY]  # the reader's key
-    assert plan_cmd.DEFAULT_CATALOGUE == "cm/ballast-system/consolidation-catalogue"
+    assert plan_cmd.DEFAULT_CATALOGUE == "cm/ballast-system/ballast-consolidation-catalogue"
+    # The operator's default, which its RBAC lets it read by name: the CLI and the report read the same ConfigMap.
+    assert f"cm/ballast-system/{CONSOLIDATION_CATALOGUE}" == plan_cmd.DEFAULT_CATALOGUE
 
 
 # ------------------------------------------------------------------------------------------------ inputs
@@ -241,7 +244,7 @@ def test_the_table_shows_the_pools_now_and_after_both_requests() -> None:
     assert lines[:5] == [
         "Consolidation plan: 2 nodes in 1 pool, $292.00/month now",
         "Requests: current, and recommended for 4 pods (their WorkloadProfiles)",
-        "Pools: 1 Karpenter NodePools (a pool none describes is Balanced)",
+        "Pools: 1 Karpenter NodePool (a pool none describes is Balanced)",
         "Catalogue: prices.yaml; k 2: a Balanced move needs a score ≥ 0.500",
         "",
     ]
@@ -417,7 +420,7 @@ def test_the_catalogue_from_a_configmap(cluster: FakeAPI, capsys: pytest.Capture
     code, out, err = run(capsys, "-o", "json")  # the default: the sample's ConfigMap
     assert (code, err) == (0, "")
     document = json.loads(out)
-    assert document["catalogue"] == "cm/ballast-system/consolidation-catalogue"
+    assert document["catalogue"] == "cm/ballast-system/ballast-consolidation-catalogue"
     assert document["plans"]["current"]["pools"][0]["costPerHour"] == pytest.approx(0.40)
     code, out, err = run(capsys, "--catalogue", "cm/ballast-system/elsewhere")
     assert (code, out) == (1, "")
