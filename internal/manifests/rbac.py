@@ -26,7 +26,9 @@ What the rules encode (docs/compatibility.md, narrowed to what this code calls):
 - `create` carries no object name in RBAC (a POST names nothing), so it is granted in a rule of its own — except
   for a server-side apply that creates (a PATCH by name), which the CRD installer relies on;
 - nodes are read one `get` at a time, only those hosting enrolled pods (their allocatable bounds recommendations,
-  docs/design.md, difference 25), never listed or watched;
+  docs/design.md, difference 25), never watched; only the consolidation advisor lists them (paged, each
+  interval), in a role of its own that exists only where the advisor runs, as its ConfigMap price list (by name)
+  and Karpenter's NodePools (another role, `consolidation.karpenter`);
 - `nodes/proxy` lives in its own ClusterRole, bound only when a kubeletSummary MetricsSource is used: it reaches
   the kubelet's whole API (exec, logs, …), not only `/stats/summary`;
 - `ballastd uninstall` has an identity of its own: profiles (cluster-scoped) through a ClusterRole, and the
@@ -65,6 +67,9 @@ HOOK_DELETE_POLICY = "before-hook-creation,hook-succeeded"
 BALLAST_GROUP = "ballast.tightlinesoftware.com"
 KUPID_GROUP = "kupid.gardener.cloud"
 BALANCER_GROUP = "balancer.x-k8s.io"
+KARPENTER_GROUP = "karpenter.sh"
+CONSOLIDATION_REPORT = "cluster"
+"""The one ConsolidationReport the advisor reads and writes."""
 
 # Who uses a rule, besides the controllers of `ballastd --controllers` (`ballast.internal.cmd.ballastd.CONTROLLERS`).
 CACHE = "cache"
@@ -135,8 +140,19 @@ BALANCER_FEATURE = Feature(
     "the balancer controller runs (ballastd --controllers includes it, as the default * does)",
     helm_condition=".Values.balancer.enabled",
 )
+CONSOLIDATION_FEATURE = Feature(
+    "the consolidation advisor (ballastd --controllers=*,consolidation; * leaves it out)",
+    helm_condition=".Values.consolidation.enabled",
+    component="consolidation",
+)
+KARPENTER_FEATURE = Feature(
+    "the consolidation advisor on a cluster with Karpenter (its NodePools' spec.disruption honoured)",
+    helm_condition=".Values.consolidation.karpenter",
+    component="karpenter",
+)
 HELM_VALUES = ("leaderElect", "rbac.kubeletSummary", "certManager.enabled", "crds.upgradeHook.enabled",
-               "uninstallHook.enabled", "scheduling.enabled", "balancer.enabled")  # fmt: skip
+               "uninstallHook.enabled", "scheduling.enabled", "balancer.enabled", "consolidation.enabled",
+               "consolidation.karpenter")  # fmt: skip
 """The chart values `rbac.yaml` reads; the chart must define every one."""
 
 
@@ -170,6 +186,12 @@ def scheduling_configuration_name(prefix: str = PREFIX) -> str:
     return configuration_name(webhook_configuration_name(prefix))
 
 
+def consolidation_catalogue_name(prefix: str = PREFIX) -> str:
+    """The consolidation advisor's price-list ConfigMap, in the operator namespace (`ballastd
+    --consolidation-catalogue=<namespace>/<name>`)."""
+    return f"{prefix}-consolidation-catalogue"
+
+
 def operator_deployment_name(prefix: str = PREFIX) -> str:
     """The operator's Deployment, in the operator namespace (`ballastd uninstall --deployment`)."""
     return prefix
@@ -179,15 +201,17 @@ def _manager_rules() -> tuple[Rule, ...]:
     ballast = BALLAST_GROUP
     return (
         Rule("", ("pods",), ("get", "list", "watch", "patch"),
-             (CACHE, MIGRATION, "workloadwatcher-pod", "resourceadjuster", "balancer"),
+             (CACHE, MIGRATION, "workloadwatcher-pod", "resourceadjuster", "balancer", "consolidation"),
              "enrolled pods are cached (a label selector RBAC cannot express), and each Balancer target's pods by "
-             "its selector; the migration lists every pod once; live reads before a write; patches stamp refs, "
-             "drop the Go finalizer, annotate resizes"),
+             "its selector; the migration lists every pod once, the consolidation advisor each interval (paged); "
+             "live reads before a write; patches stamp refs, drop the Go finalizer, annotate resizes"),
         Rule("", ("pods/resize",), ("patch",), ("resourceadjuster",), "in-place resize"),
         Rule("", ("events",), ("create", "patch"),
-             ("resourceadjuster", "configstatus-ballastconfig", "configstatus-metricssource", WEBHOOK, "balancer"),
+             ("resourceadjuster", "configstatus-ballastconfig", "configstatus-metricssource", WEBHOOK, "balancer",
+              "consolidation"),
              "Resized/ResizeBlocked, InvalidConfig/InvalidSource, InvalidSchedulingPolicy/SchedulingPolicyConflict, "
-             "UnableToBalance/StatusNotUpdated/TargetConflict core v1 Events; a repeat is patched (count)"),
+             "UnableToBalance/StatusNotUpdated/TargetConflict, ConsolidationAdvised core v1 Events; a repeat is "
+             "patched (count)"),
         Rule("", ("replicationcontrollers",), ("get",), (WEBHOOK, "workloadwatcher-pod"),
              "owner chain for policies' kinds: one get per owner, by uid-checked name"),
         Rule("apps", ("replicasets", "deployments", "statefulsets", "daemonsets"), ("get",),
@@ -202,8 +226,9 @@ def _manager_rules() -> tuple[Rule, ...]:
         Rule(ballast, ("ballastconfigs", "clusterresourcepolicies", "resourcepolicies", "metricssources"),
              ("list", "watch"), (CACHE,), "configuration and policies, read from the cache only"),
         Rule(ballast, ("workloadprofiles",), ("list", "watch", "create", "patch", "delete"),
-             (CACHE, "workloadwatcher-pod", "workloadwatcher-profile"),
-             "profiles: created at enrollment, cleanup finalizer patched, deleted after orphanTTL"),
+             (CACHE, "workloadwatcher-pod", "workloadwatcher-profile", "consolidation"),
+             "profiles: created at enrollment, cleanup finalizer patched, deleted after orphanTTL; listed (paged) "
+             "by the consolidation advisor for the recommended requests"),
         Rule(ballast, ("workloadprofiles/status", "clusterresourcepolicies/status", "resourcepolicies/status"),
              ("patch",),
              ("workloadwatcher-pod", "workloadwatcher-profile", "metricscollector", "resourceadjuster",
@@ -260,6 +285,31 @@ def roles(prefix: str = PREFIX) -> tuple[Role, ...]:
                    ("balancer",), "a Balancer's targets: read each scale, merge-patch spec.replicas where it "
                    "differs (a custom resource target needs its own <plural>/scale get and patch)")),
              feature=BALANCER_FEATURE, file="balancer_role"),
+        Role("consolidation", False,
+             "the consolidation advisor: Nodes and PodDisruptionBudgets listed, the ConsolidationReport written",
+             (Rule("", ("nodes",), ("list",), ("consolidation",),
+                   "every node, listed in pages each interval (pods and profiles: the manager role's grants)"),
+              Rule("policy", ("poddisruptionbudgets",), ("list",), ("consolidation",),
+                   "every PodDisruptionBudget with its status, listed in pages each interval"),
+              Rule(BALLAST_GROUP, ("consolidationreports",), ("list", "watch"), (CACHE,),
+                   "the report, watched for its refresh annotation"),
+              Rule(BALLAST_GROUP, ("consolidationreports",), ("get",), ("consolidation",),
+                   "read live before each refresh", (CONSOLIDATION_REPORT,)),
+              Rule(BALLAST_GROUP, ("consolidationreports",), ("create",), ("consolidation",),
+                   "created when missing; create cannot be limited by name"),
+              Rule(BALLAST_GROUP, ("consolidationreports/status",), ("patch",), ("consolidation",),
+                   "server-side apply of the advice (field manager ballast-consolidation)", (CONSOLIDATION_REPORT,))),
+             feature=CONSOLIDATION_FEATURE, file="consolidation_role"),
+        Role("consolidation-catalogue", True, "the consolidation advisor's price list, read by name",
+             (Rule("", ("configmaps",), ("get",), ("consolidation",),
+                   "the catalogue ConfigMap, read each interval (--consolidation-catalogue)",
+                   (consolidation_catalogue_name(prefix),)),),
+             feature=CONSOLIDATION_FEATURE, file="consolidation_catalogue_role"),
+        Role("karpenter", False, "Karpenter's NodePools, read by the consolidation advisor",
+             (Rule(KARPENTER_GROUP, ("nodepools",), ("list",), ("consolidation",),
+                   "every NodePool (karpenter.sh/v1), listed in pages each interval: its spec.disruption "
+                   "(consolidationPolicy, consolidateAfter, budgets), weight, template and requirements"),),
+             feature=KARPENTER_FEATURE, file="karpenter_role"),
         Role("webhook-certificate", True, "the self-signed webhook certificate's Secret",
              (Rule("", ("secrets",), ("get", "update"), (SELF_SIGNED_CERTIFICATES,),
                    "read, adopt and renew the one Secret", (webhook_secret_name(prefix),)),

@@ -104,6 +104,27 @@ Rendering fails with a message naming the values to change, before anything reac
 {{- if and .Values.balancer.enabled (not (and (regexMatch "^\\+?(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$" $period) (regexMatch "[1-9]" $period))) -}}
 {{- fail (printf "balancer.reprocessPeriod %q: expected a Go duration above 0, e.g. 15s or 1m" $period) -}}
 {{- end -}}
+{{- if .Values.consolidation.enabled -}}
+{{- $interval := toString .Values.consolidation.interval -}}
+{{- if not (and (regexMatch "^\\+?(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$" $interval) (regexMatch "[1-9]" $interval)) -}}
+{{- fail (printf "consolidation.interval %q: expected a Go duration above 0, e.g. 10m or 1h" $interval) -}}
+{{- end -}}
+{{- if not (has (toString .Values.consolidation.policy) (list "Balanced" "WhenEmptyOrUnderutilized" "WhenEmpty")) -}}
+{{- fail (printf "consolidation.policy %q: expected Balanced, WhenEmptyOrUnderutilized or WhenEmpty" (toString .Values.consolidation.policy)) -}}
+{{- end -}}
+{{- if lt (int .Values.consolidation.k) 1 -}}
+{{- fail (printf "consolidation.k=%v: expected a positive integer (Karpenter's is 2)" .Values.consolidation.k) -}}
+{{- end -}}
+{{- else -}}
+{{- if .Values.consolidation.karpenter -}}
+{{- fail "consolidation.karpenter=true needs consolidation.enabled=true: the NodePool reads are the advisor's" -}}
+{{- end -}}
+{{- range .Values.extraArgs -}}
+{{- if and (hasPrefix "--controllers=" (toString .)) (regexMatch "(^|[=,])consolidation(,|$)" (toString .)) -}}
+{{- fail (printf "consolidation.enabled=false, but extraArgs %q would run the consolidation advisor without its RBAC: set consolidation.enabled=true instead" (toString .)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- if not .Values.balancer.enabled -}}
 {{- range .Values.extraArgs -}}
 {{- if and (hasPrefix "--controllers=" (toString .)) (not (contains "-balancer" (toString .))) -}}

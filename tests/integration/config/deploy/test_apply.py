@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from ballast.internal.cmd.ballastd import build_parser, enabled_controllers
-from ballast.internal.cmd.wiring import CONTROLLERS
+from ballast.internal.cmd.wiring import CONTROLLERS, DISABLED_BY_DEFAULT
 from ballast.internal.enrollment import PROFILE_CLEANUP_FINALIZER
 from ballast.internal.manifests.crds import all_crds
 from ballast.internal.runtime import APIStatusError, Client, NotFoundError
@@ -162,13 +162,49 @@ def test_the_without_balancer_component_leaves_the_balancer_out(envtest: Environ
     assert one(documents, "CustomResourceDefinition", "balancers.balancer.x-k8s.io")  # Balancers are still stored
     container = one(documents, "Deployment", "ballast")["spec"]["template"]["spec"]["containers"][0]
     args = build_parser().parse_args(container["args"])
-    assert enabled_controllers(args.controllers) == set(CONTROLLERS) - {"balancer"}
+    assert enabled_controllers(args.controllers) == set(CONTROLLERS) - {"balancer", *DISABLED_BY_DEFAULT}
     default = kustomize(envtest, "config/default")
     assert {d["kind"] for d in default if d["metadata"]["name"] == "ballast-balancer"} == {
         "ClusterRole", "ClusterRoleBinding",
     }  # fmt: skip
     container = one(default, "Deployment", "ballast")["spec"]["template"]["spec"]["containers"][0]
-    assert enabled_controllers(build_parser().parse_args(container["args"]).controllers) == set(CONTROLLERS)
+    assert enabled_controllers(build_parser().parse_args(container["args"]).controllers) == set(CONTROLLERS) - set(
+        DISABLED_BY_DEFAULT
+    )
+
+
+def test_the_consolidation_and_karpenter_components_turn_the_advisor_on(envtest: Environment, tmp_path: Path) -> None:
+    default = kustomize(envtest, "config/default")
+    advisor = {"ballast-consolidation", "ballast-consolidation-catalogue", "ballast-karpenter"}
+    assert [d for d in default if d["metadata"]["name"] in advisor] == []  # off by default: no rights either
+    overlay = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": [os.path.relpath(REPO / "config" / "default", tmp_path)],
+        "components": [os.path.relpath(REPO / "config" / name, tmp_path) for name in ("consolidation", "karpenter")],
+    }
+    (tmp_path / "kustomization.yaml").write_text(yaml.safe_dump(overlay))
+    text = envtest.kubectl("kustomize", "--load-restrictor", "LoadRestrictionsNone", str(tmp_path))
+    documents = [doc for doc in yaml.safe_load_all(text) if doc]
+    assert one(documents, "ClusterRole", "ballast-consolidation")
+    assert one(documents, "ClusterRoleBinding", "ballast-consolidation")
+    assert one(documents, "ClusterRole", "ballast-karpenter")["rules"] == [
+        {"apiGroups": ["karpenter.sh"], "resources": ["nodepools"], "verbs": ["list"]}
+    ]
+    catalogue = one(documents, "Role", "ballast-consolidation-catalogue")
+    assert catalogue["metadata"]["namespace"] == "ballast-system"
+    assert catalogue["rules"][0]["resourceNames"] == ["ballast-consolidation-catalogue"]
+    container = one(documents, "Deployment", "ballast")["spec"]["template"]["spec"]["containers"][0]
+    args = build_parser().parse_args(container["args"])
+    assert enabled_controllers(args.controllers) == set(CONTROLLERS)
+    assert ballastd_catalogue(args) == ("ballast-system", "ballast-consolidation-catalogue")
+
+
+def ballastd_catalogue(args: Any) -> tuple[str, str] | None:
+    from ballast.internal.cmd.ballastd import consolidation_settings  # noqa: PLC0415
+
+    catalogue: tuple[str, str] | None = consolidation_settings(args).read.catalogue
+    return catalogue
 
 
 # ------------------------------------------------------------------------------------------------------ RBAC
@@ -178,6 +214,7 @@ def test_config_and_chart_grant_the_same_rules(helm: Path) -> None:
     # Release `ballast`, so that names inside rules (resourceNames) are config/'s too.
     chart = render(helm, settings={"certManager.enabled": "true"})
     chart += render(helm, settings={"certManager.enabled": "false"})  # the self-signed rights
+    chart += render(helm, settings={"consolidation.enabled": "true", "consolidation.karpenter": "true"})
     chart_rules = _rbac_rules(chart, "ballast-")
     config_rules = _rbac_rules(_config_rbac(), "ballast-")
     # Both hooks' rights included: the chart's hook objects are config/'s crd-installer and uninstall Components.

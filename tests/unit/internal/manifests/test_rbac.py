@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from ballast.internal.cmd.ballastd import build_parser
+from ballast.internal.cmd.ballastd import CONSOLIDATION_CATALOGUE, build_parser
 from ballast.internal.cmd.wiring import CONTROLLERS
 from ballast.internal.enrollment import KILL_SWITCH_CONFIGMAP, LEADER_ELECTION_ID
 from ballast.internal.manifests import rbac
@@ -64,7 +64,7 @@ def render_helm(values: Mapping[str, bool], name: str = "ballast", namespace: st
 
 ALL_ON = {"leaderElect": True, "rbac.kubeletSummary": True, "certManager.enabled": False,
           "crds.upgradeHook.enabled": True, "uninstallHook.enabled": True, "scheduling.enabled": True,
-          "balancer.enabled": True}  # fmt: skip
+          "balancer.enabled": True, "consolidation.enabled": True, "consolidation.karpenter": True}  # fmt: skip
 
 
 def _without_hooks(doc: dict[str, Any]) -> dict[str, Any]:
@@ -87,7 +87,7 @@ def test_every_file_is_in_its_kustomization() -> None:
         here = sorted(p.name for p in kustomization.parent.glob("*.yaml") if p.name != "kustomization.yaml")
         assert sorted(listed) == here, kustomization
     components = [p.parent.name for p in CONFIG_RBAC.glob("*/kustomization.yaml")]
-    assert sorted(components) == ["crd-installer", "uninstall", "webhook-self-signed"]
+    assert sorted(components) == ["consolidation", "crd-installer", "karpenter", "uninstall", "webhook-self-signed"]
     for component in components:
         assert yaml.safe_load((CONFIG_RBAC / component / "kustomization.yaml").read_text())["kind"] == "Component"
 
@@ -110,6 +110,9 @@ def test_the_chart_grants_what_config_grants() -> None:
         ("uninstallHook.enabled", False, "ballast-uninstall-stop-operator"),
         ("scheduling.enabled", False, "ballast-scheduling"),
         ("balancer.enabled", False, "ballast-balancer"),
+        ("consolidation.enabled", False, "ballast-consolidation"),
+        ("consolidation.enabled", False, "ballast-consolidation-catalogue"),
+        ("consolidation.karpenter", False, "ballast-karpenter"),
     ],
 )
 def test_each_optional_role_follows_its_value(value: str, setting: bool, gone: str) -> None:
@@ -159,11 +162,18 @@ def test_names_agree_with_the_operator() -> None:
     assert defaults.webhook_configuration_name == rbac.webhook_configuration_name()
     assert defaults.operator_namespace == rbac.NAMESPACE
     rules = {
-        rule.group + "/" + rule.resources[0]: rule for role in roles() for rule in role.rules if rule.resource_names
-    }
-    assert rules["coordination.k8s.io/leases"].resource_names == (LEADER_ELECTION_ID,)
-    assert rules["/configmaps"].resource_names == (KILL_SWITCH_CONFIGMAP,)
-    assert rules["apiextensions.k8s.io/customresourcedefinitions"].resource_names == tuple(
+        role.name + ":" + rule.group + "/" + rule.resources[0]: rule
+        for role in roles() for rule in role.rules if rule.resource_names
+    }  # fmt: skip
+    assert rules["leader-election:coordination.k8s.io/leases"].resource_names == (LEADER_ELECTION_ID,)
+    assert rules["kill-switch:/configmaps"].resource_names == (KILL_SWITCH_CONFIGMAP,)
+    catalogue = rules["consolidation-catalogue:/configmaps"].resource_names
+    assert (
+        catalogue
+        == (defaults.consolidation_catalogue or CONSOLIDATION_CATALOGUE,)
+        == ("ballast-consolidation-catalogue",)
+    )
+    assert rules["crd-installer:apiextensions.k8s.io/customresourcedefinitions"].resource_names == tuple(
         crd["metadata"]["name"] for crd in all_crds()
     )
 
@@ -200,7 +210,7 @@ def test_namespaced_rights_are_roles_in_the_operator_namespace() -> None:
         touched = {resource for rule in role.rules for resource in rule.resources}
         assert role.namespaced or not touched & operator_namespace_only, role.name
     assert {role.name for role in roles() if role.namespaced} == {
-        "kill-switch", "leader-election", "webhook-certificate", "uninstall-stop-operator",
+        "kill-switch", "leader-election", "webhook-certificate", "uninstall-stop-operator", "consolidation-catalogue",
     }  # fmt: skip
 
 
@@ -210,10 +220,12 @@ def test_nodes_proxy_is_alone_in_its_role_with_its_warning() -> None:
     assert set(holders[0].grants()) == {Grant("", "nodes", "proxy", "get")}
     for text in ((CONFIG_RBAC / "kubelet_summary_role.yaml").read_text(), HELM_RBAC.read_text()):
         assert "WARNING: nodes/proxy reaches the kubelet's whole API" in text
-    # Nodes themselves: one get per node hosting enrolled pods (its allocatable), never a list or a watch
-    # (docs/design.md, differences 16 and 25).
-    nodes = {g for g in set().union(*granted().values()) if g.resource == "nodes" and not g.subresource}
-    assert nodes == {Grant("", "nodes", "", "get")}
+    # Nodes themselves: one get per node hosting enrolled pods (its allocatable), never a watch (docs/design.md,
+    # differences 16 and 25); a list only in the consolidation advisor's role, bound only where it runs.
+    for role in roles():
+        nodes = {g for g in role.grants() if g.resource == "nodes" and not g.subresource}
+        expected = {"manager": {Grant("", "nodes", "", "get")}, "consolidation": {Grant("", "nodes", "", "list")}}
+        assert nodes == expected.get(role.name, set()), role.name
 
 
 def test_reads_of_our_kinds_are_list_and_watch_only() -> None:
