@@ -443,7 +443,7 @@ def run(args: argparse.Namespace) -> int:
     from ballast.internal.runtime import APIStatusError  # noqa: PLC0415
 
     source = args.catalogue or DEFAULT_CATALOGUE
-    catalogue: tuple[str, str] | Mapping[str, Any] | None
+    catalogue: tuple[str, str] | Mapping[str, Any]
     try:
         k = parse_k(args.k)
         catalogue = configmap_ref(source) or read_catalogue_file(source)  # a bad file is named before connecting
