@@ -33,6 +33,7 @@ class Pdbs:
         self.fully_blocking = tuple(pdb for pdb in self.all if pdb.fully_blocking)
         self._covering: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[Pdb, ...]] = {}
         self._by_pod: dict[int, tuple[Pod, tuple[Pdb, ...]]] = {}
+        self._verdicts: dict[int, tuple[Pod, str | None]] = {}
 
     def covering(self, pod: Pod) -> tuple[Pdb, ...]:
         known = self._by_pod.get(id(pod))
@@ -45,21 +46,34 @@ class Pdbs:
         self._by_pod[id(pod)] = (pod, found)  # the pod is held, so its id names it
         return found
 
+    def eviction_blocked(self, pod: Pod) -> str | None:
+        """Why evicting `pod` would fail because of its PDBs (two of them, or one allowing no disruption), or None
+        (also for a pod the eviction API is not asked about)."""
+        known = self._verdicts.get(id(pod))
+        if known is not None:
+            return known[1]
+        reason = None
+        if pod.evictable:
+            covering = self.covering(pod)
+            if len(covering) > 1:
+                keys = " ".join(pdb.key for pdb in covering)
+                reason = f"Eviction does not support multiple PDBs (PodDisruptionBudget(s)=[{keys}])"
+            for pdb in covering if reason is None else ():
+                if pdb.disruptions_allowed == 0 and not (pdb.evicts_unhealthy and pod.not_ready):
+                    reason = f"Pdb prevents pod evictions (PodDisruptionBudget=[{pdb.key}])"
+                    break
+        self._verdicts[id(pod)] = (pod, reason)
+        return reason
+
 
 def pods_blocked(pods: Sequence[Pod], pdbs: Pdbs) -> str | None:
     for pod in pods:
         if pod.do_not_disrupt:
             return f'Pod has "karpenter.sh/do-not-disrupt" annotation (Pod={pod.key})'
     for pod in pods:
-        if not pod.evictable:
-            continue
-        covering = pdbs.covering(pod)
-        if len(covering) > 1:
-            keys = " ".join(pdb.key for pdb in covering)
-            return f"Eviction does not support multiple PDBs (PodDisruptionBudget(s)=[{keys}])"
-        for pdb in covering:
-            if pdb.disruptions_allowed == 0 and not (pdb.evicts_unhealthy and pod.not_ready):
-                return f"Pdb prevents pod evictions (PodDisruptionBudget=[{pdb.key}])"
+        reason = pdbs.eviction_blocked(pod)
+        if reason is not None:
+            return reason
     return None
 
 

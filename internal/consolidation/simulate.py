@@ -145,6 +145,26 @@ _Guard = tuple[Pod, "_Target", PodTerm]
 
 
 @dataclass(frozen=True, slots=True)
+class _Group:
+    members: list[int]  # positions in the index's targets, in order
+    slot: dict[int, int]  # position: where it is in `members`
+
+
+def _signature(pod: Pod) -> object:
+    """What decides which nodes' labels and taints accept `pod`; `_UNKNOWN` when it holds something unhashable."""
+    try:
+        signature = (
+            tuple(pod.node_selector.items()),
+            pod.node_terms,
+            tuple(tuple(toleration.items()) for toleration in pod.tolerations),
+        )
+        hash(signature)
+    except TypeError:
+        return _UNKNOWN
+    return signature
+
+
+@dataclass(frozen=True, slots=True)
 class _SpreadCounts:
     by_domain: dict[object, tuple[int, int]]  # domain: (targets, selected residents)
     by_target: dict[str, tuple[_Target, object, int]]  # target name: (target, domain, selected residents)
@@ -168,8 +188,8 @@ class _Index:
             self.memory.append(room.memory - sum(p.requests.memory for p in host.pods))
             self.pods.append(room.pods - sum(p.requests.pods for p in host.pods))
         self.position = {target.name: i for i, target in enumerate(self.targets)}
-        self.block_cpu = [max(self.cpu[i : i + _BLOCK]) for i in range(0, len(self.cpu), _BLOCK)]
-        self.block_memory = [max(self.memory[i : i + _BLOCK]) for i in range(0, len(self.memory), _BLOCK)]
+        self._groups: dict[object, _Group] = {}
+        self._signatures: dict[int, tuple[Pod, object]] = {}
         self.guarded = [(pod, target) for target in self.targets for pod in target.pods if pod.anti_affinity]
         self.launchable: dict[str, list[Offering]] = {}
         self._spreads: dict[tuple[int, int], tuple[Pod, _SpreadCounts]] = {}
@@ -178,6 +198,26 @@ class _Index:
             for term in resident.anti_affinity:
                 self._by_term.setdefault(term, []).append((resident, home))
         self._guards: dict[tuple[str, tuple[tuple[str, str], ...]], list[_Guard]] = {}
+
+    def group(self, pod: Pod) -> tuple[object, _Group]:
+        """The targets whose labels and taints accept `pod`, shared by every pod with the same nodeSelector, node
+        affinity and tolerations (when those cannot be compared, every target, checked one by one)."""
+        known = self._signatures.get(id(pod))
+        if known is None:
+            known = self._signatures[id(pod)] = (pod, _signature(pod))  # the pod is held, so its id names it
+        signature = known[1]
+        group = self._groups.get(signature)
+        if group is None:
+            if signature is _UNKNOWN:
+                members = list(range(len(self.targets)))
+            else:
+                members = [
+                    i
+                    for i, target in enumerate(self.targets)
+                    if matches_node(pod, target.labels) and tolerates(pod, target.taints) is None
+                ]
+            group = self._groups[signature] = _Group(members, {i: n for n, i in enumerate(members)})
+        return signature, group
 
     def guards(self, pod: Pod) -> list[_Guard]:
         """The residents whose own anti-affinity terms select `pod`, with their targets and those terms (a pod's
@@ -223,22 +263,39 @@ class _Placer:
         index = world.index
         self.index = index
         self.cpu, self.memory, self.pods = list(index.cpu), list(index.memory), list(index.pods)
-        self.block_cpu, self.block_memory = list(index.block_cpu), list(index.block_memory)
-        positions = [index.position[name] for name in removed if name in index.position]
-        for i in positions:  # a removed node takes nothing, not even a pod that requests nothing
-            self.cpu[i] = self.memory[i] = self.pods[i] = -1
-        for block in {i // _BLOCK for i in positions}:
-            self._reblock(block)
+        for name in removed:  # a removed node takes nothing, not even a pod that requests nothing
+            position = index.position.get(name)
+            if position is not None:
+                self.cpu[position] = self.memory[position] = self.pods[position] = -1
+        self.blocks: dict[object, tuple[_Group, list[int], list[int]]] = {}  # the groups' largest rooms by block
         self.removed = removed
         self._existing: list[_Target] | None = None
         self.new: list[_Target] = []
         self.added: dict[_Target, list[Pod]] = {}
         self.guarded: list[tuple[Pod, _Target]] = []  # placed by this simulation, with anti-affinity
+        self._guarding: tuple[Pod, list[_Guard]] | None = None
 
-    def _reblock(self, block: int) -> None:
-        start = block * _BLOCK
-        self.block_cpu[block] = max(self.cpu[start : start + _BLOCK])
-        self.block_memory[block] = max(self.memory[start : start + _BLOCK])
+    def _blocks(self, signature: object, group: _Group) -> tuple[list[int], list[int]]:
+        known = self.blocks.get(signature)
+        if known is None:
+            members = group.members
+            chunks = [members[start : start + _BLOCK] for start in range(0, len(members), _BLOCK)]
+            known = self.blocks[signature] = (
+                group,
+                [max(self.cpu[i] for i in chunk) for chunk in chunks],
+                [max(self.memory[i] for i in chunk) for chunk in chunks],
+            )
+        return known[1], known[2]
+
+    def _took(self, position: int) -> None:
+        """Every group's block holding `position` gets its largest room again."""
+        for group, block_cpu, block_memory in self.blocks.values():
+            slot = group.slot.get(position)
+            if slot is not None:
+                block = slot // _BLOCK
+                chunk = group.members[block * _BLOCK : (block + 1) * _BLOCK]
+                block_cpu[block] = max(self.cpu[i] for i in chunk)
+                block_memory[block] = max(self.memory[i] for i in chunk)
 
     @property
     def existing(self) -> list[_Target]:
@@ -266,6 +323,21 @@ class _Placer:
             if other is target or other.domain(key) == domain:
                 yield from self.pods_on(other)
 
+    def _guards(self, pod: Pod) -> list[_Guard]:
+        """The residents' anti-affinity terms that select `pod`; the same for every target it tries, so worked out
+        once per pod (nothing is placed while a pod tries its targets)."""
+        if self._guarding is not None and self._guarding[0] is pod:
+            return self._guarding[1]
+        guards = [guard for guard in self.index.guards(pod) if guard[1].name not in self.removed]
+        guards += [
+            (resident, home, term)
+            for resident, home in self.guarded
+            for term in resident.anti_affinity
+            if resident.key != pod.key and term.matches(pod)
+        ]
+        self._guarding = (pod, guards)
+        return guards
+
     def _anti_affinity_ok(self, pod: Pod, target: _Target) -> bool:
         for term in pod.anti_affinity:
             domain = target.domain(term.topology_key)
@@ -276,13 +348,7 @@ class _Placer:
             ):
                 return False
         # A resident's own anti-affinity keeps `pod` out of its domain just as well (the scheduler checks both).
-        guards = [guard for guard in self.index.guards(pod) if guard[1].name not in self.removed]
-        guards += [
-            (resident, home, term)
-            for resident, home in self.guarded
-            for term in resident.anti_affinity
-            if resident.key != pod.key and term.matches(pod)
-        ]
+        guards = self._guards(pod)
         for _, home, term in guards:
             if home is target:
                 return False
@@ -294,6 +360,7 @@ class _Placer:
         return True
 
     def _commit(self, pod: Pod, target: _Target) -> _Target:
+        self._guarding = None
         self.added.setdefault(target, []).append(pod)
         if pod.anti_affinity:
             self.guarded.append((pod, target))
@@ -341,22 +408,23 @@ class _Placer:
     def _try_existing(self, pod: Pod) -> _Target | None:
         cpu, memory, count = pod.requests.cpu, pod.requests.memory, pod.requests.pods
         rooms_cpu, rooms_memory, rooms_pods, targets = self.cpu, self.memory, self.pods, self.index.targets
-        for block, (block_cpu, block_memory) in enumerate(zip(self.block_cpu, self.block_memory, strict=True)):
+        signature, group = self.index.group(pod)
+        block_cpus, block_memories = self._blocks(signature, group)
+        checked = signature is not _UNKNOWN  # the group's labels and taints accept the pod
+        for block, (block_cpu, block_memory) in enumerate(zip(block_cpus, block_memories, strict=True)):
             if cpu > block_cpu or memory > block_memory:
                 continue
-            for i in range(block * _BLOCK, min(len(targets), (block + 1) * _BLOCK)):
+            for i in group.members[block * _BLOCK : (block + 1) * _BLOCK]:
                 if cpu > rooms_cpu[i] or memory > rooms_memory[i] or count > rooms_pods[i]:
                     continue
                 target = targets[i]
                 if (
-                    matches_node(pod, target.labels)
-                    and tolerates(pod, target.taints) is None
-                    and self._constraints_ok(pod, target)
-                ):
+                    checked or (matches_node(pod, target.labels) and tolerates(pod, target.taints) is None)
+                ) and self._constraints_ok(pod, target):
                     rooms_cpu[i] -= cpu
                     rooms_memory[i] -= memory
                     rooms_pods[i] -= count
-                    self._reblock(block)
+                    self._took(i)
                     return self._commit(pod, target)
         return None
 
