@@ -4,7 +4,8 @@ One scenario on its own control plane (audit level Metadata) drives every lane a
 grants rights for, with `ballastd` running as its ServiceAccount and the CRD installer as its own: CRDs applied
 by `ballastd apply-crds` (created, then updated), the Go finalizer migrated, pods owned by every workload kind
 enrolled and admitted, samples from metrics.k8s.io and from a fake kubelet through `nodes/<n>/proxy`, an in-place
-resize with its events, policy statuses, the kill switch, an orphaned profile deleted, leader election on Redis,
+resize with its events, policy statuses, the kill switch, an orphaned profile deleted, the consolidation advisor's
+report (with its price list and a stand-in for Karpenter's NodePool CRD), leader election on Redis,
 and the self-signed webhook certificate created and then renewed; last, `ballastd uninstall --deployment=ballast`
 as the uninstall hook's ServiceAccount (the operator's Deployment scaled to 0 and its last pod awaited, then the
 profiles' cleanup finalizer removed, one of them after a conflict). Then, per identity: every granted
@@ -34,7 +35,12 @@ from ballast.internal.enrollment import (
     PROFILE_CLEANUP_FINALIZER,
     PROFILE_REF,
 )
-from ballast.internal.manifests.rbac import crd_names, operator_deployment_name, webhook_secret_name
+from ballast.internal.manifests.rbac import (
+    consolidation_catalogue_name,
+    crd_names,
+    operator_deployment_name,
+    webhook_secret_name,
+)
 from ballast.internal.manifests.webhooks import all_webhook_configurations
 from ballast.internal.quantity import format_bytes
 from ballast.internal.runtime import Client, RESTConfig
@@ -70,6 +76,7 @@ BALLAST = f"/apis/{GROUP_VERSION}"
 WEBHOOK_CONFIGURATIONS = "/apis/admissionregistration.k8s.io/v1"
 KUPID = "/apis/kupid.gardener.cloud/v1alpha1"
 BALANCERS = f"/apis/balancer.x-k8s.io/v1alpha1/namespaces/{NAMESPACE}/balancers"
+REPORT = f"{BALLAST}/consolidationreports/cluster"
 ELECTION = ["--leader-elect-lease-duration=4", "--leader-elect-renew-deadline=3", "--leader-elect-retry-period=1"]
 IMAGE = "registry.k8s.io/pause:3.10"
 DEPLOYMENT = operator_deployment_name()
@@ -114,6 +121,34 @@ class World:
     def make(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         created: dict[str, Any] = self.rest.create(path, body)
         return created
+
+    def consolidation_inputs(self) -> None:
+        """The advisor's price list (its default ConfigMap) and a stand-in for Karpenter's NodePool CRD with one
+        NodePool, so that every read the advisor's roles grant is made."""
+        self.make(f"/api/v1/namespaces/{OPERATOR_NAMESPACE}/configmaps", {
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": consolidation_catalogue_name()},
+            "data": {"catalogue.yaml": "offerings: []\n"},
+        })  # fmt: skip
+        self.make("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "nodepools.karpenter.sh"},
+            "spec": {"group": "karpenter.sh", "scope": "Cluster",
+                     "names": {"plural": "nodepools", "singular": "nodepool", "kind": "NodePool"},
+                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+                         "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]},
+        })  # fmt: skip
+        poll_until(lambda: established(self.env, "nodepools.karpenter.sh"), timeout=20, what="NodePools served")
+        self.make("/apis/karpenter.sh/v1/nodepools", {"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+                                                      "metadata": {"name": "general"}, "spec": {}})  # fmt: skip
+
+    def advised(self) -> bool:
+        """Whether the advisor wrote its report (Ready, having read the NodePools)."""
+        try:
+            status = self.rest.get(REPORT).get("status") or {}
+        except APIError:
+            return False
+        ready = [c for c in status.get("conditions") or () if c["type"] == "Ready" and c["status"] == "True"]
+        return bool(ready) and (status.get("observed") or {}).get("karpenter") is True
 
     def configuration(self) -> None:
         """BallastConfig (short orphanTTL), both MetricsSources, the default policy with a kubelet-fed resource,
@@ -355,7 +390,7 @@ def wait_admitting(world: World, prefix: str, process: Ballastd) -> None:
 
 def operator(env: Environment, work: Path, name: str, address: str, redis: RedisServer) -> Ballastd:
     process = Ballastd(env, work, [
-        "--leader-elect", *ELECTION, f"--store={redis.url}", "--webhook-self-signed",
+        "--leader-elect", *ELECTION, f"--store={redis.url}", "--webhook-self-signed", "--controllers=*,consolidation",
         f"--webhook-bind-address={address}:9443", f"--webhook-cert-path={work / name / 'certs'}",
     ], name=name)  # fmt: skip
     process.wait_ready()
@@ -423,6 +458,7 @@ def test_the_operator_uses_every_grant_and_is_refused_nothing(
     for name in (NAMESPACE, QUIET):
         world.namespace(name)
     world.configuration()
+    world.consolidation_inputs()
     world.make(f"{BALLAST}/workloadprofiles", {"apiVersion": GROUP_VERSION, "kind": "WorkloadProfile",
                                                "metadata": {"name": ORPHAN}})  # fmt: skip
     legacy = pod("legacy", NAMESPACE, "legacy", None)
@@ -456,6 +492,8 @@ def test_the_operator_uses_every_grant_and_is_refused_nothing(
         world.balancer()
         poll_until(world.balanced, timeout=30, what="the Balancer to place 2 replicas on each target",
                    last_error=first.output)  # fmt: skip
+        # The consolidation advisor: its report created, the inputs listed, the status applied, an event.
+        poll_until(world.advised, timeout=30, what="the ConsolidationReport", last_error=first.output)
         ca = world.secret_ca()
         assert ca
         assert world.ca_bundles() == {ca}  # the self-signed CA, set on every webhook
