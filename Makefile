@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: help venv envtest e2e-tools helm generate lint typecheck unit packaging integration test-e2e test test-load audit dev dev-cluster bench kind-deploy clean
+.PHONY: help venv envtest e2e-tools helm karpenter-oracle generate lint typecheck unit packaging integration test-e2e test test-load audit dev dev-cluster bench kind-deploy clean
 
 HACK_SCRIPTS := hack/gen-manifests hack/audit
 KIND_CLUSTER ?= ballast-dev
@@ -31,6 +31,9 @@ e2e-tools: venv ## build (or find) kwok and metrics-server v0.8.0 for the e2e mi
 
 helm: venv ## build (or find) helm v3.22.0 for the chart tests; prints its path
 	hack/setup-helm
+
+karpenter-oracle: ## build (or find) hack/karpenter-oracle (Karpenter v1.15.0's own scoring) for the consolidation tests
+	hack/setup-karpenter-oracle
 
 generate: venv ## regenerate config/ from the code: CRDs, RBAC, webhook configurations, the chart's copies
 	hack/gen-manifests

@@ -5,7 +5,7 @@
 
 Guards, as in Karpenter v1.15.0: totals of 0 (or less) give a score of 0; savings of 0 or less give 0; a move
 that disrupts nothing but saves something scores +inf. `WhenEmptyOrUnderutilized` behaves as k = +inf (every move
-that passes the price filter is taken); `k` must otherwise be a positive integer, as Karpenter's int32.
+that passes the price filter is taken); `k` must otherwise be an integer in [1, 2**31 - 1], as Karpenter's int32.
 """
 
 from __future__ import annotations
@@ -19,10 +19,18 @@ BALANCED_K = 2
 """Karpenter's `BalancedK`: the smallest k at which replacing a node by a smaller one of its family passes."""
 
 
+K_MAX = 2**31 - 1
+"""The largest k: Karpenter's k is an int32."""
+
+
 def check_k(k: float) -> float:
-    """`k` if it is a positive integer or +inf; raises `ConsolidationInputError` otherwise."""
-    if isinstance(k, bool) or not isinstance(k, int | float) or not (k == math.inf or (k >= 1 and k == int(k))):
-        raise ConsolidationInputError("k", f"{k!r} is not a positive integer (or inf)")
+    """`k` if it is an integer in [1, 2**31 - 1] or +inf; raises `ConsolidationInputError` otherwise."""
+    if (
+        isinstance(k, bool)
+        or not isinstance(k, int | float)
+        or not (k == math.inf or (1 <= k <= K_MAX and k == int(k)))
+    ):
+        raise ConsolidationInputError("k", f"{k!r} is not a positive int32 (or inf)")
     return k
 
 

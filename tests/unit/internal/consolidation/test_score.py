@@ -84,7 +84,7 @@ def test_k_infinity_approves_any_score_of_zero_or_more() -> None:
     assert approves(0.0, math.inf)
 
 
-@pytest.mark.parametrize("k", [0, -2, 1.5, True, "2", math.nan])
+@pytest.mark.parametrize("k", [0, -2, 1.5, True, "2", math.nan, 2**31, 1e10])
 def test_a_k_that_is_not_a_positive_integer_is_refused(k: object) -> None:
     with pytest.raises(ConsolidationInputError, match=r"^k: "):
         approves(1.0, k)  # type: ignore[arg-type]
