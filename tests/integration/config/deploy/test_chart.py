@@ -10,8 +10,14 @@ import pytest
 import yaml
 
 from ballast.controllers.balancer import DEFAULT_REPROCESS_PERIOD
-from ballast.internal.cmd.ballastd import balancer_reprocess_period, build_parser, enabled_controllers, store_url
-from ballast.internal.cmd.wiring import CONTROLLERS
+from ballast.internal.cmd.ballastd import (
+    balancer_reprocess_period,
+    build_parser,
+    consolidation_settings,
+    enabled_controllers,
+    store_url,
+)
+from ballast.internal.cmd.wiring import CONTROLLERS, DISABLED_BY_DEFAULT
 from ballast.internal.manifests.webhooks import all_webhook_configurations
 from tests.integration.config.deploy.conftest import CHART, PRESETS, REPO, find, helm_run, one, render, render_error
 
@@ -203,6 +209,20 @@ def test_two_replicas_with_the_sqlite_store_fail_with_a_clear_message(helm: Path
             {"balancer.enabled": "false", "extraArgs[0]": "--controllers=*"},
             'balancer.enabled=false, but extraArgs "--controllers=*" would run the balancer controller',
         ),
+        (
+            {"consolidation.enabled": "true", "consolidation.interval": "0s"},
+            'consolidation.interval "0s": expected a Go duration above 0',
+        ),
+        (
+            {"consolidation.enabled": "true", "consolidation.policy": "Sometimes"},
+            'consolidation.policy "Sometimes": expected Balanced, WhenEmptyOrUnderutilized or WhenEmpty',
+        ),
+        ({"consolidation.enabled": "true", "consolidation.k": "0"}, "consolidation.k=0: expected a positive integer"),
+        ({"consolidation.karpenter": "true"}, "consolidation.karpenter=true needs consolidation.enabled=true"),
+        (
+            {"extraArgs[0]": "--controllers=*\\,consolidation"},
+            'consolidation.enabled=false, but extraArgs "--controllers=*,consolidation" would run the consolidation',
+        ),
     ],
 )
 def test_inconsistent_values_fail_naming_what_to_change(helm: Path, settings: dict[str, str], message: str) -> None:
@@ -286,7 +306,8 @@ def test_scheduling_values_set_the_configurations_and_the_flag(helm: Path) -> No
 
 def test_balancer_values_set_the_flags_and_the_role(helm: Path) -> None:
     default = build_parser().parse_args(_manager(render(helm))["args"])
-    assert enabled_controllers(default.controllers) == set(CONTROLLERS)  # the chart's default is ballastd's
+    on_by_default = set(CONTROLLERS) - set(DISABLED_BY_DEFAULT)
+    assert enabled_controllers(default.controllers) == on_by_default  # the chart's default is ballastd's
     assert balancer_reprocess_period(default) == DEFAULT_REPROCESS_PERIOD
     documents = render(helm, release="bl", namespace="ops", settings={"balancer.reprocessPeriod": "1m30s"})
     assert balancer_reprocess_period(build_parser().parse_args(_manager(documents)["args"])) == 90.0
@@ -298,11 +319,45 @@ def test_balancer_values_set_the_flags_and_the_role(helm: Path) -> None:
     off = render(helm, release="bl", namespace="ops", settings={"balancer.enabled": "false"})
     assert find(off, "ClusterRole", "bl-balancer") == find(off, "ClusterRoleBinding", "bl-balancer") == []
     args = build_parser().parse_args(_manager(off)["args"])
-    assert enabled_controllers(args.controllers) == set(CONTROLLERS) - {"balancer"}
+    assert enabled_controllers(args.controllers) == on_by_default - {"balancer"}
     # An extraArgs --controllers comes later and wins: it must disable the balancer too.
     settings = {"balancer.enabled": "false", "extraArgs[0]": "--controllers=*\\,-balancer\\,-resourceadjuster"}
     args = build_parser().parse_args(_manager(render(helm, settings=settings))["args"])
-    assert enabled_controllers(args.controllers) == set(CONTROLLERS) - {"balancer", "resourceadjuster"}
+    assert enabled_controllers(args.controllers) == on_by_default - {"balancer", "resourceadjuster"}
+
+
+def test_consolidation_values_set_the_flags_and_the_roles(helm: Path) -> None:
+    advisor = ("bl-consolidation", "bl-consolidation-catalogue", "bl-karpenter")
+    default = render(helm, release="bl", namespace="ops")
+    assert [d for d in default if d["metadata"]["name"] in advisor] == []  # off by default, as ballastd's *
+    assert "consolidation" not in enabled_controllers(build_parser().parse_args(_manager(default)["args"]).controllers)
+
+    settings = {"consolidation.enabled": "true", "consolidation.interval": "1h", "consolidation.policy": "WhenEmpty",
+                "consolidation.poolLabel": "example.com/pool", "consolidation.k": "3"}  # fmt: skip
+    documents = render(helm, release="bl", namespace="ops", settings=settings)
+    args = build_parser().parse_args(_manager(documents)["args"])
+    assert enabled_controllers(args.controllers) == set(CONTROLLERS)
+    advice = consolidation_settings(args)
+    assert (advice.interval, advice.default_policy, advice.k) == (3600.0, "WhenEmpty", 3.0)
+    assert (advice.read.catalogue, advice.read.pool_label) == (
+        ("ops", "bl-consolidation-catalogue"),
+        "example.com/pool",
+    )
+    role = one(documents, "ClusterRole", "bl-consolidation")
+    assert {"nodes", "poddisruptionbudgets", "consolidationreports/status"} <= {
+        r for rule in role["rules"] for r in rule["resources"]
+    }  # fmt: skip
+    catalogue = one(documents, "Role", "bl-consolidation-catalogue")
+    assert catalogue["metadata"]["namespace"] == "ops"
+    assert catalogue["rules"][0]["resourceNames"] == ["bl-consolidation-catalogue"]
+    assert find(documents, "ClusterRole", "bl-karpenter") == []
+    with_karpenter = render(helm, release="bl", namespace="ops",
+                            settings={**settings, "consolidation.karpenter": "true"})  # fmt: skip
+    assert one(with_karpenter, "ClusterRole", "bl-karpenter")["rules"][0]["resources"] == ["nodepools"]
+
+    both = render(helm, settings={"consolidation.enabled": "true", "balancer.enabled": "false"})
+    args = build_parser().parse_args(_manager(both)["args"])
+    assert enabled_controllers(args.controllers) == set(CONTROLLERS) - {"balancer"}
 
 
 def test_bundled_valkey_matches_the_anchors_values(helm: Path) -> None:
