@@ -110,6 +110,7 @@ class _Target:
     pool: str = ""
     requests: Resources = field(default_factory=Resources)  # new nodes: daemons and pods so far
     offerings: list[Offering] | None = None
+    accepts: dict[tuple[object, tuple[str, str, str | None]], bool] = field(default_factory=dict)  # new nodes
 
     def domain(self, key: str) -> object:
         if self.offerings is not None and key in (INSTANCE_TYPE_LABEL, CAPACITY_TYPE_LABEL, ZONE_LABEL):
@@ -148,6 +149,8 @@ _Guard = tuple[Pod, "_Target", PodTerm]
 class _Group:
     members: list[int]  # positions in the index's targets, in order
     slot: dict[int, int]  # position: where it is in `members`
+    block_cpu: list[int]  # the largest room of each block of members, before any simulation
+    block_memory: list[int]
 
 
 def _signature(pod: Pod) -> object:
@@ -184,9 +187,13 @@ class _Index:
         self.pods: list[int] = []
         for host in hosts:
             room = host.node.allocatable
-            self.cpu.append(room.cpu - sum(p.requests.cpu for p in host.pods))
-            self.memory.append(room.memory - sum(p.requests.memory for p in host.pods))
-            self.pods.append(room.pods - sum(p.requests.pods for p in host.pods))
+            cpu, memory, pods = room.cpu, room.memory, room.pods
+            for resident in host.pods:
+                requests = resident.requests
+                cpu, memory, pods = cpu - requests.cpu, memory - requests.memory, pods - requests.pods
+            self.cpu.append(cpu)
+            self.memory.append(memory)
+            self.pods.append(pods)
         self.position = {target.name: i for i, target in enumerate(self.targets)}
         self._groups: dict[object, _Group] = {}
         self._signatures: dict[int, tuple[Pod, object]] = {}
@@ -216,12 +223,23 @@ class _Index:
                     for i, target in enumerate(self.targets)
                     if matches_node(pod, target.labels) and tolerates(pod, target.taints) is None
                 ]
-            group = self._groups[signature] = _Group(members, {i: n for n, i in enumerate(members)})
+            chunks = [members[start : start + _BLOCK] for start in range(0, len(members), _BLOCK)]
+            group = self._groups[signature] = _Group(
+                members,
+                {i: n for n, i in enumerate(members)},
+                [max(self.cpu[i] for i in chunk) for chunk in chunks],
+                [max(self.memory[i] for i in chunk) for chunk in chunks],
+            )
         return signature, group
+
+    def signature(self, pod: Pod) -> object:
+        return self.group(pod)[0]
 
     def guards(self, pod: Pod) -> list[_Guard]:
         """The residents whose own anti-affinity terms select `pod`, with their targets and those terms (a pod's
         own term excluded). Terms are compared by value, so one Deployment's replicas are matched once."""
+        if not self._by_term:
+            return []
         key = (pod.namespace, tuple(pod.labels.items()))
         found = self._guards.get(key)
         if found is None:
@@ -231,7 +249,7 @@ class _Index:
                 if term.matches(pod)
                 for resident, home in residents
             ]
-        return [guard for guard in found if guard[0].key != pod.key]
+        return [guard for guard in found if guard[0].key != pod.key] if found else found
 
     def spread_counts(self, pod: Pod, index: int) -> _SpreadCounts:
         """For `pod`'s `index`-th spread constraint, over the existing targets its node affinity accepts and whose
@@ -278,24 +296,24 @@ class _Placer:
     def _blocks(self, signature: object, group: _Group) -> tuple[list[int], list[int]]:
         known = self.blocks.get(signature)
         if known is None:
-            members = group.members
-            chunks = [members[start : start + _BLOCK] for start in range(0, len(members), _BLOCK)]
-            known = self.blocks[signature] = (
-                group,
-                [max(self.cpu[i] for i in chunk) for chunk in chunks],
-                [max(self.memory[i] for i in chunk) for chunk in chunks],
-            )
+            known = self.blocks[signature] = (group, list(group.block_cpu), list(group.block_memory))
+            for name in self.removed:
+                slot = group.slot.get(self.index.position.get(name, -1))
+                if slot is not None:
+                    self._reblock(group, known[1], known[2], slot // _BLOCK)
         return known[1], known[2]
+
+    def _reblock(self, group: _Group, block_cpu: list[int], block_memory: list[int], block: int) -> None:
+        chunk = group.members[block * _BLOCK : (block + 1) * _BLOCK]
+        block_cpu[block] = max(self.cpu[i] for i in chunk)
+        block_memory[block] = max(self.memory[i] for i in chunk)
 
     def _took(self, position: int) -> None:
         """Every group's block holding `position` gets its largest room again."""
         for group, block_cpu, block_memory in self.blocks.values():
             slot = group.slot.get(position)
             if slot is not None:
-                block = slot // _BLOCK
-                chunk = group.members[block * _BLOCK : (block + 1) * _BLOCK]
-                block_cpu[block] = max(self.cpu[i] for i in chunk)
-                block_memory[block] = max(self.memory[i] for i in chunk)
+                self._reblock(group, block_cpu, block_memory, slot // _BLOCK)
 
     @property
     def existing(self) -> list[_Target]:
@@ -431,14 +449,26 @@ class _Placer:
     def _fitting(self, pod: Pod, target: _Target, offerings: Iterable[Offering]) -> list[Offering]:
         need = target.requests + pod.requests
         anywhere = not pod.node_selector and pod.node_terms is None
+        signature = None if anywhere else self.index.signature(pod)
         return [
             o
             for o in offerings
             if need.cpu <= o.cpu
             and need.memory <= o.memory
             and need.pods <= o.pods
-            and (anywhere or matches_node(pod, {**target.labels, **_offering_labels(o)}))
+            and (anywhere or self._accepts(pod, signature, target, o))
         ]
+
+    def _accepts(self, pod: Pod, signature: object, target: _Target, offering: Offering) -> bool:
+        """Whether `pod`'s node constraints accept `target` launched as `offering`; the same for every pod of one
+        signature, so asked once per new node."""
+        if signature is _UNKNOWN:
+            return matches_node(pod, {**target.labels, **_offering_labels(offering)})
+        key = (signature, offering.key)
+        known = target.accepts.get(key)
+        if known is None:
+            known = target.accepts[key] = matches_node(pod, {**target.labels, **_offering_labels(offering)})
+        return known
 
     def _try_inflight(self, pod: Pod) -> _Target | None:
         for target in sorted(self.new, key=lambda t: len(self.added.get(t, ()))):
