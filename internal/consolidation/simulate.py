@@ -471,7 +471,8 @@ class _Placer:
         return known
 
     def _try_inflight(self, pod: Pod) -> _Target | None:
-        for target in sorted(self.new, key=lambda t: len(self.added.get(t, ()))):
+        new = self.new if len(self.new) < 2 else sorted(self.new, key=lambda t: len(self.added.get(t, ())))
+        for target in new:
             assert target.offerings is not None
             if tolerates(pod, target.taints) is not None:
                 continue

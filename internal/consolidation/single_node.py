@@ -30,7 +30,7 @@ def single_node_moves(round_: Round, tried: Sequence[Candidate], *, stop_at_firs
                 reason = score_reason(scores, False) + ", even as a delete"
                 moves.append(replace(no_op(SINGLE_NODE, candidate, reason), scores=scores))
                 continue
-        command = round_.command([candidate])
+        command = round_.command([candidate], decision_only=stop_at_first)  # only an approved move is kept
         if command.decision == NO_OP:
             moves.append(move_of(SINGLE_NODE, command, False, {}))
             continue

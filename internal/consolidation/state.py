@@ -15,6 +15,52 @@ from .pools import Pool
 from .simulate import Host, World
 
 
+@dataclass(slots=True)
+class State:
+    """The nodes by name and the pods on each. A command only ever appends to a node's list of pods (or gives a
+    new node a new list), so a list and its length say what is on the node: `Summaries` relies on it."""
+
+    nodes: dict[str, Node]
+    pods_on: dict[str, list[Pod]]
+    launched: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """What a round needs of one node and its pods, kept from round to round while neither changes."""
+
+    node: Node
+    pods: list[Pod]
+    count: int
+    blocked: str | None
+    candidate: Candidate | None
+    disruption_cost: float
+    host: Host
+
+
+class Summaries:
+    """Each node's summary, by node, reused while the node's list of pods has not grown."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, Summary] = {}
+
+    def of(self, node: Node, pods: list[Pod], settings: Settings) -> Summary:
+        known = self._known.get(id(node))
+        if known is not None and known.node is node and known.pods is pods and known.count == len(pods):
+            return known
+        reason = why_blocked(node, pods, settings.pdbs)
+        candidate = None
+        if reason is None:
+            assert node.pool is not None
+            reschedulable = tuple(p for p in pods if p.reschedulable)
+            cost = reschedule_disruption_cost(p.eviction_cost for p in reschedulable)
+            candidate = Candidate(node, settings.pool(node.pool), reschedulable, cost)
+        disruption = candidate.disruption_cost if candidate else non_candidate_cost(pods)
+        summary = Summary(node, pods, len(pods), reason, candidate, disruption, Host(node, tuple(pods)))
+        self._known[id(node)] = summary  # the summary holds the node, so its id names it
+        return summary
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     pools: Mapping[str, Pool]
@@ -23,16 +69,10 @@ class Settings:
     pdbs: Pdbs
     k: float
     spot_to_spot: bool
+    summaries: Summaries = field(default_factory=Summaries, compare=False, repr=False)
 
     def pool(self, name: str) -> Pool:
         return self.pools.get(name) or replace(self.default_pool, name=name)
-
-
-@dataclass(slots=True)
-class State:
-    nodes: dict[str, Node]
-    pods_on: dict[str, list[Pod]]
-    launched: int = 0
 
 
 @dataclass(slots=True)
@@ -49,29 +89,24 @@ class Round:
 
     def __post_init__(self) -> None:
         settings = self.settings
+        summaries = {}
         for name in sorted(self.state.nodes):
-            node = self.state.nodes[name]
-            pods = self.state.pods_on.get(name, [])
-            reason = why_blocked(node, pods, settings.pdbs)
-            if reason is not None:
-                self.blocked[name] = reason
-                continue
-            assert node.pool is not None
-            reschedulable = tuple(p for p in pods if p.reschedulable)
-            node_cost = reschedule_disruption_cost(p.eviction_cost for p in reschedulable)
-            self.candidates.append(Candidate(node, settings.pool(node.pool), reschedulable, node_cost))
-        by_name = {c.name: c for c in self.candidates}
+            pods = self.state.pods_on.get(name)
+            summary = settings.summaries.of(self.state.nodes[name], [] if pods is None else pods, settings)
+            summaries[name] = summary
+            if summary.blocked is not None:
+                self.blocked[name] = summary.blocked
+            elif summary.candidate is not None:
+                self.candidates.append(summary.candidate)
         cost: dict[str, float] = {}
         disruption: dict[str, float] = {}
         for name, node in self.state.nodes.items():
             if node.pool is None:
                 continue
             cost[node.pool] = cost.get(node.pool, 0.0) + node.price
-            candidate = by_name.get(name)
-            node_cost = candidate.disruption_cost if candidate else non_candidate_cost(self.state.pods_on.get(name, []))
-            disruption[node.pool] = disruption.get(node.pool, 0.0) + node_cost
+            disruption[node.pool] = disruption.get(node.pool, 0.0) + summaries[name].disruption_cost
         self.totals = {pool: Totals(cost[pool], disruption[pool]) for pool in cost}
-        hosts = {name: Host(node, tuple(self.state.pods_on.get(name, ()))) for name, node in self.state.nodes.items()}
+        hosts = {name: summaries[name].host for name in self.state.nodes}
         daemons: dict[str, Pod] = {}
         for pods in self.state.pods_on.values():
             for pod in pods:
