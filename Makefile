@@ -82,6 +82,7 @@ bench: venv envtest ## benchmarks (not part of `make test`); figures go to bench
 	$(PY) benchmarks/leader_stepdown.py
 	$(PY) benchmarks/collection.py
 	$(PY) benchmarks/balancer.py
+	$(PY) benchmarks/consolidation.py
 	$(PY) benchmarks/webhook.py
 	$(PY) benchmarks/dev_start.py
 
