@@ -13,6 +13,12 @@ a constraint on an unknown domain is not guessed: the new node does not take the
 
 The caller leaves out what is not modelled (`Pod.unsupported`: host ports, volumes with zones, required pod
 affinity, …); what is simulated is simulated fully.
+
+A plan runs thousands of simulations of one world, so the world is indexed once (`World.index`): its nodes in
+the order pods try them, their room as plain lists, per nodeSelector/affinity/tolerations the nodes that accept
+such a pod (in blocks, with an upper bound of each block's room, so the first-fit scan skips full blocks), the
+residents' anti-affinity terms and spread counts. A simulation copies the room lists and keeps what it places
+to itself; the index never changes.
 """
 
 from __future__ import annotations
@@ -147,6 +153,8 @@ _Guard = tuple[Pod, "_Target", PodTerm]
 
 @dataclass(frozen=True, slots=True)
 class _Group:
+    """The existing targets that accept pods of one signature."""
+
     members: list[int]  # positions in the index's targets, in order
     slot: dict[int, int]  # position: where it is in `members`
     block_cpu: list[int]  # the largest room of each block of members, before any simulation
@@ -169,6 +177,8 @@ def _signature(pod: Pod) -> object:
 
 @dataclass(frozen=True, slots=True)
 class _SpreadCounts:
+    """One spread constraint's residents counted over the existing targets, before any simulation."""
+
     by_domain: dict[object, tuple[int, int]]  # domain: (targets, selected residents)
     by_target: dict[str, tuple[_Target, object, int]]  # target name: (target, domain, selected residents)
 
@@ -233,6 +243,7 @@ class _Index:
         return signature, group
 
     def signature(self, pod: Pod) -> object:
+        """What `pod` shares with every pod whose node constraints and tolerations are the same."""
         return self.group(pod)[0]
 
     def guards(self, pod: Pod) -> list[_Guard]:
@@ -294,6 +305,8 @@ class _Placer:
         self._guarding: tuple[Pod, list[_Guard]] | None = None
 
     def _blocks(self, signature: object, group: _Group) -> tuple[list[int], list[int]]:
+        """The group's largest room per block: an upper bound (exact once a block is touched), which is all the
+        scan needs to skip a block."""
         known = self.blocks.get(signature)
         if known is None:
             known = self.blocks[signature] = (group, list(group.block_cpu), list(group.block_memory))
