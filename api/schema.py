@@ -41,13 +41,17 @@ class StructuralSchemaError(ValueError):
 def openapi_schema(model: type[BaseModel]) -> Schema:
     """The structural schema of `model`: definitions inlined, `null` branches dropped (`nullable: true` only
     where null is a value distinct from absence), titles and `additionalProperties: true` removed — a free-form
-    map (`dict[str, Any]`, no properties) keeps its contents with `x-kubernetes-preserve-unknown-fields: true`.
+    map (`dict[str, Any]`, `Mapping[str, Any]`, `dict[str, object]`) keeps its contents with
+    `x-kubernetes-preserve-unknown-fields: true`, and so does an untyped value (`Any`, `object`, the items of a
+    `list[Any]`), which has no `type` at all.
 
     Raises StructuralSchemaError for a recursive model, which a CRD schema cannot express.
     """
     raw = model.model_json_schema(mode="validation")
     definitions = raw.pop("$defs", {})
-    return _convert(raw, definitions, ())
+    schema = _convert(raw, definitions, ())
+    _mark_untyped(schema)
+    return schema
 
 
 def _resolve(reference: str, definitions: Mapping[str, Schema], stack: tuple[str, ...]) -> tuple[str, Schema]:
@@ -110,6 +114,19 @@ def _clean(node: Schema) -> None:
     if isinstance(node.get("description"), str):
         node["description"] = node["description"].strip()
     _rename_constraints(node)
+
+
+def _mark_untyped(node: Schema) -> None:
+    # An untyped node (pydantic's `{}` for `Any`) is not structural: the API server refuses the CRD.
+    # Done on the finished tree: while converting, a node's own keys (its description, its default) are
+    # converted apart from the schema they describe and would look untyped.
+    if not ({"type", "anyOf", "x-kubernetes-int-or-string", "x-kubernetes-preserve-unknown-fields"} & node.keys()):
+        node["x-kubernetes-preserve-unknown-fields"] = True
+    for child in node.get("properties", {}).values():
+        _mark_untyped(child)
+    for key in ("items", "additionalProperties"):
+        if isinstance(node.get(key), dict):
+            _mark_untyped(node[key])
 
 
 def _rename_constraints(node: Schema) -> None:

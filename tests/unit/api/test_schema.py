@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import pytest
@@ -176,15 +177,45 @@ def test_check_structural_accepts_what_the_api_server_accepts(good: Schema) -> N
 
 
 class Templated(WireModel):
-    """A kind that embeds a free-form object, as a CronJob embeds its job template."""
+    """A kind that embeds free-form objects, as a CronJob embeds its job template."""
 
     template: dict[str, Any] | None = None
+    mapping: Mapping[str, Any] | None = None
+    objects: dict[str, object] | None = None
+    anything: Any = None
+    """Any JSON value."""
+    templates: list[dict[str, Any]] | None = None
+    values: list[Any] | None = None
+    by_name: dict[str, dict[str, Any]] | None = None
     labels: dict[str, str] | None = None
+    counts: dict[str, list[int]] | None = None
+
+
+_FREE_FORM = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
 
 
 def test_a_free_form_map_keeps_its_contents_and_a_typed_map_stays_typed() -> None:
     properties = openapi_schema(Templated)["properties"]
-    assert properties["template"] == {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    assert properties["template"] == _FREE_FORM
+    assert properties["mapping"] == _FREE_FORM
+    assert properties["objects"] == _FREE_FORM
+    assert properties["templates"] == {"type": "array", "items": _FREE_FORM}
+    assert properties["byName"] == {"type": "object", "additionalProperties": _FREE_FORM}
     assert properties["labels"] == {"type": "object", "additionalProperties": {"type": "string"}}
+    assert properties["counts"] == {
+        "type": "object",
+        "additionalProperties": {"type": "array", "items": {"type": "integer"}},
+    }
     assert "x-kubernetes-preserve-unknown-fields" not in openapi_schema(Empty)  # a model without fields
     check_structural(openapi_schema(Templated))
+
+
+def test_an_untyped_value_keeps_whatever_it_holds_and_nothing_typed_is_marked() -> None:
+    schema = openapi_schema(Templated)
+    properties = schema["properties"]
+    # no `type`: any JSON value, scalars included, is kept
+    assert properties["anything"] == {"description": "Any JSON value.", "x-kubernetes-preserve-unknown-fields": True}
+    assert properties["values"] == {"type": "array", "items": {"x-kubernetes-preserve-unknown-fields": True}}
+    assert "x-kubernetes-preserve-unknown-fields" not in schema
+    # a field's description is converted apart from its `$ref`ed model and must not mark the model free-form
+    assert "x-kubernetes-preserve-unknown-fields" not in _keys(openapi_schema(Tree))
