@@ -10,8 +10,9 @@ from .catalogue import Offering
 from .cluster import Node, Resources, tolerates
 from .pools import CAPACITY_TYPE_LABEL, HOSTNAME_LABEL, INSTANCE_TYPE_LABEL, NODEPOOL_LABEL, ZONE_LABEL
 from .results import EMPTINESS, Freed, Move
-from .simulate import Simulation, World, matches_node, simulate
+from .simulate import Simulation, World, simulate
 from .state import Round, Settings, State
+from .targets import matches_node
 
 
 def launched_node(state: State, settings: Settings, pool_name: str, offering: Offering) -> Node:

@@ -28,11 +28,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .catalogue import Catalogue, Offering
-from .cluster import Node, Pod, PodTerm, Resources, Spread, tolerates
-from .pools import CAPACITY_TYPE_LABEL, HOSTNAME_LABEL, INSTANCE_TYPE_LABEL, NODEPOOL_LABEL, ZONE_LABEL, Pool
+from .cluster import Node, Pod, Resources, Spread, tolerates
+from .pools import HOSTNAME_LABEL, NODEPOOL_LABEL, Pool
+from .targets import UNKNOWN_DOMAIN, Target, matches_node, offering_labels
+from .world_index import BLOCK, UNCOMPARABLE, Group, Guard, WorldIndex
 
 NEW_NODE_PREFIX = "new-node-"
-_UNKNOWN = object()  # a topology domain that depends on the offering a new node is launched as
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,13 +60,13 @@ class World:
     pools: Mapping[str, Pool]
     catalogue: Catalogue
     daemons: tuple[Pod, ...] = ()
-    _index: _Index | None = field(default=None, init=False, repr=False, compare=False)
+    _index: WorldIndex | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
-    def index(self) -> _Index:
+    def index(self) -> WorldIndex:
         """What every simulation of this world starts from, worked out by the first one."""
         if self._index is None:
-            object.__setattr__(self, "_index", _Index(self))
+            object.__setattr__(self, "_index", WorldIndex(self))
         assert self._index is not None
         return self._index
 
@@ -95,45 +96,6 @@ class Simulation:
         return not self.errors
 
 
-def matches_node(pod: Pod, labels: Mapping[str, str]) -> bool:
-    """Whether `pod`'s nodeSelector and required node affinity accept a node with `labels`."""
-    for key, value in pod.node_selector.items():
-        if labels.get(key) != value:
-            return False
-    return pod.node_terms is None or any(term.matches(labels) for term in pod.node_terms)
-
-
-@dataclass(eq=False, slots=True)
-class _Target:
-    """A node during one simulation: existing (`offerings` None) or to be launched. An existing node's target is
-    shared by every simulation of its world and never changes; what a simulation adds is kept by its placer."""
-
-    name: str
-    labels: Mapping[str, str]
-    taints: tuple[Mapping[str, Any], ...]
-    pods: tuple[Pod, ...] = ()  # existing nodes: what runs there before the simulation
-    ready: bool = True
-    pool: str = ""
-    requests: Resources = field(default_factory=Resources)  # new nodes: daemons and pods so far
-    offerings: list[Offering] | None = None
-    accepts: dict[tuple[object, tuple[str, str, str | None]], bool] = field(default_factory=dict)  # new nodes
-
-    def domain(self, key: str) -> object:
-        if self.offerings is not None and key in (INSTANCE_TYPE_LABEL, CAPACITY_TYPE_LABEL, ZONE_LABEL):
-            values = {_offering_labels(o).get(key) for o in self.offerings}
-            return values.pop() if len(values) == 1 else _UNKNOWN
-        if key == HOSTNAME_LABEL:
-            return self.labels.get(key, self.name)  # Karpenter's HostName(): the label, else the node's name
-        return self.labels.get(key)
-
-
-def _offering_labels(offering: Offering) -> dict[str, str]:
-    labels = {INSTANCE_TYPE_LABEL: offering.instance_type, CAPACITY_TYPE_LABEL: offering.capacity_type}
-    if offering.zone is not None:
-        labels[ZONE_LABEL] = offering.zone
-    return labels
-
-
 def _launch_order(pools: Mapping[str, Pool]) -> list[Pool]:
     return sorted(pools.values(), key=lambda pool: (-pool.weight, pool.name))
 
@@ -146,146 +108,6 @@ def _daemon_overhead(world: World, labels: Mapping[str, str], taints: Sequence[M
     return total
 
 
-_BLOCK = 32
-"""Targets per block of the first-fit scan: a block whose largest room cannot hold a pod is skipped whole."""
-_Guard = tuple[Pod, "_Target", PodTerm]
-
-
-@dataclass(frozen=True, slots=True)
-class _Group:
-    """The existing targets that accept pods of one signature."""
-
-    members: list[int]  # positions in the index's targets, in order
-    slot: dict[int, int]  # position: where it is in `members`
-    block_cpu: list[int]  # the largest room of each block of members, before any simulation
-    block_memory: list[int]
-
-
-def _signature(pod: Pod) -> object:
-    """What decides which nodes' labels and taints accept `pod`; `_UNKNOWN` when it holds something unhashable."""
-    try:
-        signature = (
-            tuple(pod.node_selector.items()),
-            pod.node_terms,
-            tuple(tuple(toleration.items()) for toleration in pod.tolerations),
-        )
-        hash(signature)
-    except TypeError:
-        return _UNKNOWN
-    return signature
-
-
-@dataclass(frozen=True, slots=True)
-class _SpreadCounts:
-    """One spread constraint's residents counted over the existing targets, before any simulation."""
-
-    by_domain: dict[object, tuple[int, int]]  # domain: (targets, selected residents)
-    by_target: dict[str, tuple[_Target, object, int]]  # target name: (target, domain, selected residents)
-
-
-class _Index:
-    """What every simulation of one world starts from, worked out once: the existing targets in the order pods try
-    them, the room each has left (cpu, memory and pod count as plain lists, for the first-fit scan), the residents
-    with anti-affinity, and per spread constraint the matching residents counted by target."""
-
-    def __init__(self, world: World) -> None:
-        hosts = [host for host in world.hosts.values() if not host.node.deleting]
-        hosts.sort(key=lambda host: (not host.node.ready, host.node.name))
-        self.targets = [_Target(h.node.name, h.node.labels, h.node.taints, h.pods, ready=h.node.ready) for h in hosts]
-        self.cpu: list[int] = []
-        self.memory: list[int] = []
-        self.pods: list[int] = []
-        for host in hosts:
-            room = host.node.allocatable
-            cpu, memory, pods = room.cpu, room.memory, room.pods
-            for resident in host.pods:
-                requests = resident.requests
-                cpu, memory, pods = cpu - requests.cpu, memory - requests.memory, pods - requests.pods
-            self.cpu.append(cpu)
-            self.memory.append(memory)
-            self.pods.append(pods)
-        self.position = {target.name: i for i, target in enumerate(self.targets)}
-        self._groups: dict[object, _Group] = {}
-        self._signatures: dict[int, tuple[Pod, object]] = {}
-        self.guarded = [(pod, target) for target in self.targets for pod in target.pods if pod.anti_affinity]
-        self.launchable: dict[str, list[Offering]] = {}
-        self._spreads: dict[tuple[int, int], tuple[Pod, _SpreadCounts]] = {}
-        self._by_term: dict[PodTerm, list[tuple[Pod, _Target]]] = {}
-        for resident, home in self.guarded:
-            for term in resident.anti_affinity:
-                self._by_term.setdefault(term, []).append((resident, home))
-        self._guards: dict[tuple[str, tuple[tuple[str, str], ...]], list[_Guard]] = {}
-
-    def group(self, pod: Pod) -> tuple[object, _Group]:
-        """The targets whose labels and taints accept `pod`, shared by every pod with the same nodeSelector, node
-        affinity and tolerations (when those cannot be compared, every target, checked one by one)."""
-        known = self._signatures.get(id(pod))
-        if known is None:
-            known = self._signatures[id(pod)] = (pod, _signature(pod))  # the pod is held, so its id names it
-        signature = known[1]
-        group = self._groups.get(signature)
-        if group is None:
-            if signature is _UNKNOWN:
-                members = list(range(len(self.targets)))
-            else:
-                members = [
-                    i
-                    for i, target in enumerate(self.targets)
-                    if matches_node(pod, target.labels) and tolerates(pod, target.taints) is None
-                ]
-            chunks = [members[start : start + _BLOCK] for start in range(0, len(members), _BLOCK)]
-            group = self._groups[signature] = _Group(
-                members,
-                {i: n for n, i in enumerate(members)},
-                [max(self.cpu[i] for i in chunk) for chunk in chunks],
-                [max(self.memory[i] for i in chunk) for chunk in chunks],
-            )
-        return signature, group
-
-    def signature(self, pod: Pod) -> object:
-        """What `pod` shares with every pod whose node constraints and tolerations are the same."""
-        return self.group(pod)[0]
-
-    def guards(self, pod: Pod) -> list[_Guard]:
-        """The residents whose own anti-affinity terms select `pod`, with their targets and those terms (a pod's
-        own term excluded). Terms are compared by value, so one Deployment's replicas are matched once."""
-        if not self._by_term:
-            return []
-        key = (pod.namespace, tuple(pod.labels.items()))
-        found = self._guards.get(key)
-        if found is None:
-            found = self._guards[key] = [
-                (resident, home, term)
-                for term, residents in self._by_term.items()
-                if term.matches(pod)
-                for resident, home in residents
-            ]
-        return [guard for guard in found if guard[0].key != pod.key] if found else found
-
-    def spread_counts(self, pod: Pod, index: int) -> _SpreadCounts:
-        """For `pod`'s `index`-th spread constraint, over the existing targets its node affinity accepts and whose
-        domain is known: per domain, how many such targets and how many residents the constraint selects; per
-        target, its domain and its count."""
-        key = (id(pod), index)
-        cached = self._spreads.get(key)
-        if cached is None:
-            spread = pod.spread[index]
-            counts = _SpreadCounts({}, {})
-            for target in self.targets:
-                domain = target.domain(spread.topology_key)
-                if domain is None or not matches_node(pod, target.labels):
-                    continue
-                selected = sum(
-                    1 for p in target.pods if p.namespace == pod.namespace and spread.selector.matches(p.labels)
-                )
-                counts.by_target[target.name] = (target, domain, selected)
-                nodes, pods = counts.by_domain.get(domain, (0, 0))
-                counts.by_domain[domain] = (nodes + 1, pods + selected)
-            cached = (pod, counts)  # the pod is held, so its id names it as long as this index lives
-            self._spreads[key] = cached
-        return cached[1]
-
-
 class _Placer:
     def __init__(self, world: World, removed: Collection[str]) -> None:
         self.world = world
@@ -296,15 +118,15 @@ class _Placer:
             position = index.position.get(name)
             if position is not None:
                 self.cpu[position] = self.memory[position] = self.pods[position] = -1
-        self.blocks: dict[object, tuple[_Group, list[int], list[int]]] = {}  # the groups' largest rooms by block
+        self.blocks: dict[object, tuple[Group, list[int], list[int]]] = {}  # the groups' largest rooms by block
         self.removed = removed
-        self._existing: list[_Target] | None = None
-        self.new: list[_Target] = []
-        self.added: dict[_Target, list[Pod]] = {}
-        self.guarded: list[tuple[Pod, _Target]] = []  # placed by this simulation, with anti-affinity
-        self._guarding: tuple[Pod, list[_Guard]] | None = None
+        self._existing: list[Target] | None = None
+        self.new: list[Target] = []
+        self.added: dict[Target, list[Pod]] = {}
+        self.guarded: list[tuple[Pod, Target]] = []  # placed by this simulation, with anti-affinity
+        self._guarding: tuple[Pod, list[Guard]] | None = None
 
-    def _blocks(self, signature: object, group: _Group) -> tuple[list[int], list[int]]:
+    def _blocks(self, signature: object, group: Group) -> tuple[list[int], list[int]]:
         """The group's largest room per block: an upper bound (exact once a block is touched), which is all the
         scan needs to skip a block."""
         known = self.blocks.get(signature)
@@ -313,11 +135,11 @@ class _Placer:
             for name in self.removed:
                 slot = group.slot.get(self.index.position.get(name, -1))
                 if slot is not None:
-                    self._reblock(group, known[1], known[2], slot // _BLOCK)
+                    self._reblock(group, known[1], known[2], slot // BLOCK)
         return known[1], known[2]
 
-    def _reblock(self, group: _Group, block_cpu: list[int], block_memory: list[int], block: int) -> None:
-        chunk = group.members[block * _BLOCK : (block + 1) * _BLOCK]
+    def _reblock(self, group: Group, block_cpu: list[int], block_memory: list[int], block: int) -> None:
+        chunk = group.members[block * BLOCK : (block + 1) * BLOCK]
         block_cpu[block] = max(self.cpu[i] for i in chunk)
         block_memory[block] = max(self.memory[i] for i in chunk)
 
@@ -326,25 +148,25 @@ class _Placer:
         for group, block_cpu, block_memory in self.blocks.values():
             slot = group.slot.get(position)
             if slot is not None:
-                self._reblock(group, block_cpu, block_memory, slot // _BLOCK)
+                self._reblock(group, block_cpu, block_memory, slot // BLOCK)
 
     @property
-    def existing(self) -> list[_Target]:
+    def existing(self) -> list[Target]:
         if self._existing is None:
             self._existing = [target for target in self.index.targets if target.name not in self.removed]
         return self._existing
 
-    def targets(self) -> Iterable[_Target]:
+    def targets(self) -> Iterable[Target]:
         yield from self.existing
         yield from self.new
 
-    def pods_on(self, target: _Target) -> Iterable[Pod]:
+    def pods_on(self, target: Target) -> Iterable[Pod]:
         yield from target.pods
         yield from self.added.get(target, ())
 
     # -- constraints over pods already placed ---------------------------------------------------------------
 
-    def _residents(self, target: _Target, key: str) -> Iterable[Pod]:
+    def _residents(self, target: Target, key: str) -> Iterable[Pod]:
         """The pods in `target`'s `key` domain (just its own for the hostname)."""
         if key == HOSTNAME_LABEL:
             yield from self.pods_on(target)
@@ -354,7 +176,7 @@ class _Placer:
             if other is target or other.domain(key) == domain:
                 yield from self.pods_on(other)
 
-    def _guards(self, pod: Pod) -> list[_Guard]:
+    def _guards(self, pod: Pod) -> list[Guard]:
         """The residents' anti-affinity terms that select `pod`; the same for every target it tries, so worked out
         once per pod (nothing is placed while a pod tries its targets)."""
         if self._guarding is not None and self._guarding[0] is pod:
@@ -369,10 +191,10 @@ class _Placer:
         self._guarding = (pod, guards)
         return guards
 
-    def _anti_affinity_ok(self, pod: Pod, target: _Target) -> bool:
+    def _anti_affinity_ok(self, pod: Pod, target: Target) -> bool:
         for term in pod.anti_affinity:
             domain = target.domain(term.topology_key)
-            if domain is _UNKNOWN:
+            if domain is UNKNOWN_DOMAIN:
                 return False
             if domain is not None and any(
                 other.key != pod.key and term.matches(other) for other in self._residents(target, term.topology_key)
@@ -384,13 +206,13 @@ class _Placer:
             if home is target:
                 return False
             domain, home_domain = target.domain(term.topology_key), home.domain(term.topology_key)
-            if domain is _UNKNOWN or home_domain is _UNKNOWN:
+            if domain is UNKNOWN_DOMAIN or home_domain is UNKNOWN_DOMAIN:
                 return False
             if domain is not None and domain == home_domain:
                 return False
         return True
 
-    def _commit(self, pod: Pod, target: _Target) -> _Target:
+    def _commit(self, pod: Pod, target: Target) -> Target:
         self._guarding = None
         self.added.setdefault(target, []).append(pod)
         if pod.anti_affinity:
@@ -400,10 +222,10 @@ class _Placer:
     def _selected(self, pod: Pod, spread: Spread, pods: Iterable[Pod]) -> int:
         return sum(1 for p in pods if p.namespace == pod.namespace and spread.selector.matches(p.labels))
 
-    def _spread_ok(self, pod: Pod, target: _Target) -> bool:
+    def _spread_ok(self, pod: Pod, target: Target) -> bool:
         for number, spread in enumerate(pod.spread):
             domain = target.domain(spread.topology_key)
-            if domain is None or domain is _UNKNOWN:
+            if domain is None or domain is UNKNOWN_DOMAIN:
                 return False
             base = self.index.spread_counts(pod, number)
             by_domain = dict(base.by_domain)
@@ -422,7 +244,7 @@ class _Placer:
                     counts[entry[1]] += self._selected(pod, spread, added)
             for other in self.new:
                 other_domain = domain if other is target else other.domain(spread.topology_key)
-                if other_domain is None or other_domain is _UNKNOWN or not matches_node(pod, other.labels):
+                if other_domain is None or other_domain is UNKNOWN_DOMAIN or not matches_node(pod, other.labels):
                     continue
                 counts[other_domain] = counts.get(other_domain, 0) + self._selected(pod, spread, self.pods_on(other))
             counts.setdefault(domain, 0)
@@ -431,21 +253,21 @@ class _Placer:
                 return False
         return True
 
-    def _constraints_ok(self, pod: Pod, target: _Target) -> bool:
+    def _constraints_ok(self, pod: Pod, target: Target) -> bool:
         return self._anti_affinity_ok(pod, target) and self._spread_ok(pod, target)
 
     # -- the three kinds of target ------------------------------------------------------------------------
 
-    def _try_existing(self, pod: Pod) -> _Target | None:
+    def _try_existing(self, pod: Pod) -> Target | None:
         cpu, memory, count = pod.requests.cpu, pod.requests.memory, pod.requests.pods
         rooms_cpu, rooms_memory, rooms_pods, targets = self.cpu, self.memory, self.pods, self.index.targets
         signature, group = self.index.group(pod)
         block_cpus, block_memories = self._blocks(signature, group)
-        checked = signature is not _UNKNOWN  # the group's labels and taints accept the pod
+        checked = signature is not UNCOMPARABLE  # the group's labels and taints accept the pod
         for block, (block_cpu, block_memory) in enumerate(zip(block_cpus, block_memories, strict=True)):
             if cpu > block_cpu or memory > block_memory:
                 continue
-            for i in group.members[block * _BLOCK : (block + 1) * _BLOCK]:
+            for i in group.members[block * BLOCK : (block + 1) * BLOCK]:
                 if cpu > rooms_cpu[i] or memory > rooms_memory[i] or count > rooms_pods[i]:
                     continue
                 target = targets[i]
@@ -459,7 +281,7 @@ class _Placer:
                     return self._commit(pod, target)
         return None
 
-    def _fitting(self, pod: Pod, target: _Target, offerings: Iterable[Offering]) -> list[Offering]:
+    def _fitting(self, pod: Pod, target: Target, offerings: Iterable[Offering]) -> list[Offering]:
         need = target.requests + pod.requests
         anywhere = not pod.node_selector and pod.node_terms is None
         signature = None if anywhere else self.index.signature(pod)
@@ -472,18 +294,18 @@ class _Placer:
             and (anywhere or self._accepts(pod, signature, target, o))
         ]
 
-    def _accepts(self, pod: Pod, signature: object, target: _Target, offering: Offering) -> bool:
+    def _accepts(self, pod: Pod, signature: object, target: Target, offering: Offering) -> bool:
         """Whether `pod`'s node constraints accept `target` launched as `offering`; the same for every pod of one
         signature, so asked once per new node."""
-        if signature is _UNKNOWN:
-            return matches_node(pod, {**target.labels, **_offering_labels(offering)})
+        if signature is UNCOMPARABLE:
+            return matches_node(pod, {**target.labels, **offering_labels(offering)})
         key = (signature, offering.key)
         known = target.accepts.get(key)
         if known is None:
-            known = target.accepts[key] = matches_node(pod, {**target.labels, **_offering_labels(offering)})
+            known = target.accepts[key] = matches_node(pod, {**target.labels, **offering_labels(offering)})
         return known
 
-    def _try_inflight(self, pod: Pod) -> _Target | None:
+    def _try_inflight(self, pod: Pod) -> Target | None:
         new = self.new if len(self.new) < 2 else sorted(self.new, key=lambda t: len(self.added.get(t, ())))
         for target in new:
             assert target.offerings is not None
@@ -511,14 +333,14 @@ class _Placer:
             self.index.launchable[pool.name] = offerings
         return offerings
 
-    def _try_launch(self, pod: Pod) -> _Target | None:
+    def _try_launch(self, pod: Pod) -> Target | None:
         for pool in _launch_order(self.world.pools):
             if tolerates(pod, pool.taints) is not None:
                 continue
             name = f"{NEW_NODE_PREFIX}{len(self.new) + 1}"
             labels = {**pool.labels, NODEPOOL_LABEL: pool.name, HOSTNAME_LABEL: name}
             offerings = self._launchable(pool)
-            target = _Target(name, labels, pool.taints, pool=pool.name, offerings=offerings)
+            target = Target(name, labels, pool.taints, pool=pool.name, offerings=offerings)
             target.requests = _daemon_overhead(self.world, labels, pool.taints)
             fitting = self._fitting(pod, target, offerings)
             if not fitting:
@@ -531,7 +353,7 @@ class _Placer:
             self.new.pop()
         return None
 
-    def place(self, pod: Pod) -> _Target | None:
+    def place(self, pod: Pod) -> Target | None:
         return self._try_existing(pod) or self._try_inflight(pod) or self._try_launch(pod)
 
 
