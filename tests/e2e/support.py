@@ -250,6 +250,15 @@ class Replicas:
             what=f"replica {index} ready in EndpointSlice {SERVICE}",
         )
 
+    def output(self, lines: int = 30) -> str:
+        """The last `lines` log lines of each replica running now, for a timeout's message."""
+        tails = []
+        for index, replica in enumerate(self.replicas):
+            if replica is not None:
+                tail = replica.log_path.read_text(errors="replace").splitlines()[-lines:]
+                tails.append(f"--- replica {index} ({replica.log_path.name})\n" + "\n".join(tail))
+        return "\n".join(tails)
+
     def leaders(self) -> list[int]:
         return [i for i, r in enumerate(self.replicas) if r is not None and is_leader(r)]
 

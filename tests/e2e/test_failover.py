@@ -105,7 +105,7 @@ def test_a_leader_killed_right_after_a_resize_patch_hands_over_in_time_and_no_st
         poll_until(lambda: len(replicas.leaders()) == 1, timeout=30, what="one leader")
         (leader_index,) = replicas.leaders()
         poll_until(lambda: profile_state(cluster) == "Sufficient", timeout=240, interval=2.0,
-                   what="a Sufficient profile", last_error=replicas.operator.output)  # fmt: skip
+                   what="a Sufficient profile", last_error=replicas.output)  # fmt: skip
         target = running_pods(cluster, namespace, "app=failover")[0]["metadata"]["name"]
         pod = f"{namespace}/{target}"
         env.rest.request(
