@@ -36,6 +36,7 @@ from ballast.internal.consolidation import BALANCED, BALANCED_K, HOURS_PER_MONTH
 from ballast.internal.consolidationinputs import Advice, Inputs, ReadSettings, advise, read_inputs
 from ballast.internal.runtime import (
     APPLY,
+    AlreadyExistsError,
     APIStatusError,
     Builder,
     Context,
@@ -47,9 +48,8 @@ from ballast.internal.runtime import (
     Request,
     Result,
     objects,
+    rfc3339,
 )
-from ballast.internal.runtime.apierrors import AlreadyExistsError
-from ballast.internal.runtime.clock import rfc3339
 from ballast.internal.runtime.conditions import FALSE, TRUE, condition, find_status_condition
 from ballast.internal.runtime.predicate import Funcs
 from ballast.internal.runtime.restmapper import NoKindMatchError
