@@ -35,7 +35,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def clean_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("venv")
     venv.create(root, with_pip=True)
-    _run([str(root / "bin" / "pip"), "install", "--quiet", str(wheel), "pytest"], cwd=root)
+    _run([str(root / "bin" / "pip"), "install", "--quiet", str(wheel), "pytest", "mypy"], cwd=root)
     return root
 
 
@@ -46,6 +46,12 @@ def test_the_wheel_holds_real_files_under_ballast_only(wheel: Path) -> None:
     assert "ballast/internal/runtime/envtest/environment.py" in names
     assert "ballast/internal/runtime/envtest/reaper.py" in names
     assert "ballast/api/__init__.py" in names
+    assert "ballast/_runtime_alias.py" in names  # `ballast.runtime`, and the stubs type checkers read for it
+    assert {
+        "ballast/runtime/__init__.pyi",
+        "ballast/runtime/manager.pyi",
+        "ballast/runtime/envtest/__init__.pyi",
+    } <= set(names)
     # Real files, not symlinks (the symlink bit would sit in the high bits of external_attr).
     mode = infos["ballast/internal/runtime/envtest/environment.py"].external_attr >> 16
     assert mode & 0o170000 in (0, 0o100000)
@@ -80,3 +86,32 @@ def test_a_throwaway_project_gets_a_working_api_server_from_the_fixture(clean_ve
         [str(clean_venv / "bin" / "python"), "-m", "pytest", "-p", "no:cacheprovider", "-q"], cwd=tmp_path, env=env
     )
     assert "1 passed" in result.stdout
+
+
+def test_the_runtime_alias_binds_the_installed_modules_and_type_checks(clean_venv: Path, tmp_path: Path) -> None:
+    # outside the repository: the installed package, its finder and its stubs, nothing from the source tree
+    (tmp_path / "uses_alias.py").write_text(
+        textwrap.dedent("""
+        import sys
+
+        import ballast.runtime.informer
+        from ballast.internal.runtime import Client as InternalClient
+        from ballast.runtime import Client, Manager
+        from ballast.runtime.envtest import Environment
+
+
+        def same(client: Client) -> InternalClient:
+            return client
+
+
+        manager: type[Manager] = Manager
+        environment: type[Environment] = Environment
+        if __name__ == "__main__":
+            import ballast.internal.runtime.envtest as envtest
+            print(Client is InternalClient, Environment is envtest.Environment,
+                  sys.modules["ballast.runtime.informer"] is sys.modules["ballast.internal.runtime.informer"])
+        """)
+    )
+    python = str(clean_venv / "bin" / "python")
+    assert _run([python, "uses_alias.py"], cwd=tmp_path).stdout.split() == ["True", "True", "True"]
+    _run([python, "-m", "mypy", "--strict", "--no-incremental", "uses_alias.py"], cwd=tmp_path)
