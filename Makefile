@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: help venv envtest e2e-tools helm karpenter-oracle generate lint typecheck unit packaging integration test-e2e test test-load audit dev dev-cluster bench kind-deploy clean
+.PHONY: help venv envtest e2e-tools helm karpenter-oracle generate lint typecheck unit packaging integration test-e2e test-karpenter test test-load audit dev dev-cluster bench kind-deploy clean
 
 HACK_SCRIPTS := hack/gen-manifests hack/audit
 KIND_CLUSTER ?= ballast-dev
@@ -25,9 +25,10 @@ venv: $(VENV)/.installed ## create .venv with the project and its dev tools
 envtest: venv ## build (or find) the control-plane binaries; prints their directory
 	hack/setup-envtest
 
-e2e-tools: venv ## build (or find) kwok and metrics-server v0.8.0 for the e2e mini-cluster
+e2e-tools: venv ## build (or find) kwok and metrics-server v0.8.0, and Karpenter v1.15.0's kwok provider (GOTOOLCHAIN=go1.27.3), for the e2e mini-cluster
 	$(BIN)/ballast-envtest tool kwok
 	$(BIN)/ballast-envtest tool metrics-server
+	$(BIN)/ballast-envtest tool karpenter
 
 helm: venv ## build (or find) helm v3.22.0 for the chart tests; prints its path
 	hack/setup-helm
@@ -57,6 +58,9 @@ integration: venv envtest helm ## integration tests on the real kube-apiserver, 
 
 test-e2e: venv envtest e2e-tools ## the e2e suite on the mini-cluster (kube-scheduler, kwok, metrics-server), in the test network
 	$(BIN)/ballast-envtest netns -- $(PY) -m pytest tests/e2e
+
+test-karpenter: venv envtest e2e-tools ## only the e2e scenario side by side with Karpenter v1.15.0 (part of test-e2e; ~1.5 min)
+	$(BIN)/ballast-envtest netns -- $(PY) -m pytest tests/e2e -m karpenter
 
 test: lint typecheck unit packaging integration test-e2e ## everything CI runs
 

@@ -106,6 +106,19 @@ SCENARIOS: tuple[Scenario, ...] = (
         lambda f: f"refused in {f['refusal_seconds']} s; {f['stuck_terminating']} pods stuck Terminating",
     ),
     Scenario(
+        "karpenter_side_by_side",
+        "8. Consolidation advisor side by side with Karpenter v1.15.0 (kwok provider, Balanced) after a shrink",
+        "Karpenter's first command is the advisor's first move (same score); the nodes gone are the freed set; a "
+        "move the advisor rejects Karpenter does not take",
+        _e2e("test_karpenter.py"),
+        lambda f: (
+            f"{f['first_move']}: score {f['advisor_score']} (Karpenter {f['karpenter_score']}); "
+            f"{f['freed_nodes']} node freed by {f['karpenter_commands']} command; {f['advisor_rejected']} rejected "
+            f"move, rejected by Karpenter too; decided {f['decided_after_seconds']} s and converged "
+            f"{f['converged_after_seconds']} s after the shrink; scenario {f['scenario_seconds']} s"
+        ),
+    ),
+    Scenario(
         "operator_footprint",
         "Load: 1,000 enrolled pods among 1,000 vs 20,000 cluster pods",
         "peak RSS at 20,000 within 1.1 × that at 1,000, for each configuration but the advisor (which lists every "

@@ -2,7 +2,7 @@
 
 ballast-envtest use [VERSION]       build if needed; the last line printed is the asset directory
 ballast-envtest list                Kubernetes versions in the cache
-ballast-envtest tool NAME           build kwok or metrics-server if needed; the last line is the binary
+ballast-envtest tool NAME           build kwok, metrics-server or karpenter if needed; the last line is the binary
 ballast-envtest run [--crd PATH]    start etcd + kube-apiserver and wait; prints KUBECONFIG
 ballast-envtest netns -- CMD ...    run CMD inside a private network namespace (TEST-NET-2 on lo)
 """
@@ -41,7 +41,10 @@ def _parser() -> argparse.ArgumentParser:
 
     commands.add_parser("list", help="list the Kubernetes versions in the cache")
 
-    tool = commands.add_parser("tool", help="print the path of kwok or metrics-server, building it first if needed")
+    tool = commands.add_parser(
+        "tool",
+        help="print the path of kwok, metrics-server or karpenter (its kwok provider), building it first if needed",
+    )
     tool.add_argument("name", choices=sorted(TOOLS), help="the tool")
     tool.add_argument("-i", "--installed-only", action="store_true", help="fail instead of building")
 

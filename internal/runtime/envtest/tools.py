@@ -1,8 +1,11 @@
-"""Components beyond the control plane (kwok, metrics-server), built from their Go modules and cached.
+"""Components beyond the control plane (kwok, metrics-server, Karpenter with its kwok provider), built from their
+Go modules and cached.
 
-Like the control plane, nothing reachable here ships them as binaries, but both modules are plain `go install`
-targets (no `replace` directives). Each build lands in `~/.cache/ballast/tools/<name>-<version>/` through a
-staging directory, so an interrupted build never leaves a broken binary. The module's source stays in the Go
+Like the control plane, nothing reachable here ships them as binaries, but every module is a plain `go install`
+target (no `replace` directives); Karpenter v1.15.0 needs a newer Go than the machine's, so its build names the
+toolchain (`GOTOOLCHAIN=go1.27.3`, fetched by the go command from the module proxy once). Each build lands in
+`~/.cache/ballast/tools/<name>-<version>/` through a staging directory, so an interrupted build never leaves a
+broken binary. The module's source stays in the Go
 module cache, where callers read the files it ships (kwok's Stage and usage YAML) instead of retyping them.
 
 Lookup order: `TEST_ASSET_<NAME>` (a binary path, as for the control plane), then the cache, then a build.
@@ -33,6 +36,12 @@ class GoTool:
     package: str
     version: str
     ldflags: str = "-s -w"
+    binary: str = ""  # the installed binary's name when it is not the tool's (the last element of `package`)
+    toolchain: str = "local"  # GOTOOLCHAIN for the build: a module needing a newer Go than the machine's names one
+
+    @property
+    def executable(self) -> str:
+        return self.binary or self.name
 
 
 TOOLS: dict[str, GoTool] = {
@@ -49,6 +58,16 @@ TOOLS: dict[str, GoTool] = {
         "sigs.k8s.io/metrics-server/cmd/metrics-server",
         "v0.8.0",
         "-s -w -X k8s.io/client-go/pkg/version.gitVersion=v0.8.0",
+    ),
+    # Karpenter with its kwok cloud provider (fake NodeClaims become Nodes kwok serves); v1.15.0 needs Go >= 1.26.9,
+    # so the build asks for go1.27.3, which the go command fetches from the module proxy once.
+    "karpenter": GoTool(
+        "karpenter",
+        "sigs.k8s.io/karpenter",
+        "sigs.k8s.io/karpenter/kwok",
+        "v1.15.0",
+        binary="kwok",
+        toolchain="go1.27.3",
     ),
 }
 
@@ -75,7 +94,7 @@ def find_tool(name: str, *, build: bool = True, progress: TextIO | None = None) 
         if not os.access(override, os.X_OK):
             raise AssetsNotFoundError(f"{variable}={override} is not an executable file")
         return Path(override)
-    target = tools_root() / f"{name}-{tool.version}" / name
+    target = tools_root() / f"{name}-{tool.version}" / tool.executable
     if target.is_file():
         return target
     if not build:
@@ -88,20 +107,24 @@ def find_tool(name: str, *, build: bool = True, progress: TextIO | None = None) 
 def module_dir(name: str) -> Path:
     """The tool's module source in the Go module cache (downloaded if missing): the files it ships."""
     tool = _tool(name)
-    info = _go_json(["mod", "download", "-json", f"{tool.module}@{tool.version}"], Path(tempfile.gettempdir()))
+    info = _go_json(
+        ["mod", "download", "-json", f"{tool.module}@{tool.version}"], Path(tempfile.gettempdir()), tool.toolchain
+    )
     if info.get("Error") or not info.get("Dir"):
         raise BuildError(f"{tool.module}@{tool.version} cannot be downloaded: {info.get('Error', 'no Dir')}")
     return Path(info["Dir"])
 
 
-def _environment() -> dict[str, str]:
-    return {**os.environ, "GOTOOLCHAIN": "local", "CGO_ENABLED": "0", "GOWORK": "off", "GOFLAGS": "-mod=mod"}
+def _environment(toolchain: str = "local") -> dict[str, str]:
+    return {**os.environ, "GOTOOLCHAIN": toolchain, "CGO_ENABLED": "0", "GOWORK": "off", "GOFLAGS": "-mod=mod"}
 
 
-def _go_json(args: list[str], cwd: Path) -> dict[str, str]:
+def _go_json(args: list[str], cwd: Path, toolchain: str = "local") -> dict[str, str]:
     if shutil.which("go") is None:
         raise AssetsNotFoundError("`go` is not on PATH: install Go to build the test tools")
-    result = subprocess.run(["go", *args], cwd=cwd, env=_environment(), capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        ["go", *args], cwd=cwd, env=_environment(toolchain), capture_output=True, text=True, check=False
+    )
     try:
         parsed: dict[str, str] = json.loads(result.stdout)
     except json.JSONDecodeError:
@@ -119,7 +142,7 @@ def _build(tool: GoTool, target: Path, progress: TextIO) -> Path:
     try:
         result = subprocess.run(
             ["go", "install", "-trimpath", "-ldflags", tool.ldflags, f"{tool.package}@{tool.version}"],
-            env={**_environment(), "GOBIN": str(stage / "bin")},
+            env={**_environment(tool.toolchain), "GOBIN": str(stage / "bin")},
             capture_output=True,
             text=True,
             check=False,
