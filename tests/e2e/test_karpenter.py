@@ -46,7 +46,7 @@ from ballast.internal.runtime.envtest.ports import suggest_port
 from ballast.internal.runtime.envtest.process import ControlPlaneProcess
 from ballast.internal.runtime.envtest.pytest_plugin import unavailable
 from ballast.internal.runtime.envtest.tools import find_tool, module_dir
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.internal.runtime.envtest.wait import WaitTimeoutError, poll_until
 from tests.e2e.figures import record
 from tests.e2e.support import create_namespace, deployment, running_pods
 from tests.paths import CRD_DIR
@@ -177,7 +177,7 @@ def start_karpenter(cluster: MiniCluster) -> Karpenter:
 
     try:
         poll_until(ready, timeout=60.0, interval=0.5, what="Karpenter's /readyz")
-    except TimeoutError as exc:
+    except WaitTimeoutError as exc:
         raise AssertionError(f"{exc}\n{karpenter.tail()}") from None
     return karpenter
 
@@ -328,7 +328,7 @@ def test_the_advisor_predicts_what_karpenter_does_after_a_workload_shrinks(karpe
             placed: dict[str, str] = poll_until(
                 lambda: settled(cluster, expected), timeout=timeout, interval=1.0, what=what
             )
-        except TimeoutError as exc:
+        except WaitTimeoutError as exc:
             raise AssertionError(f"{exc}\n{karpenter.tail()}") from None
         return placed
 
@@ -388,7 +388,7 @@ def test_the_advisor_predicts_what_karpenter_does_after_a_workload_shrinks(karpe
 
     try:
         command = poll_until(first_command, timeout=120.0, interval=1.0, what="Karpenter's first disruption")
-    except TimeoutError as exc:
+    except WaitTimeoutError as exc:
         raise AssertionError(f"{exc}\nthe advisor's first move: {first}\n{karpenter.tail()}") from None
     decided_after = time.monotonic() - shrunk
 
@@ -401,7 +401,7 @@ def test_the_advisor_predicts_what_karpenter_does_after_a_workload_shrinks(karpe
 
     try:
         poll_until(converged, timeout=120.0, interval=1.0, what="the disrupted nodes gone, every pod Running")
-    except TimeoutError as exc:
+    except WaitTimeoutError as exc:
         raise AssertionError(f"{exc}\n{karpenter.tail()}") from None
     converged_after = time.monotonic() - shrunk
     # Karpenter goes on evaluating (every 10 s): a further command, or the rejection of the move left, shows here.
