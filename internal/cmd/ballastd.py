@@ -440,13 +440,16 @@ CONSOLIDATION_CATALOGUE = "ballast-consolidation-catalogue"
 def consolidation_settings(args: argparse.Namespace) -> Any:
     """The `--consolidation-*` flags as the advisor's `AdvisorSettings`; ValueError naming the flag."""
     from ballast.controllers.consolidation import AdvisorSettings  # noqa: PLC0415
+    from ballast.internal.consolidation import ConsolidationInputError, check_k  # noqa: PLC0415
     from ballast.internal.consolidationinputs import ReadSettings  # noqa: PLC0415
 
     interval = _duration_flag("--consolidation-interval", args.consolidation_interval)
     if interval <= datetime.timedelta(0):
         raise ValueError(f"--consolidation-interval: {args.consolidation_interval!r} must be positive")
-    if args.consolidation_k < 1:
-        raise ValueError(f"--consolidation-k: {args.consolidation_k} must be a positive integer")
+    try:
+        check_k(args.consolidation_k)
+    except ConsolidationInputError:
+        raise ValueError(f"--consolidation-k: {args.consolidation_k} must be a positive integer") from None
     catalogue = args.consolidation_catalogue or f"{args.operator_namespace}/{CONSOLIDATION_CATALOGUE}"
     namespace, _, name = catalogue.partition("/")
     if not namespace or not name or "/" in name:

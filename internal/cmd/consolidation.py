@@ -37,6 +37,7 @@ from ballast.internal.consolidation import (
     Offering,
     Plan,
     PoolFigures,
+    check_k,
     node_from_wire,
     parse_catalogue,
 )
@@ -57,16 +58,14 @@ class PlanError(Exception):
 
 
 def parse_k(text: str) -> float:
-    """`--k`: a positive integer, or `inf` (every move the price filter passes, as WhenEmptyOrUnderutilized)."""
+    """`--k`: a positive integer the planner accepts (`check_k`: Karpenter's int32), or `inf` (every move the
+    price filter passes, as WhenEmptyOrUnderutilized)."""
     if text.strip().lower() in ("inf", "+inf"):
         return math.inf
     try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise PlanError(f"--k {text!r}: not a positive integer (or inf)")
-    return value
+        return check_k(int(text))
+    except ValueError:  # not an integer, or one check_k refuses (ConsolidationInputError)
+        raise PlanError(f"--k {text!r}: not a positive integer (or inf)") from None
 
 
 def _document(text: str, where: str) -> Mapping[str, Any]:

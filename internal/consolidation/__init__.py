@@ -58,7 +58,7 @@ from .pools import (
     pool_from_nodepool,
 )
 from .results import CANDIDATES, EMPTINESS, HOURS_PER_MONTH, MULTI_NODE, SINGLE_NODE, Freed, Move, Plan, PoolFigures
-from .score import BALANCED_K, ScoreResult, approves, score_move, score_result
+from .score import BALANCED_K, K_MAX, ScoreResult, approves, check_k, score_move, score_result
 from .simulate import Host, NewNode, Simulation, World, simulate
 
 __all__ = [
@@ -70,6 +70,7 @@ __all__ = [
     "DISRUPTION_COST_ANNOTATION",
     "EMPTINESS",
     "HOURS_PER_MONTH",
+    "K_MAX",
     "MAX_MULTI_NODE_BATCH",
     "MIN_SPOT_TO_SPOT_OPTIONS",
     "MULTI_NODE",
@@ -104,6 +105,7 @@ __all__ = [
     "Simulation",
     "World",
     "approves",
+    "check_k",
     "eviction_cost",
     "is_reschedulable",
     "node_from_wire",

@@ -39,6 +39,7 @@ def test_every_flag_is_read() -> None:
         ("--consolidation-interval=0s", "--consolidation-interval"),
         ("--consolidation-interval=soon", "--consolidation-interval"),
         ("--consolidation-k=0", "--consolidation-k"),
+        ("--consolidation-k=2147483648", "--consolidation-k"),  # Karpenter's k is an int32
         ("--consolidation-catalogue=just-a-name", "--consolidation-catalogue"),
         ("--consolidation-catalogue=a/b/c", "--consolidation-catalogue"),
         ("--consolidation-pool-label=", "--consolidation-pool-label"),

@@ -147,7 +147,7 @@ def test_k_is_a_positive_integer_or_inf(text: str, k: float) -> None:
     assert parse_k(text) == k
 
 
-@pytest.mark.parametrize("text", ["0", "-1", "1.5", "two", ""])
+@pytest.mark.parametrize("text", ["0", "-1", "1.5", "two", "", "2147483648"])
 def test_a_bad_k_is_named(text: str) -> None:
     with pytest.raises(PlanError, match=r"--k .*not a positive integer"):
         parse_k(text)
