@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ballast.api.balancer.v1alpha1 import PRIORITY, TARGET_CONFLICT, Balancer
-from ballast.internal.cmd.ballast import connect, fail
+from ballast.internal.cmd.ballast import columns, connect, fail
 from ballast.internal.placement import (
     Explanation,
     PlacementInputError,
@@ -194,11 +194,6 @@ def _policy_text(status: Status) -> str:
     return f"{text}, fallback after {status.startup_timeout_seconds}s Pending"
 
 
-def _table(rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["   ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
-
-
 def render_text(status: Status) -> list[str]:
     """For people: the header, one table row per target, the reasons under the target names, the problems, the
     conditions."""
@@ -217,7 +212,7 @@ def render_text(status: Status) -> list[str]:
             str(explained.replicas), str(explained.summary.running), str(target.pending),
             str(explained.summary.not_started),
         ])  # fmt: skip
-    lines += _table(rows)
+    lines += columns(rows)
     reasons = [(t.name, r) for t in status.targets for r in (*t.explained.reasons, *t.notes)]
     if reasons:
         lines += ["", "Why:"] + [f"  {name}: {reason}" for name, reason in reasons]
@@ -226,7 +221,7 @@ def render_text(status: Status) -> list[str]:
     if status.conditions:
         rows = [["TYPE", "STATUS", "REASON", "MESSAGE"]]
         rows += [[str(c.get(k) or "") for k in ("type", "status", "reason", "message")] for c in status.conditions]
-        lines += [f"  {line}" for line in _table(rows)]
+        lines += [f"  {line}" for line in columns(rows)]
     else:
         lines.append("  none (the controller has not written a status yet)")
     return lines

@@ -19,14 +19,14 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ballast.internal.cmd.ballast import connect, fail
+from ballast.internal.cmd.ballast import columns, connect, fail
 from ballast.internal.consolidation import (
     BALANCED_K,
     HOURS_PER_MONTH,
@@ -189,11 +189,6 @@ def _decision(move: Move) -> str:
     return move.decision
 
 
-def _table(rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["   ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
-
-
 def _pool_rows(analysis: Analysis) -> list[list[str]]:
     rows = [["POOL", "POLICY", "REQUESTS", "NODES", "AFTER", "FREED", "$/HOUR", "AFTER", "$/MONTH", "AFTER",
              "SAVING/MONTH"]]  # fmt: skip
@@ -275,12 +270,12 @@ def render_table(analysis: Analysis) -> list[str]:
         f"Catalogue: {analysis.catalogue}; k {_k_text(analysis.k)}: a Balanced move needs a score ≥ {threshold}",
         "",
     ]
-    lines += _table(_pool_rows(analysis))
+    lines += columns(_pool_rows(analysis))
     for label, plan in analysis.plans:
         lines += ["", *_freed_lines(label, plan)]
     for label, plan in analysis.plans:
         lines += ["", f"Moves with the {label} requests (the first round; a multi-node command first):"]
-        lines += [f"  {line}" for line in _table(_move_rows(plan))] if plan.moves else ["  none (no node)"]
+        lines += [f"  {line}" for line in columns(_move_rows(plan))] if plan.moves else ["  none (no node)"]
     lines += ["", "Problems:"] + [f"  {problem}" for problem in analysis.problems or ("none",)]
     return lines
 
