@@ -120,22 +120,20 @@ class Advice:
 
 
 def _paged(client: Client, kind: Any, parse: Callable[[Any], T | None], *, page_size: int, **options: Any) -> list[T]:
-    """Every object of `kind`, page by page, each turned by `parse` (None: dropped) before the next page."""
+    """Every object of `kind`, page by page (`Client.list_all`), each turned by `parse` (None: dropped) before the
+    next page is read; a continue token that expired (410 after a first page) starts the list over."""
     for attempt in range(_RESTARTS + 1):
         parsed: list[T] = []
-        continue_: str | None = None
+        started = False  # a 410 before any page came back is no expired token: not retried
         try:
-            while True:
-                page = client.list(kind, limit=page_size, continue_=continue_, **options)
-                for item in page.items:
-                    value = parse(item)
-                    if value is not None:
-                        parsed.append(value)
-                if not page.continue_:
-                    return parsed
-                continue_ = page.continue_
+            for item in client.list_all(kind, page_size=page_size, **options):
+                started = True
+                value = parse(item)
+                if value is not None:
+                    parsed.append(value)
+            return parsed
         except GoneError:
-            if attempt == _RESTARTS or continue_ is None:
+            if attempt == _RESTARTS or not started:
                 raise
     raise AssertionError("unreachable")  # the loop returns or raises
 

@@ -10,18 +10,22 @@ import pytest
 
 from ballast.internal.consolidationinputs import read
 from ballast.internal.runtime.apierrors import GoneError
-from ballast.internal.runtime.client import ObjectList
+from ballast.internal.runtime.client import Client, ObjectList
 
 
 class Pages:
-    """A LIST of `items` in pages of `limit`; the continue tokens of the first `expire` lists expire after one page."""
+    """A LIST of `items` in pages of `limit`; the continue tokens of the first `expire` lists expire after one page.
+    It pages as the framework's client does (`Client.list_all` over this `list`)."""
+
+    list_all = Client.list_all
 
     def __init__(self, items: list[int], expire: int = 0) -> None:
         self.items = items
         self.expire = expire
         self.calls: list[tuple[int, str | None]] = []
 
-    def list(self, kind: Any, *, limit: int, continue_: str | None = None, **_: Any) -> ObjectList:
+    def list(self, kind: Any, namespace: str | None = None, *, limit: int, continue_: str | None = None,
+             **_: Any) -> ObjectList:  # fmt: skip
         self.calls.append((limit, continue_))
         if continue_ is not None and self.expire:
             self.expire -= 1
