@@ -17,7 +17,7 @@ help: ## list the targets
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,simulate]'
 	touch $@
 
 venv: $(VENV)/.installed ## create .venv with the project and its dev tools
