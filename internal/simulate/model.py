@@ -275,3 +275,5 @@ class Trace:
     workloads: dict[str, WorkloadTrace]
     ooms: list[OomKill] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
+    overcommitted: int = 0
+    """Pods placed on a node that could not fit their requests (the scheduler would have left them Pending)."""
