@@ -74,7 +74,8 @@ def test_memory_above_the_limit_is_an_oom_kill_that_restarts_the_container_and_r
     assert all(c.restarts == 2 for pod in world.pods.values() for c in pod.containers)
     trace = world.trace()
     assert len(trace.ooms) == 4
-    assert trace.ooms[0].request == 150 * MI and trace.ooms[0].limit == 200 * MI
+    assert trace.ooms[0].request == 150 * MI
+    assert trace.ooms[0].limit == 200 * MI
 
 
 def test_cpu_is_held_at_a_cpu_limit_and_throttling_is_counted_only_where_there_is_one() -> None:
