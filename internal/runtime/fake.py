@@ -106,8 +106,10 @@ class _WatchResponse:
         while not self._closed:
             line = self._lines.get()
             if line is None:
+                self._lines.task_done()
                 return
             yield line + b"\n"
+            self._lines.task_done()  # asked for the next line: the reader is done with this one (`FakeAPI.settle`)
 
     def shutdown(self) -> None:
         self.close()
@@ -208,6 +210,16 @@ class FakeAPI:
     @property
     def resource_version(self) -> str:
         return str(self._last_version)
+
+    def settle(self, timeout: float = 30.0) -> None:
+        """Return once every open watch's reader has taken in every event written so far (it asked for the next
+        line): informers over this fake then hold every write — the point where a one-thread driver (the fleet
+        simulator) reads its cache deterministically. Raises TimeoutError when a reader stalls."""
+        with self._lock:
+            watchers = list(self._watchers)
+        for watcher in watchers:
+            if not _taken_in(watcher.lines, timeout):
+                raise TimeoutError(f"a watch of {watcher.kind.mapping.gvk} did not take its events in {timeout}s")
 
     # ---------------------------------------------------------------------------- transport interface
 
@@ -600,6 +612,12 @@ class FakeAPI:
 
 
 # ----------------------------------------------------------------------------------------- helpers
+
+
+def _taken_in(lines: queue.Queue[bytes | None], timeout: float) -> bool:
+    """Whether the reader of `lines` finished with every line put so far, waiting up to `timeout` seconds."""
+    with lines.all_tasks_done:
+        return lines.all_tasks_done.wait_for(lambda: lines.unfinished_tasks == 0, timeout)
 
 
 def _now(clock: Clock) -> str:

@@ -525,3 +525,24 @@ def test_apply_creates_when_absent_and_merges_when_present(api: FakeAPI, client:
         api.client(field_owner=None).apply(configmap("b", "shop"))
     with pytest.raises(apierrors.NotFoundError):
         client.patch(configmap("missing", "shop"), {"data": {}})  # other patch types do not create
+
+
+def test_settle_returns_once_the_informers_hold_every_write() -> None:
+    from ballast.internal.runtime import Cache  # noqa: PLC0415 - only this test needs informers
+
+    api = FakeAPI()
+    client = api.client()
+    cache = Cache(client)
+    cache.get_informer("v1/ConfigMap")
+    cache.start()
+    try:
+        assert cache.wait_for_sync(10)
+        for round_ in range(20):  # no poll in between: what the cache holds right after settle() is checked
+            for index in range(10):
+                client.create(configmap(f"cm-{round_}-{index}", round=str(round_)))
+            client.delete(configmap(f"cm-{round_}-0"))
+            api.settle()
+            assert len(cache.list("v1/ConfigMap")) == 9 * (round_ + 1)
+    finally:
+        cache.stop()
+        api.close()
