@@ -263,9 +263,11 @@ def running_pod_requests(
         else:
             requests.pop(change.pod, None)
             requests[change.pod] = change.requests
+            if len(requests) > replicas:
+                del requests[next(iter(requests))]  # the pod replaced, taken as the oldest
         if index + 1 < len(timed) and timed[index + 1].at_s == change.at_s:
             continue
-        yield change.at_s, list(requests.values())[-replicas:]
+        yield change.at_s, list(requests.values())
 
 
 def within_tolerance(value: float, target: float) -> bool:

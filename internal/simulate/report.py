@@ -97,9 +97,9 @@ def _write_json(path: Path, value: object) -> Path:
     return path
 
 
-def fleet_allocatable(fleet: Fleet) -> dict[str, float]:
-    """Σ allocatable over the fleet's nodes, per figure resource (the seed picture's ceiling)."""
-    return {resource: sum(node.allocatable.get(resource, 0.0) for node in fleet.nodes) for resource in FIGURE_RESOURCES}
+def run_allocatable(trace: Trace) -> dict[str, float]:
+    """Σ allocatable over the run's nodes, per figure resource (the seed picture's ceiling)."""
+    return {resource: trace.allocatable.get(resource, 0.0) for resource in FIGURE_RESOURCES}
 
 
 def trace_json(trace: Trace, fleet: Fleet) -> dict[str, object]:
@@ -110,7 +110,7 @@ def trace_json(trace: Trace, fleet: Fleet) -> dict[str, object]:
         "recommender": trace.recommender,
         "duration_s": trace.duration_s,
         "window_s": BUCKET_SECONDS,
-        "allocatable": {resource: round_figure(value) for resource, value in fleet_allocatable(fleet).items()},
+        "allocatable": {resource: round_figure(value) for resource, value in run_allocatable(trace).items()},
         "reserved": {resource: _rounded(values) for resource, values in series.reserved.items()},
         "usage": {resource: _rounded(values) for resource, values in series.usage.items()},
         "cold_starts": [_cold_start_series(trace, fleet, cold) for cold in fleet.cold_starts],
@@ -138,9 +138,8 @@ def _write_charts(
     from . import charts  # noqa: PLC0415 - matplotlib is imported only when charts are drawn
 
     as_written = fleet_series(traces["none"]) if "none" in traces else None
-    paths = [
-        charts.seed_chart(out_dir / "seed.png", fleet_series(traces["ballast"]), as_written, fleet_allocatable(fleet))
-    ]
+    ballast = traces["ballast"]
+    paths = [charts.seed_chart(out_dir / "seed.png", fleet_series(ballast), as_written, run_allocatable(ballast))]
     first = next((cold for cold in fleet.cold_starts if cold.kind == "new-namespace"), None)
     if first is not None:
         compared = ("ballast", "vpa")
