@@ -33,7 +33,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import numpy as np
 import yaml
@@ -45,6 +45,9 @@ from pydantic_core import PydanticCustomError
 from ballast.internal.quantity import QuantityError, parse_quantity
 
 from .model import RESOURCES, STEP_SECONDS, App, ContainerSpec, Fleet, NodeSpec, Slot, Workload
+
+if TYPE_CHECKING:
+    from _csv import Reader as CsvReader
 
 HEADER: tuple[str, ...] = ("timestamp", "namespace", "pod", "container", "resource", "value")
 RECORDED_SHAPE = "recorded"
@@ -321,7 +324,7 @@ def _read_usage(path: Path, catalogue: _Catalogue, side_path: Path) -> _Samples:
     return samples
 
 
-def _read_rows(path: Path, reader: Any, catalogue: _Catalogue, side_path: Path, samples: _Samples) -> None:
+def _read_rows(path: Path, reader: CsvReader, catalogue: _Catalogue, side_path: Path, samples: _Samples) -> None:
     header = next(reader, None)
     if header is None:
         raise ReplayError(f"{path}: empty file (expected the header {','.join(HEADER)})")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
-from ballast.internal.simulate.model import STEP_SECONDS, Slot
+from ballast.internal.simulate.model import STEP_SECONDS, Slot, Usage
 from ballast.internal.simulate.replay import (
     PodSpan,
     Replay,
@@ -106,7 +106,8 @@ def test_example_fleet_has_the_nodes_identity_labels_and_duration(example: Repla
 
 
 def test_example_has_one_slot_per_replica_and_container(example: Replay) -> None:
-    assert list(example.usage.slots) == [
+    usage: Usage = example.usage  # mypy checks that a recording is the simulator's Usage
+    assert list(usage.slots) == [
         Slot("shop/cache", 0, "redis"),
         Slot("shop/cache", 1, "redis"),
         Slot("shop/web", 0, "app"),
