@@ -513,16 +513,20 @@ def load_replay(usage_csv: Path, side_file: Path) -> Replay:
     pod_container_slot = _pod_container_slots(catalogue, recorded, slot_index)
     recorded_values = np.frombuffer(samples.values, dtype=np.float64)
     keys, values = _sparse_values(streams, steps_of_samples, times, recorded_values, pod_container_slot, spans, steps)
+    sampled = {pod.index for pod in recorded}
+    unsampled = tuple(pod.key for index, pod in enumerate(side.pods) if index not in sampled)
+    return Replay(_fleet(side, workloads, steps), RecordedUsage(slots, spans, steps, keys, values), start, unsampled)
+
+
+def _fleet(side: SideFile, workloads: list[_RecordedWorkload], steps: int) -> Fleet:
     fleet = Fleet(
         workloads=tuple(_workload(w, steps) for w in workloads),
         nodes=tuple(NodeSpec(node.name, _amounts(node.allocatable)) for node in side.nodes),
         duration_s=steps * STEP_SECONDS,
     )
-    if side.identity_labels is not None:
-        fleet = replace(fleet, identity_labels=side.identity_labels)
-    sampled = {pod.index for pod in recorded}
-    unsampled = tuple(pod.key for index, pod in enumerate(side.pods) if index not in sampled)
-    return Replay(fleet, RecordedUsage(slots, spans, steps, keys, values), start, unsampled)
+    if side.identity_labels is None:
+        return fleet  # the simulator's default identity labels
+    return replace(fleet, identity_labels=side.identity_labels)
 
 
 def _recorded_pods(side: SideFile, pod_of_sample: NDArray[np.int64], steps: NDArray[np.int64]) -> list[_RecordedPod]:

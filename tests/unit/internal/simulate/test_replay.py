@@ -64,6 +64,9 @@ def _row(seconds: int, pod: str, resource: str, value: str, container: str = "ap
     return f"{T0 + seconds},prod,{pod},{container},{resource},{value}"
 
 
+GOOD = _row(0, "api-a", "cpu", "0.5")
+
+
 # ------------------------------------------------------------------------------------------ the example
 
 
@@ -204,6 +207,13 @@ def test_the_latest_sample_of_a_step_counts_and_timestamps_may_mix_forms(tmp_pat
     assert replay.fleet.duration_s == 3 * STEP_SECONDS
 
 
+def test_a_spreadsheet_export_with_a_byte_order_mark_and_crlf_loads(tmp_path: Path) -> None:
+    usage, side = _write(tmp_path, _side(), [])
+    usage.write_bytes(("\ufeff" + HEADER + "\r\n" + GOOD + "\r\n").encode())
+    replay = load_replay(usage, side)
+    assert replay.usage.at(0, _ages(replay)).tolist() == [[0.5, 0.0, 0.0]]
+
+
 def test_a_workload_lives_from_its_first_sample_to_its_last(tmp_path: Path) -> None:
     side = _side([_pod("api-a"), _pod("db-0", owner="db", kind="StatefulSet")])
     rows = [_row(0, "db-0", "cpu", "1"), _row(300, "db-0", "cpu", "1")]
@@ -222,9 +232,6 @@ def test_side_file_pods_without_samples_are_listed_not_replayed(tmp_path: Path) 
 
 
 # ----------------------------------------------------------------------------------------- bad usage
-
-
-GOOD = _row(0, "api-a", "cpu", "0.5")
 
 
 @pytest.mark.parametrize(
