@@ -3,7 +3,7 @@ manifests a real fleet has — requests well above use, a few memory limits, har
 
 The scenario reproduces one picture (docs/simulate.md): over three days, the sum of requests rides near the
 nodes' allocatable while the real usage stays under half of it. So the nodes are sized from the requests (enough
-identical nodes that Σ requests is ~88 % of Σ allocatable at the start), and the usage (`usage.SyntheticUsage`)
+identical nodes that Σ requests is 85–90 % of Σ allocatable at the start), and the usage (`usage.SyntheticUsage`)
 is a shape-dependent share of those requests.
 
 Besides the steady fleet it holds the moments a recommender is judged on: a known app deployed into a new
@@ -30,9 +30,9 @@ GI = 2**30
 MI = 2**20
 HOUR = 3600
 NODE_ALLOCATABLE: Mapping[str, float] = {"cpu": 8.0, "memory": 32.0 * GI, "ephemeral-storage": 100.0 * GI}
-TARGET_FILL = 0.88
-"""Σ requests / Σ allocatable at the start, on the binding resource: the requests ride the ceiling, and the
-scheduler still finds room for the pods (and the new namespace's)."""
+TARGET_FILL = 0.90
+"""Σ requests / Σ allocatable at the start is at most this on the binding resource (nodes come whole): the requests
+ride the ceiling, and the scheduler still finds room for every pod, the new namespace's included."""
 ROLLOUT_SHARE_PER_DAY = 0.10
 ROLLOUT_HOURS = (9, 17)
 """Rollouts happen in working hours."""

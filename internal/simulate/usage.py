@@ -16,9 +16,9 @@ parameters follow published trace statistics rather than being fitted to any run
 
 Determinism is the contract (`model.Usage`): three runs ask for the same steps with different container ages and
 must see the same usage. Per-slot parameters are drawn once, keyed by names (an added workload changes no other
-workload's usage); per-step noise comes from a generator keyed by `(seed, step)`, never one advanced by earlier
-calls. `at` is called once per step per run (~17,000 times for ~600 slots), so it is plain vectorised numpy over
-precomputed per-slot arrays.
+workload's usage); per-step noise comes from a generator keyed by `(seed, hour of the step)`, never one advanced
+by earlier calls. `at` is called once per step per run (~17,000 times for ~600 slots), so it is plain vectorised
+numpy over precomputed per-slot arrays.
 """
 
 from __future__ import annotations
@@ -51,9 +51,12 @@ STARTUP_STEPS = 300 // STEP_SECONDS
 BURST_ALPHA = 1.5
 BURST_MIN = 3.0
 BURST_CAP = 25.0
+BURST_CAP_QUANTILE = (BURST_MIN / BURST_CAP) ** BURST_ALPHA
+"""Below this rescaled draw the Pareto factor would pass the cap: the draw is held here instead."""
 EPHEMERAL_BASE = 32 * MI
 EPHEMERAL_GROWTH_PER_HOUR = 8 * MI
 STEPS_PER_HOUR = 3600 // STEP_SECONDS
+NOISE_BLOCK_STEPS = STEPS_PER_HOUR
 DEFAULT_REQUESTS: Mapping[str, float] = {"cpu": 0.1, "memory": 256 * MI}
 """What a container without a request is taken to have asked for (its usage is a share of it)."""
 SPREAD_APP = np.array([0.25, 0.15])
@@ -125,6 +128,9 @@ class SyntheticUsage:
         columns = list(zip(*rows, strict=True)) if rows else [()] * len(_Parameters.__slots__)
         self._p = _Parameters(*(np.array(column, dtype=np.float64) for column in columns))
         self._bursty = np.flatnonzero(self._p.burst_probability > 0)
+        self._burst_probability = self._p.burst_probability[self._bursty]
+        self._noise_block = -1
+        self._noise: NDArray[np.float64] = np.empty((0, 3, len(self._slots)))
 
     @property
     def slots(self) -> Sequence[Slot]:
@@ -132,21 +138,33 @@ class SyntheticUsage:
 
     def at(self, step: int, age_steps: NDArray[np.int64]) -> NDArray[np.float64]:
         p = self._p
-        # Uniform draws only (a third of the cost of normals): jitter is uniform in log space, bursts Pareto.
-        jitter, wobble, burst = np.random.default_rng([self._seed, step]).random((3, len(self._slots)))
+        jitter, wobble, burst = self._noise_at(step)
         angle = 2 * math.pi * (step * STEP_SECONDS % DAY_SECONDS) / DAY_SECONDS
         usage = np.empty((len(self._slots), len(RESOURCES)))
         cpu = p.cpu_typical + p.cpu_cos * math.cos(angle) + p.cpu_sin * math.sin(angle)
         cpu *= np.exp(p.jitter_span * jitter + p.jitter_offset)
         memory = p.memory_low + p.memory_span * wobble + p.growth_per_step * step + p.leak_per_age_step * age_steps
-        young = np.flatnonzero(age_steps < STARTUP_STEPS)
-        cpu[young] *= p.startup_cpu_factor[young]
-        memory[young] += p.startup_memory[young]
-        _apply_bursts(cpu, burst, self._bursty, p.burst_probability)
+        young = age_steps < STARTUP_STEPS
+        if young.any():  # most steps start no container
+            cpu[young] *= p.startup_cpu_factor[young]
+            memory[young] += p.startup_memory[young]
+        _apply_bursts(cpu, burst, self._bursty, self._burst_probability)
         usage[:, CPU] = cpu
         usage[:, MEMORY] = memory
         usage[:, EPHEMERAL] = p.ephemeral_base + p.ephemeral_per_age_step * age_steps
         return usage
+
+    def _noise_at(self, step: int) -> NDArray[np.float64]:
+        """The step's uniform draws `(3, slots)`: jitter, memory wobble, burst. Drawn an hour at a time from a
+        generator keyed by `(seed, hour)` (one generator a step would cost a third of `at`); a run asks the steps
+        in order, so the hour in hand is the one asked for, and any other order gets the same values. Uniform
+        draws only, a third of the cost of normals: the jitter is uniform in log space, the bursts Pareto."""
+        block, offset = divmod(step, NOISE_BLOCK_STEPS)
+        if block != self._noise_block:
+            self._noise = np.random.default_rng([self._seed, block]).random((NOISE_BLOCK_STEPS, 3, len(self._slots)))
+            self._noise_block = block
+        draws: NDArray[np.float64] = self._noise[offset]
+        return draws
 
 
 def slots_of(fleet: Fleet) -> list[Slot]:
@@ -162,16 +180,14 @@ def _replicas(workload: Workload) -> list[tuple[int, ContainerSpec]]:
 def _apply_bursts(
     cpu: NDArray[np.float64], uniform: NDArray[np.float64], bursty: NDArray[np.int64], probability: NDArray[np.float64]
 ) -> None:
-    """Multiply the cpu of the slots bursting this step by a Pareto factor. Only bursty slots are looked at, and
-    the same uniform draw decides both whether a slot bursts and (rescaled) how hard, so one draw per step."""
-    if bursty.size == 0:
+    """Multiply the cpu of the bursty slots (`bursty`, each bursting with `probability`) that burst this step by a
+    Pareto factor. The same uniform draw decides whether a slot bursts and, rescaled, how hard: one draw a step."""
+    burst = uniform[bursty] < probability
+    if not burst.any():
         return
-    u = uniform[bursty] / probability[bursty]
-    hit = u < 1.0
-    if not hit.any():
-        return
-    factor = np.minimum(BURST_MIN * u[hit] ** (-1.0 / BURST_ALPHA), BURST_CAP)
-    cpu[bursty[hit]] *= factor
+    hits = bursty[burst]
+    rescaled = np.maximum(uniform[hits] / probability[burst], BURST_CAP_QUANTILE)
+    cpu[hits] *= BURST_MIN * rescaled ** (-1.0 / BURST_ALPHA)
 
 
 def _slot_row(seed: int, workload: Workload, replica: int, spec: ContainerSpec) -> tuple[float, ...]:

@@ -65,7 +65,7 @@ def test_requests_ride_the_ceiling_at_the_start() -> None:
     for resource in ("cpu", "memory"):
         assert 0.80 <= requests[resource] / capacity[resource] <= 0.95, resource
     assert {node.allocatable["cpu"] for node in FLEET.nodes} == {8.0}
-    assert len(FLEET.nodes) == 26
+    assert len(FLEET.nodes) == 25
 
 
 def test_mean_usage_stays_under_half_of_allocatable() -> None:
@@ -133,11 +133,16 @@ def test_a_fleet_too_small_for_its_cold_starts_is_refused() -> None:
         default_fleet(namespaces=1)
 
 
-def test_the_scheduler_places_every_pod_of_the_manifests_as_written() -> None:
+def test_the_scheduler_places_every_pod_of_the_manifests_as_written_the_newcomer_included() -> None:
     world = World(FLEET, SyntheticUsage(FLEET), AsWritten())
     world.advance(0)
     assert world.overcommitted == 0
     assert len(world.pods) == 400
+    (cold,) = [c for c in FLEET.cold_starts if c.kind == "new-namespace"]
+    world.advance(cold.at_s // STEP_SECONDS)  # the rollouts and the first redeploy due by then, and the newcomer
+    assert world.overcommitted == 0
+    assert sum(1 for pod in world.pods.values() if pod.namespace == NEW_NAMESPACE) == 2
+    assert len(world.pods) == 402
 
 
 def test_describe_states_the_scenario() -> None:
@@ -145,8 +150,8 @@ def test_describe_states_the_scenario() -> None:
     assert lines[0] == "seed 1, 3 days at 15 s steps"
     assert "workloads: 201, pods: 402, containers: 524" in lines
     assert "namespaces: 6 (team-a, team-b, team-c, team-d, team-e, team-new)" in lines
-    assert "nodes: 26 × 8 cores / 32 GiB / 100 GiB ephemeral-storage" in lines
-    assert "cpu requests at start: 176 of 208 cores allocatable (85%)" in lines
+    assert "nodes: 25 × 8 cores / 32 GiB / 100 GiB ephemeral-storage" in lines
+    assert "cpu requests at start: 176 of 200 cores allocatable (88%)" in lines
     assert "rollouts: 60 (54 workloads, every pod replaced)" in lines
     assert (
         "redeploy: team-e/checkout-frontend deleted at day 2 09:00, back at day 2 09:30, VPA starts cold (new-labels)"

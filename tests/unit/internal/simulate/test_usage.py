@@ -239,5 +239,5 @@ def test_a_step_costs_well_under_a_millisecond() -> None:
         started = time.perf_counter()
         usage.at(step, age)
         timings.append(time.perf_counter() - started)
-    # Measured ~50 µs for 524 slots; the bound leaves room for a busy shared machine.
+    # Measured 30–40 µs for 524 slots; the bound leaves room for a busy shared machine.
     assert float(np.median(timings)) < 1e-3
