@@ -231,7 +231,7 @@ def _slot_row(seed: int, workload: Workload, replica: int, spec: ContainerSpec) 
 
 
 def _mean_preserving_offset(half_width: float) -> float:
-    """The log-offset that keeps `exp(U(−w, w) + offset)` at mean 1 (`E[exp U] = sinh w / w`)."""
+    """The offset that keeps `exp(U(0, 2w) + offset)` at mean 1: `E[exp U(−w, w)] = sinh w / w`."""
     return -half_width - math.log(math.sinh(half_width) / half_width) if half_width > 0 else 0.0
 
 
