@@ -1,6 +1,6 @@
 """The simulator's figures and its verdict: what one run of each recommender is judged on (docs/simulate.md).
 
-The figures are Autopilot's (EuroSys 2020, §7), as the project adopted them, computed from a `Trace` alone (and the
+The figures are Autopilot's (EuroSys 2020), as the project adopted them, computed from a `Trace` alone (and the
 `Fleet` it ran) so that every number in a report can be recomputed from `trace-*.json` and the change log:
 
 - relative slack per workload-day, `(reserved − p95 usage) / reserved` over 5-minute windows, cpu and memory;

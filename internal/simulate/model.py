@@ -24,7 +24,7 @@ CPU, MEMORY, EPHEMERAL = 0, 1, 2
 STEP_SECONDS = 15
 """Usage resolution: one value per container and resource every 15 s (the kubelet's housekeeping period)."""
 BUCKET_SECONDS = 300
-"""What a run records: 5-minute windows (mean reserved, mean usage), as the §7 figures are defined."""
+"""What a run records: 5-minute windows (mean reserved, mean usage), as the figures are defined (docs/simulate.md)."""
 DAY_SECONDS = 86_400
 
 
@@ -191,6 +191,8 @@ class Change:
     workload: str
     kind: Literal["admission", "resize", "eviction"]
     requests: Mapping[str, Mapping[str, float]]
+    replica: int = 0
+    """The workload's replica slot the pod fills: a new pod in a slot replaces the one that was there."""
 
 
 class Cluster(Protocol):

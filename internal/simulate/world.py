@@ -47,6 +47,8 @@ from .model import (
 )
 
 STEPS_PER_BUCKET = BUCKET_SECONDS // STEP_SECONDS
+FIT_TOLERANCE = 1e-6
+"""Slack in fit checks: sums of float requests taken off and put back differ in the last bits."""
 RESIZABLE = ("cpu", "memory")
 """What an in-place resize may change (the kubelet resizes cpu and memory only)."""
 
@@ -131,13 +133,16 @@ class World:
         wanted = current.requests | {r: v for r, v in requests.items() if r in RESIZABLE}
         delta = np.array([wanted.get(r, 0.0) - current.requests.get(r, 0.0) for r in RESOURCES])
         free = self._allocatable[node] - self._node_reserved[node]
-        if np.any((delta > 0) & (delta > free)):
+        if np.any((delta > 0) & (delta > free + FIT_TOLERANCE)):
             return False  # Infeasible: the node cannot fit the new requests
+        wanted_limits = current.limits | {r: v for r, v in limits.items() if r in RESIZABLE}
+        if wanted == current.requests and wanted_limits == current.limits:
+            return True
         current.requests = wanted
-        current.limits = current.limits | {r: v for r, v in limits.items() if r in RESIZABLE}
+        current.limits = wanted_limits
         self._node_reserved[node] += delta
         self._load_slot(state.slots[index], current)
-        self._changes.append(Change(self._now, pod, state.workload, "resize", _requests_of(state)))
+        self._changes.append(Change(self._now, pod, state.workload, "resize", _requests_of(state), state.replica))
         return True
 
     def evict(self, pod: str) -> str:
@@ -268,7 +273,7 @@ class World:
             self._running[slot] = True
             self._age[slot] = 0
             self._load_slot(slot, container)
-        self._changes.append(Change(self._now, pod.name, pod.workload, kind, _requests_of(pod)))
+        self._changes.append(Change(self._now, pod.name, pod.workload, kind, _requests_of(pod), replica))
         return pod
 
     def _remove(self, pod: PodState) -> None:
@@ -287,7 +292,7 @@ class World:
         """The node with the most free memory that fits the pod's requests (any node when none fits, counted)."""
         wanted = _pod_requests(pod)
         free = self._allocatable - self._node_reserved
-        fits = np.all(free >= wanted, axis=1)
+        fits = np.all(free + FIT_TOLERANCE >= wanted, axis=1)
         candidates = np.flatnonzero(fits)
         if candidates.size == 0:
             self.overcommitted += 1
