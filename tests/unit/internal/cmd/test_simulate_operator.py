@@ -80,7 +80,7 @@ def test_a_change_to_the_recommendation_function_changes_what_pods_get(
     def cpu_headroom_doubled(
         stats: Stats, aggregation: str, headroom: str | Decimal | int | None, resource: str
     ) -> str:
-        return recommend(stats, aggregation, "2.5" if kind == "cpu" else headroom, kind)
+        return recommend(stats, aggregation, "2.5" if resource == "cpu" else headroom, resource)
 
     # The collector's status computation calls `recommend` as ballastd does: patch it where it is looked up.
     monkeypatch.setattr("ballast.internal.collection.status.recommend", cpu_headroom_doubled)
