@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: help venv envtest e2e-tools helm karpenter-oracle generate lint typecheck unit packaging integration test-e2e test-karpenter test test-load audit dev dev-cluster bench kind-deploy clean
+.PHONY: help venv envtest e2e-tools helm karpenter-oracle generate lint typecheck unit packaging integration test-e2e test-karpenter test test-load audit dev demo dev-cluster bench kind-deploy clean
 
 HACK_SCRIPTS := hack/gen-manifests hack/audit
 KIND_CLUSTER ?= ballast-dev
@@ -72,6 +72,9 @@ audit: venv ## pip-audit over `pip freeze`; fails on a vulnerability fixed insid
 
 dev: venv envtest ## the operator for real on a local control plane: profiles, a cold start, a resize (Ctrl-C stops)
 	$(PY) -m ballast.internal.cmd.dev
+
+demo: venv ## the fleet simulator: 3 days of 40 apps × 5 namespaces under Ballast, a VPA baseline and as written → demo/
+	$(BIN)/ballast simulate --out demo
 
 dev-cluster: venv envtest ## start a local etcd + kube-apiserver and print its KUBECONFIG (Ctrl-C stops it)
 	$(BIN)/ballast-envtest run

@@ -7,6 +7,7 @@ how a Balancer places its replicas, which nodes consolidation would free.
     ballast scheduling preview -f policy.yaml [-n NS] [-o json]
     ballast balancer status NAME [-n NS] [-o json]
     ballast consolidation plan [--what-if recommended] [--k 2] [--catalogue FILE|cm/NS/NAME] [-o table|json]
+    ballast simulate [--seed 1] [--days 3] [--out demo] | --usage CSV --side YAML | --from-cluster YAML
 
 Global flags `--kubeconfig` and `--context` go before or after the subcommand. Everything is read from the API
 server (profiles, policies, the pod's annotations, a Balancer's targets and pods, nodes), so it works from a laptop
@@ -251,6 +252,12 @@ def _add_consolidation(subparsers: Any, common: argparse.ArgumentParser) -> None
     plan.add_argument("-o", "--output", choices=["table", "json"], default="table", help="output format")
 
 
+def _add_simulate(subparsers: Any, common: argparse.ArgumentParser) -> None:
+    from ballast.internal.cmd import simulate  # noqa: PLC0415 - its flags live with it; it imports nothing heavy
+
+    simulate.add_parser(subparsers, common)
+
+
 def connect(args: argparse.Namespace, *, typed: bool = True) -> Any:
     """A `Client` for `--kubeconfig`/`--context` (`RESTConfig.load` order otherwise), with our kinds as models;
     `typed=False` leaves every object a dict and spares importing the models (`profiles` reads dicts, and starts
@@ -282,7 +289,8 @@ def columns(rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 def parser() -> argparse.ArgumentParser:
-    """The `ballast` argument parser (subcommands enroll, profiles, explain, scheduling, balancer, consolidation)."""
+    """The `ballast` argument parser (subcommands enroll, profiles, explain, scheduling, balancer, consolidation,
+    simulate)."""
     top = _Parser(
         prog="ballast",
         description="Ballast user CLI: enroll workloads and explain the resources Ballast gives them.",
@@ -299,6 +307,7 @@ def parser() -> argparse.ArgumentParser:
     _add_scheduling(subparsers, common)
     _add_balancer(subparsers, common)
     _add_consolidation(subparsers, common)
+    _add_simulate(subparsers, common)
     return top
 
 
@@ -329,6 +338,10 @@ def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one retur
         from ballast.internal.cmd import consolidation  # noqa: PLC0415
 
         return consolidation.run(args)
+    if args.command == "simulate":
+        from ballast.internal.cmd import simulate  # noqa: PLC0415
+
+        return simulate.run(args)
     from ballast.internal.cmd import explain  # noqa: PLC0415
 
     return explain.run(args)

@@ -1,0 +1,229 @@
+"""`ballast simulate`: days of a fleet in seconds — the operator's own code, a VPA-recommender baseline and the
+manifests as written, on the same usage — and a report of what each would reserve, waste and OOM-kill.
+
+    ballast simulate [--seed 1] [--apps 40] [--namespaces 5] [--replicas 2] [--days 3] [--out demo]
+    ballast simulate --usage usage.csv --side side.yaml [--out DIR]   # replay a recorded fleet
+    ballast simulate --from-cluster side.yaml                         # write the side file from a live cluster
+
+Each recommender runs in its own process (`--jobs`, 2 by default: one for Ballast, one for VPA and "none"), over
+the same fleet rebuilt from the same seed or files; Ballast's side (`simulate_operator`) keeps its history in a
+fresh SQLite file, or in `--store` (e.g. `redis://localhost:6379/15`, which it writes to). The report goes to
+`--out` (docs/simulate.md): `report.md`, JSON files of every figure (byte-identical for one seed: no wall time in
+them) and PNG charts. Timing goes to stdout only. Exit 0 whatever the verdict; 1 for bad input (a replay file,
+a flag), naming what was wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import queue
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ballast.internal.cmd.ballast import connect, fail
+from ballast.internal.simulate.model import DAY_SECONDS, STEP_SECONDS, Fleet, Recommender, Trace, Usage
+
+RECOMMENDERS = ("ballast", "vpa", "none")
+DEFAULT_OUT = "demo"
+DEFAULT_IDENTITY = ("app.kubernetes.io/name", "app.kubernetes.io/component")
+"""The identity labels of a side file written from a cluster without a BallastConfig (the chart's default)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """What a run simulates, small enough to hand to a worker process, which rebuilds the fleet from it."""
+
+    seed: int = 1
+    apps: int = 40
+    namespaces: int = 5
+    replicas: int = 2
+    days: int = 3
+    usage_csv: Path | None = None
+    side_file: Path | None = None
+
+    def load(self) -> tuple[Fleet, Usage, list[str]]:
+        """The fleet, its usage and the plain lines describing it. Raises ValueError (ReplayError) for bad input."""
+        if self.usage_csv is not None and self.side_file is not None:
+            from ballast.internal.simulate.replay import load_replay  # noqa: PLC0415
+
+            replay = load_replay(self.usage_csv, self.side_file)
+            fleet = replay.fleet
+            lines = [
+                f"replay of {self.usage_csv.name} with {self.side_file.name}: {len(fleet.workloads)} workloads, "
+                f"{len(replay.usage.slots)} container streams, {fleet.duration_s / 3600:.1f} h",
+                *(f"pod {pod} has no sample: not replayed" for pod in replay.unsampled_pods),
+            ]
+            return fleet, replay.usage, lines
+        from ballast.internal.simulate.fleet import default_fleet, describe  # noqa: PLC0415
+        from ballast.internal.simulate.usage import SyntheticUsage  # noqa: PLC0415
+
+        fleet = default_fleet(
+            self.seed, apps=self.apps, namespaces=self.namespaces, replicas=self.replicas, days=self.days
+        )
+        return fleet, SyntheticUsage(fleet), describe(fleet)
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    store_url: str
+    vpa_mode: str = "Recreate"
+
+
+def recommender(name: str, fleet: Fleet, settings: RunSettings) -> Recommender:
+    """The recommender called `name`, set up for `fleet`."""
+    if name == "ballast":
+        from ballast.internal.cmd.simulate_operator import BallastOperator  # noqa: PLC0415
+
+        return BallastOperator(fleet, store_url=settings.store_url)
+    if name == "vpa":
+        from ballast.internal.simulate.vpa import VpaRecommender  # noqa: PLC0415
+
+        return VpaRecommender(
+            fleet, update_mode="InPlaceOrRecreate" if settings.vpa_mode == "InPlaceOrRecreate" else "Recreate"
+        )
+    from ballast.internal.simulate.run import AsWritten  # noqa: PLC0415
+
+    return AsWritten()
+
+
+def run_one(scenario: Scenario, name: str, settings: RunSettings, progress: Any = None) -> tuple[Trace, float]:
+    """One recommender's run (in a worker process); returns its trace and the wall seconds it took."""
+    from ballast.internal.simulate.run import simulate  # noqa: PLC0415
+
+    fleet, usage, _ = scenario.load()
+    started = time.perf_counter()
+    report: Callable[[int, int], None] | None = None
+    if progress is not None:
+
+        def report(step: int, steps: int) -> None:
+            progress.put((name, step, steps))
+
+    trace = simulate(fleet, usage, recommender(name, fleet, settings), report)
+    return trace, time.perf_counter() - started
+
+
+def poll_interval(fleet: Fleet) -> int:
+    """The Ballast preset's shortest pollInterval (seconds), read as the operator reads it."""
+    from ballast.api.ballast.v1 import MetricsSource  # noqa: PLC0415
+    from ballast.internal.cmd.simulate_operator import PRESET  # noqa: PLC0415
+    from ballast.internal.collection import poll_interval_seconds  # noqa: PLC0415
+    from ballast.internal.dev.preset import SAMPLES_DIR, load_preset  # noqa: PLC0415
+
+    sources = load_preset(SAMPLES_DIR / PRESET).of_kind(MetricsSource)
+    return int(min(poll_interval_seconds(source.spec.config.poll_interval) for source in sources))
+
+
+def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
+    """The `simulate` subcommand and its flags."""
+    simulate = subparsers.add_parser(
+        "simulate",
+        parents=[common],
+        help="simulate days of a fleet under Ballast, a VPA baseline and the manifests as written; report the figures",
+        description=(
+            "Run the operator's own code (policy resolution, statistics, readiness, recommendations, admission and "
+            "in-place resize, the real history store) on a virtual clock over a synthetic fleet or a recorded one, "
+            "next to a VPA-recommender baseline and the manifests as written, on the same usage; write report.md, "
+            "JSON figures and PNG charts to --out and print the table and the verdict."
+        ),
+    )
+    simulate.add_argument("--seed", type=int, default=1, help="the synthetic fleet's seed (default: 1)")
+    simulate.add_argument("--apps", type=int, default=40, help="apps in the synthetic fleet (default: 40)")
+    simulate.add_argument("--namespaces", type=int, default=5, help="namespaces each app runs in (default: 5)")
+    simulate.add_argument("--replicas", type=int, default=2, help="replicas per workload (default: 2)")
+    simulate.add_argument("--days", type=int, default=3, help="simulated days (default: 3)")
+    simulate.add_argument("--usage", type=Path, metavar="CSV", help="replay this usage export instead (needs --side)")
+    simulate.add_argument("--side", type=Path, metavar="YAML", help="the replayed pods and nodes (with --usage)")
+    simulate.add_argument(
+        "--from-cluster", type=Path, metavar="YAML", help="write the side file of the live cluster's pods and exit"
+    )
+    simulate.add_argument("--store", metavar="URL", help="Ballast's history store (default: a fresh SQLite file)")
+    simulate.add_argument(
+        "--vpa-mode", choices=["Recreate", "InPlaceOrRecreate"], default="Recreate", help="the VPA updater's mode"
+    )
+    simulate.add_argument("--jobs", type=int, default=2, help="worker processes (default: 2)")
+    simulate.add_argument("--out", type=Path, default=Path(DEFAULT_OUT), help="report directory (default: demo)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.from_cluster is not None:
+        return _write_side_file(args)
+    if (args.usage is None) != (args.side is None):
+        return fail("--usage and --side go together: the usage export and the side file of its pods")
+    if args.jobs < 1:
+        return fail(f"--jobs must be at least 1, got {args.jobs}")
+    scenario = Scenario(args.seed, args.apps, args.namespaces, args.replicas, args.days, args.usage, args.side)
+    try:
+        fleet, _, lines = scenario.load()
+    except ValueError as exc:
+        return fail(exc)
+    with tempfile.TemporaryDirectory(prefix="ballast-simulate-") as scratch:
+        settings = RunSettings(args.store or f"sqlite:///{Path(scratch) / 'history.db'}", args.vpa_mode)
+        started = time.perf_counter()
+        traces, seconds = _run_all(scenario, settings, args.jobs)
+    from ballast.internal.simulate.report import write_report  # noqa: PLC0415
+
+    report = write_report(args.out, lines, traces, fleet, poll_interval(fleet))
+    print("\n".join(lines))
+    print()
+    print(report.table_text())
+    timing = ", ".join(f"{name} {seconds[name]:.1f} s" for name in RECOMMENDERS)
+    print(f"wall time {time.perf_counter() - started:.1f} s ({timing}); report: {report.report_md}")
+    return 0
+
+
+def _run_all(scenario: Scenario, settings: RunSettings, jobs: int) -> tuple[dict[str, Trace], dict[str, float]]:
+    """Every recommender's run in worker processes, with a progress bar (plain lines when not a terminal)."""
+    from rich.progress import Progress  # noqa: PLC0415
+
+    context = multiprocessing.get_context("spawn")  # no threads of this process carried into the workers
+    with context.Manager() as manager, ProcessPoolExecutor(jobs, mp_context=context) as pool, Progress(
+        transient=False, disable=not sys.stdout.isatty()
+    ) as bar:  # fmt: skip
+        updates = manager.Queue()
+        futures: dict[str, Future[tuple[Trace, float]]] = {
+            name: pool.submit(run_one, scenario, name, settings, updates) for name in RECOMMENDERS
+        }
+        tasks = {name: bar.add_task(name, total=None) for name in RECOMMENDERS}
+        days_shown = dict.fromkeys(RECOMMENDERS, 0)
+        while not all(future.done() for future in futures.values()):
+            try:
+                name, step, steps = updates.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            bar.update(tasks[name], completed=step, total=steps)
+            day = step * STEP_SECONDS // DAY_SECONDS
+            if bar.disable and day > days_shown[name]:  # not a terminal: a plain line per simulated day
+                days_shown[name] = day
+                print(f"{name}: day {day} of {steps * STEP_SECONDS // DAY_SECONDS} simulated", flush=True)
+        results = {name: future.result() for name, future in futures.items()}
+    return {name: trace for name, (trace, _) in results.items()}, {name: s for name, (_, s) in results.items()}
+
+
+def _write_side_file(args: argparse.Namespace) -> int:
+    """`--from-cluster`: the side file of every pod and node the kubeconfig can list."""
+    from ballast.internal.simulate.replay import side_file_from_cluster, write_side_file  # noqa: PLC0415
+
+    try:
+        client = connect(args, typed=False)
+        pods = client.list("v1/Pod").items
+        nodes = client.list("v1/Node").items
+        configs = [c for c in client.list("ballast.tightlinesoftware.com/v1/BallastConfig").items
+                   if c["metadata"]["name"] == "ballast"]  # fmt: skip
+    except Exception as exc:  # an unreachable server or missing kubeconfig: the message says which
+        return fail(f"reading the cluster: {exc}")
+    identity = (configs[0].get("spec") or {}).get("identityLabels") if configs else None
+    document = side_file_from_cluster(
+        pods, nodes, identity or ["app.kubernetes.io/name", "app.kubernetes.io/component"]
+    )
+    write_side_file(document, args.from_cluster)
+    print(
+        f"wrote {args.from_cluster}: {len(document.get('pods') or [])} pods, {len(document.get('nodes') or [])} nodes"
+    )
+    return 0
