@@ -17,6 +17,7 @@ no wall time: the same traces give the same figures, and `figures_json` gives th
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -77,6 +78,7 @@ class Figures:
     waste_nodes: Mapping[str, float]
     waste_nodes_per_day: Mapping[str, tuple[float, ...]]
     ooms: int
+    ooms_by_shape: Mapping[str, int]
     ooms_per_workload_day: float | None
     oom_free_share: float | None
     above_request: Mapping[str, float | None]
@@ -99,6 +101,7 @@ def figures(trace: Trace, fleet: Fleet) -> Figures:
         waste_nodes={resource: waste_nodes(trace, fleet, resource) for resource in FIGURE_RESOURCES},
         waste_nodes_per_day={resource: waste_nodes_per_day(trace, fleet, resource) for resource in FIGURE_RESOURCES},
         ooms=len(trace.ooms),
+        ooms_by_shape=ooms_by_shape(trace, fleet),
         ooms_per_workload_day=_ratio(len(trace.ooms), workload_days),
         oom_free_share=oom_free_share(trace, days),
         above_request={resource: above_request_share(trace, resource) for resource in FIGURE_RESOURCES},
@@ -194,6 +197,13 @@ def waste_nodes(trace: Trace, fleet: Fleet, resource: str) -> float:
     """The run's mean of `waste_nodes_per_day` weighted by the days' lengths (a short last day weighs less)."""
     total = float(_waste_per_window(trace, resource).sum()) * BUCKET_SECONDS
     return total / (trace.duration_s * node_allocatable(fleet, resource))
+
+
+def ooms_by_shape(trace: Trace, fleet: Fleet) -> dict[str, int]:
+    """OOM kills by the usage shape of the killed container (`usage.SHAPES`), shapes in name order."""
+    shapes = {workload.key: workload.app.shapes for workload in fleet.workloads}
+    counts = Counter(shapes[oom.workload].get(oom.container, "unknown") for oom in trace.ooms)
+    return dict(sorted(counts.items()))
 
 
 def oom_free_share(trace: Trace, days: Mapping[str, Sequence[int]]) -> float | None:
@@ -316,6 +326,7 @@ def figures_json(fig: Figures) -> dict[str, object]:
             resource: [round_figure(value) for value in days] for resource, days in fig.waste_nodes_per_day.items()
         },
         "ooms": fig.ooms,
+        "ooms_by_shape": dict(fig.ooms_by_shape),
         "ooms_per_workload_day": _plain(fig.ooms_per_workload_day),
         "oom_free_share": _plain(fig.oom_free_share),
         "above_request": {resource: _plain(value) for resource, value in fig.above_request.items()},

@@ -197,6 +197,10 @@ def _cold_start_cell(index: int) -> Cell:
     return lambda fig: duration_text(fig.cold_starts[index].seconds)
 
 
+def _by_shape_cell(fig: Figures) -> str:
+    return ", ".join(f"{shape} {count}" for shape, count in fig.ooms_by_shape.items()) or "-"
+
+
 def metric_rows(results: Mapping[str, Figures]) -> list[tuple[str, Cell]]:
     """The table's rows: a metric's name and how a recommender's figures print it."""
     rows: list[tuple[str, Cell]] = [("workload-days", lambda fig: str(fig.workload_days))]
@@ -206,6 +210,7 @@ def metric_rows(results: Mapping[str, Figures]) -> list[tuple[str, Cell]]:
     rows += [(f"{resource} waste (node-equivalents)", _waste_cell(resource)) for resource in FIGURE_RESOURCES]
     rows += [
         ("OOM kills", lambda fig: str(fig.ooms)),
+        ("OOM kills by usage shape", _by_shape_cell),
         ("OOM kills per workload-day", lambda fig: _fixed(4, fig.ooms_per_workload_day)),
         ("OOM-free workload-days", lambda fig: _percent(fig.oom_free_share)),
     ]

@@ -32,7 +32,9 @@ def sqlite_path(url: str) -> Path:
     return Path(path)
 
 
-def open_store(url: str, *, timeout: float = DEFAULT_TIMEOUT, cycle_ttl: timedelta = DEFAULT_CYCLE_TTL) -> HistoryStore:
+def open_store(
+    url: str, *, timeout: float = DEFAULT_TIMEOUT, cycle_ttl: timedelta = DEFAULT_CYCLE_TTL, read_cache_samples: int = 0
+) -> HistoryStore:
     """Open the history store at `url` and return it (use it as a context manager, or call `close()`).
 
     - `redis://[[user]:password@]host[:port][/db]` and `rediss://…` (TLS, e.g. `?ssl_ca_certs=/etc/ca.crt`):
@@ -41,7 +43,8 @@ def open_store(url: str, *, timeout: float = DEFAULT_TIMEOUT, cycle_ttl: timedel
       exist), WAL mode. For a single replica only.
 
     `timeout` bounds each Redis connect and reply, or how long SQLite waits for a lock (seconds). `cycle_ttl` is
-    how long cycle ids are remembered against retries. Raises `StoreURLError` (a `ValueError`) for an unknown
+    how long cycle ids are remembered against retries. `read_cache_samples`: SQLite's read cache (0: none; Redis
+    ignores it). Raises `StoreURLError` (a `ValueError`) for an unknown
     scheme or a malformed URL, and for SQLite `StoreUnavailableError` when the file cannot be opened.
     """
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
@@ -49,6 +52,11 @@ def open_store(url: str, *, timeout: float = DEFAULT_TIMEOUT, cycle_ttl: timedel
         # Schemes are case-insensitive (RFC 3986); redis-py only accepts lowercase ones.
         return RedisHistoryStore.from_url(scheme + url[len(scheme) :], timeout=timeout, cycle_ttl=cycle_ttl)
     if scheme == "sqlite":
-        return SQLiteHistoryStore(sqlite_path(scheme + url[len(scheme) :]), busy_timeout=timeout, cycle_ttl=cycle_ttl)
+        return SQLiteHistoryStore(
+            sqlite_path(scheme + url[len(scheme) :]),
+            busy_timeout=timeout,
+            cycle_ttl=cycle_ttl,
+            read_cache_samples=read_cache_samples,
+        )
     shown = url.split("@", 1)[-1]  # never echo credentials
     raise StoreURLError(f"store URL {shown!r}: unsupported scheme {scheme!r}; use one of {', '.join(SCHEMES)}")

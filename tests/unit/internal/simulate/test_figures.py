@@ -201,6 +201,24 @@ def test_ooms_per_workload_day_and_the_share_of_oom_free_workload_days() -> None
     assert result.oom_free_share == pytest.approx(0.5)
 
 
+def test_ooms_are_counted_by_the_killed_containers_usage_shape() -> None:
+    leaky = Workload("a", App("cache", {"app.kubernetes.io/name": "cache"}, (CONTAINER, SIDECAR), SHAPES), 1)
+    fleet = Fleet((leaky, Workload("b", app("web"), 1)), (NODE,), 86_400)
+    kills = [oom("a/cache", 10), oom("b/web", 20), oom("a/cache", 30)]
+    kills.append(OomKill(at_s=40, pod="a/cache-0", workload="a/cache", container="shipper", request=1.0, limit=1.0))
+    trace = make_trace([constant(key, DAY, (2.0, 2.0), (1.0, 1.0)) for key in ("a/cache", "b/web")], ooms=kills)
+
+    result = figures(trace, fleet)
+
+    assert result.ooms_by_shape == {"idle": 1, "leak": 2, "steady": 1}
+    assert figures_json(result)["ooms_by_shape"] == {"idle": 1, "leak": 2, "steady": 1}
+
+
+CONTAINER = ContainerSpec("app", {"cpu": 1.0, "memory": 256 * MIB}, {})
+SIDECAR = ContainerSpec("shipper", {"cpu": 0.1, "memory": 64 * MIB}, {})
+SHAPES = {"app": "leak", "shipper": "idle"}
+
+
 def test_share_of_steps_above_request_and_throttled() -> None:
     web = window_trace("a/web", [(1.0, 1.0)] * DAY, [(1.0, 1.0)] * DAY, above=(3, 5, 9), measured=(10, 10, 10),
                        throttled=2, limited=6)  # fmt: skip
@@ -336,7 +354,7 @@ def test_figures_json_is_plain_values_to_six_significant_digits() -> None:
     assert (text["ooms"], text["oom_free_share"], text["throttled_share"]) == (1, 0.0, None)
     assert sorted(text) == [
         "above_request", "changes", "changes_per_workload_day", "cold_starts", "evictions", "oom_free_share",
-        "ooms", "ooms_per_workload_day", "recommender", "slack", "throttled_share", "waste_nodes",
+        "ooms", "ooms_by_shape", "ooms_per_workload_day", "recommender", "slack", "throttled_share", "waste_nodes",
         "waste_nodes_per_day", "workload_days",
     ]  # fmt: skip
 
@@ -354,6 +372,7 @@ def summary(cpu: float | None, memory: float | None, ooms: int, cold: tuple[Cold
         waste_nodes={"cpu": 0.0, "memory": 0.0},
         waste_nodes_per_day={"cpu": (0.0,), "memory": (0.0,)},
         ooms=ooms,
+        ooms_by_shape={"leak": ooms},
         ooms_per_workload_day=ooms / 10,
         oom_free_share=1.0,
         above_request={"cpu": 0.0, "memory": 0.0},
