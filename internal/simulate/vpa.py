@@ -287,7 +287,7 @@ class VpaRecommender:
             self._record_oom(oom)
 
     def _record_oom(self, oom: OomKill) -> None:
-        """§ OOM bump-up: the kill becomes a memory peak of max(used + 100 MiB, used × 1.2)."""
+        """OOM bump-up: the kill becomes a memory peak of max(used + 100 MiB, used × 1.2)."""
         pod = self._pods.get(oom.pod)
         if pod is None:
             return
