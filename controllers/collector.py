@@ -154,6 +154,8 @@ class MetricsCollector:
         self._factories = plugins
         self._lock = threading.Lock()
         self._plugins: dict[str, PolledSource] = {}
+        # Kept across cycles (threads start on first use and idle between polls; they end with the collector).
+        self._writers = ThreadPoolExecutor(STATUS_WRITERS, thread_name_prefix="collector-status")
 
     # ------------------------------------------------------------------------------------------- reconcile
 
@@ -359,18 +361,18 @@ class MetricsCollector:
         states: dict[str, str] = {}
         pending: list[tuple[StatusWrite, Future[None] | None]] = []
         context = contextvars.copy_context()
-        with ThreadPoolExecutor(STATUS_WRITERS, thread_name_prefix="collector-status") as writers:
-            try:
-                for reads in run.reads():
-                    for write in run.statuses(reads, self._read(reads)):
-                        future = writers.submit(context.copy().run, self._apply, write.body) if write.changed else None
-                        pending.append((write, future))
-            finally:
-                for write, future in pending:
-                    if future is None or self._applied_ok(ctx, write.fed, future):
-                        states[write.fed.name] = write.status.state
-                        if run.applied(write):
-                            self._threshold_met(write.fed.profile)
+        writers = self._writers
+        try:
+            for reads in run.reads():
+                for write in run.statuses(reads, self._read(reads)):
+                    future = writers.submit(context.copy().run, self._apply, write.body) if write.changed else None
+                    pending.append((write, future))
+        finally:
+            for write, future in pending:
+                if future is None or self._applied_ok(ctx, write.fed, future):
+                    states[write.fed.name] = write.status.state
+                    if run.applied(write):
+                        self._threshold_met(write.fed.profile)
         summary = run.summary([write for write, _ in pending])
         ctx.logger.debug("collection cycle statuses", extra={"source": cycle.source, **summary})
         return states

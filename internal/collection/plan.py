@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ballast.internal.stats import RunningStats
 from ballast.internal.store import Series, SeriesKey
 
 from .cycle import FedProfile
@@ -141,8 +142,10 @@ def recompute(
 def _compute(plan: StatusPlan, pair: Pair, found: Series, refresh: RefreshPolicy, now_ms: int, now_text: str) -> None:
     fed = plan.fed
     container, resource = pair
+    last = plan.memos.get(pair)
+    running = last.running if last is not None and last.running is not None else RunningStats()
     plan.state.setdefault(container, {})[resource] = resource_status(
-        found, fed.policy, now_ms, now_text, profile=fed.name
+        found, fed.policy, now_ms, now_text, profile=fed.name, running=running
     )
     count, first_seen = len(found.values), found.first_seen_ms or 0
     memo = refresh.memo(
@@ -153,6 +156,9 @@ def _compute(plan: StatusPlan, pair: Pair, found: Series, refresh: RefreshPolicy
         now_ms=now_ms,
         reason=plan.reasons[pair],
     )
+    # An accruing series is recomputed every cycle: keep its sorted values for the next. A ready one waits for
+    # `min_new_fraction` new samples, so a fresh computation costs little per cycle and no copy is held.
+    memo.running = running if memo.accruing else None
     if found.times_s:
         memo.last_sample_ms = found.times_s[-1] * 1000
     plan.memos[pair] = memo

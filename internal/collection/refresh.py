@@ -35,8 +35,9 @@ import datetime
 import math
 import zlib
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from ballast.internal.stats import RunningStats
 from ballast.internal.store import SeriesKey
 
 NEW = "new"
@@ -114,6 +115,8 @@ class SeriesMemo:
     """The newest sample known, to the second as sample times are stored: a quiet series goes stale from it."""
     written: int = 0
     """Samples written to the series since the computation, by any source's cycle of this process."""
+    running: RunningStats | None = field(default=None, compare=False, repr=False)
+    """The statistics to continue from at the next computation (kept while accruing)."""
 
     def saw_samples(self, count: int, at_ms: int) -> None:
         """Count `count` samples written at cycle time `at_ms`."""

@@ -24,7 +24,15 @@ from typing import Any
 from ballast.api.ballast.v1 import WorkloadProfile
 from ballast.api.ballast.v1.policyspec import MetricConfig
 from ballast.api.ballast.v1.workloadprofile import ACCRUING, SUFFICIENT
-from ballast.internal.stats import Stats, compute_stats, display_usage, evaluate_readiness, meets_threshold, recommend
+from ballast.internal.stats import (
+    RunningStats,
+    Stats,
+    compute_stats,
+    display_usage,
+    evaluate_readiness,
+    meets_threshold,
+    recommend,
+)
 from ballast.internal.store import Series
 
 from .ceilings import Ceilings, NotApplied, bounded
@@ -66,11 +74,18 @@ def state_from_status(containers: Iterable[Mapping[str, Any]] | None, policy: Po
 
 
 def resource_status(
-    series: Series, policy: PolicyView, now_ms: int, now_text: str, *, profile: str = ""
+    series: Series,
+    policy: PolicyView,
+    now_ms: int,
+    now_text: str,
+    *,
+    profile: str = "",
+    running: RunningStats | None = None,
 ) -> ResourceStatus:
-    """Statistics, readiness and recommendation of one series (docs/compatibility.md)."""
+    """Statistics, readiness and recommendation of one series (docs/compatibility.md); `running`: the series'
+    statistics kept from its last computation (the same results, from the new values only)."""
     resource = series.key.resource
-    stats = compute_stats(series.values)
+    stats = running.of(series.values) if running is not None else compute_stats(series.values)
     first_seen = series.first_seen_ms or 0
     ready = evaluate_readiness(stats, first_seen, now_ms, resource, policy.readiness)
     usage: dict[str, Any] = {"resource": resource, "source": policy.owners.get(resource, "")}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from decimal import MAX_EMAX, MIN_EMIN, ROUND_UP, Context, Decimal, Inexact
+from functools import lru_cache
 
 # The grammar of apimachinery's resource.Quantity, with at least one digit required (Go also reads "", "." and
 # "Ki" as 0; we refuse them).
@@ -19,6 +20,8 @@ _NANO = Decimal(1).scaleb(_NANO_EXPONENT)
 _ROUNDING_CONTEXT = Context(prec=40, Emax=MAX_EMAX, Emin=MIN_EMIN)
 # Integer units cross the store and the Go operator as int64 (millicores for cpu, bytes otherwise).
 INT64_MAX = 2**63 - 1
+_CACHED = 4096
+"""Distinct strings remembered by the parsers (a Decimal each): far more than a cluster's distinct quantities."""
 
 
 def _exact_context(digits: int) -> Context:
@@ -42,6 +45,12 @@ def parse_quantity(s: str) -> Decimal:
     """
     if not isinstance(s, str):
         raise TypeError(f"a quantity must be a str such as '250m' or '1Gi', got {type(s).__name__} {s!r}")
+    return _parse(s)
+
+
+@lru_cache(maxsize=_CACHED)
+def _parse(s: str) -> Decimal:
+    # Memoized: the resize lane and the webhook parse the same few hundred strings on every pod of every cycle.
     match = _QUANTITY.fullmatch(s)
     if match is None:
         raise QuantityError(f"{s!r} is not a Kubernetes quantity (expected e.g. '250m', '1.5', '192Mi', '1e3')")
@@ -82,6 +91,11 @@ def to_units(quantity: str | int, resource: str) -> int:
         )
     if isinstance(quantity, int):
         return quantity
+    return _units(quantity, resource)
+
+
+@lru_cache(maxsize=_CACHED)
+def _units(quantity: str, resource: str) -> int:
     value = parse_quantity(quantity)
     if resource == "cpu":
         value = value.scaleb(3, _exact_context(len(value.as_tuple().digits)))

@@ -18,7 +18,7 @@ from .decimals import (
 from .display import UsageDisplay, display_usage
 from .duration import format_duration, format_time_span, parse_duration
 from .limits import LimitFit, fit_limit
-from .percentiles import EMPTY_STATS, Stats, compute_stats, nearest_rank
+from .percentiles import EMPTY_STATS, RunningStats, Stats, compute_stats, nearest_rank
 from .readiness import (
     DEFAULT_CV_MEAN_FLOOR,
     DEFAULT_MAX_CV,
@@ -46,6 +46,7 @@ __all__ = [
     "DecimalRange",
     "LimitFit",
     "Readiness",
+    "RunningStats",
     "Stats",
     "UsageDisplay",
     "aggregate",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import bisect
 import operator
+import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -19,6 +21,8 @@ _REPEATING = 0.9
 _SLOW_INT = 1 << 30
 """From one 30-bit CPython digit on, int comparisons in a sort cost about twice float ones."""
 _EXACT_FLOAT = 1 << 53
+_INSORT = 64
+"""New values up to which `RunningStats` inserts each in place; beyond, it appends them and sorts once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,3 +159,50 @@ def _stats(n: int, total: int, squares: int, ranked: list[int]) -> Stats:
         p99=p99,
         max=largest,
     )
+
+
+class RunningStats:
+    """`compute_stats` of one series polled again and again, from the values new since the last call.
+
+    Between two polls a series usually only grows at its end (the history store returns values oldest first, and
+    nothing is pushed out until its reservoir is full): then the sorted values and the sums are updated with the
+    new values only. Anything else — samples pushed out, a purge, another series — is computed afresh. The results
+    are `compute_stats`'s, always; the cost is one sorted copy of the series, so keep one only where a series is
+    recomputed every cycle (the collector keeps it while the series accrues). Safe to share between threads.
+    """
+
+    __slots__ = ("_lock", "_sorted", "_squares", "_total", "_values")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._values: tuple[int, ...] = ()
+        self._sorted: list[int] = []
+        self._total = 0
+        self._squares = 0
+
+    def of(self, values: Sequence[int]) -> Stats:
+        """The statistics of `values` (as `compute_stats`, which raises the same errors for bad values)."""
+        values = values if isinstance(values, tuple) else tuple(values)
+        with self._lock:
+            known = len(self._values)
+            if not (known and len(values) >= known and values[:known] == self._values):
+                known = 0
+                self._sorted, self._total, self._squares = [], 0, 0
+            new = values[known:]
+            if set(map(type, new)) - {int}:  # not plain ints: the slow path's checks and results
+                self._values, self._sorted = (), []
+                return compute_stats(values)
+            self._values = values
+            if not values:
+                return EMPTY_STATS
+            if len(new) <= _INSORT:
+                for value in new:
+                    bisect.insort(self._sorted, value)
+            else:
+                self._sorted += new
+                self._sorted.sort()
+            self._total += sum(new)
+            self._squares += sum(map(operator.mul, new, new))
+            ordered = self._sorted
+            ranked = [ordered[rank - 1] for rank in _ranks(len(ordered))]
+            return _stats(len(ordered), self._total, self._squares, ranked)
