@@ -21,7 +21,7 @@ import queue
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +31,10 @@ from ballast.internal.cmd.ballast import connect, fail
 from ballast.internal.simulate.model import DAY_SECONDS, STEP_SECONDS, Fleet, Recommender, Trace, Usage
 
 RECOMMENDERS = ("ballast", "vpa", "none")
+LONG_RECOMMENDERS = ("ballast", "ballast-production", "vpa", "none")
+"""`--long`: the Ballast seed's production policy too, over the same fleet."""
+LONG_MIN_DAYS = 5
+"""The production policy is ready after 72 h of history: `--long` runs at least this long to show it act."""
 DEFAULT_OUT = "demo"
 DEFAULT_IDENTITY = ("app.kubernetes.io/name", "app.kubernetes.io/component")
 """The identity labels of a side file written from a cluster without a BallastConfig (the chart's default)."""
@@ -74,6 +78,8 @@ class Scenario:
 class RunSettings:
     store_url: str
     vpa_mode: str = "Recreate"
+    production_store_url: str = ""
+    """The history store of "ballast-production" (`--long`): its own, never the default run's."""
 
 
 def recommender(name: str, fleet: Fleet, settings: RunSettings) -> Recommender:
@@ -82,6 +88,14 @@ def recommender(name: str, fleet: Fleet, settings: RunSettings) -> Recommender:
         from ballast.internal.cmd.simulate_operator import BallastOperator  # noqa: PLC0415
 
         return BallastOperator(fleet, store_url=settings.store_url)
+    if name == "ballast-production":
+        from ballast.internal.cmd.simulate_operator import PRODUCTION_POLICY, BallastOperator  # noqa: PLC0415
+
+        if not settings.production_store_url:
+            raise ValueError("ballast-production needs a history store of its own")
+        return BallastOperator(
+            fleet, store_url=settings.production_store_url, policies=[PRODUCTION_POLICY], name="ballast-production"
+        )
     if name == "vpa":
         from ballast.internal.simulate.vpa import VpaRecommender  # noqa: PLC0415
 
@@ -137,7 +151,15 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
     simulate.add_argument("--apps", type=int, default=40, help="apps in the synthetic fleet (default: 40)")
     simulate.add_argument("--namespaces", type=int, default=5, help="namespaces each app runs in (default: 5)")
     simulate.add_argument("--replicas", type=int, default=2, help="replicas per workload (default: 2)")
-    simulate.add_argument("--days", type=int, default=3, help="simulated days (default: 3)")
+    simulate.add_argument("--days", type=int, help=f"simulated days (default: 3, or {LONG_MIN_DAYS} with --long)")
+    simulate.add_argument(
+        "--long",
+        action="store_true",
+        help=(
+            "also run the Ballast seed's production policy (p99 x 1.15 cpu, p99 x 1.25 memory, ready after 1000 "
+            f"points over 72 h) as 'ballast-production'; needs --days {LONG_MIN_DAYS} or more. Not part of make demo"
+        ),
+    )
     simulate.add_argument("--usage", type=Path, metavar="CSV", help="replay this usage export instead (needs --side)")
     simulate.add_argument("--side", type=Path, metavar="YAML", help="the replayed pods and nodes (with --usage)")
     simulate.add_argument(
@@ -154,31 +176,48 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.from_cluster is not None:
         return _write_side_file(args)
-    if (args.usage is None) != (args.side is None):
-        return fail("--usage and --side go together: the usage export and the side file of its pods")
-    if args.jobs < 1:
-        return fail(f"--jobs must be at least 1, got {args.jobs}")
-    scenario = Scenario(args.seed, args.apps, args.namespaces, args.replicas, args.days, args.usage, args.side)
+    days = args.days if args.days is not None else (LONG_MIN_DAYS if args.long else 3)
+    problem = _flag_problem(args, days)
+    if problem:
+        return fail(problem)
+    recommenders = LONG_RECOMMENDERS if args.long else RECOMMENDERS
+    scenario = Scenario(args.seed, args.apps, args.namespaces, args.replicas, days, args.usage, args.side)
     try:
         fleet, _, lines = scenario.load()
     except ValueError as exc:
         return fail(exc)
     with tempfile.TemporaryDirectory(prefix="ballast-simulate-") as scratch:
-        settings = RunSettings(args.store or f"sqlite:///{Path(scratch) / 'history.db'}", args.vpa_mode)
+        production = f"sqlite:///{Path(scratch) / 'history-production.db'}" if args.long else ""
+        settings = RunSettings(args.store or f"sqlite:///{Path(scratch) / 'history.db'}", args.vpa_mode, production)
         started = time.perf_counter()
-        traces, seconds = _run_all(scenario, settings, args.jobs)
+        traces, seconds = _run_all(scenario, settings, args.jobs, recommenders)
     from ballast.internal.simulate.report import write_report  # noqa: PLC0415
 
     report = write_report(args.out, lines, traces, fleet, poll_interval(fleet))
     print("\n".join(lines))
     print()
     print(report.table_text())
-    timing = ", ".join(f"{name} {seconds[name]:.1f} s" for name in RECOMMENDERS)
+    timing = ", ".join(f"{name} {seconds[name]:.1f} s" for name in recommenders)
     print(f"wall time {time.perf_counter() - started:.1f} s ({timing}); report: {report.report_md}")
     return 0
 
 
-def _run_all(scenario: Scenario, settings: RunSettings, jobs: int) -> tuple[dict[str, Trace], dict[str, float]]:
+def _flag_problem(args: argparse.Namespace, days: int) -> str | None:
+    """What is wrong with the flags of a simulation, if anything."""
+    if (args.usage is None) != (args.side is None):
+        return "--usage and --side go together: the usage export and the side file of its pods"
+    if args.jobs < 1:
+        return f"--jobs must be at least 1, got {args.jobs}"
+    if args.long and args.usage is None and days < LONG_MIN_DAYS:
+        return f"--long needs --days {LONG_MIN_DAYS} or more (the production policy waits for 72 h of history)"
+    if args.long and args.store is not None:
+        return "--long runs two Ballast policies, each on a fresh SQLite store: leave --store out"
+    return None
+
+
+def _run_all(
+    scenario: Scenario, settings: RunSettings, jobs: int, recommenders: Sequence[str] = RECOMMENDERS
+) -> tuple[dict[str, Trace], dict[str, float]]:
     """Every recommender's run in worker processes, with a progress bar (plain lines when not a terminal)."""
     from rich.progress import Progress  # noqa: PLC0415
 
@@ -188,10 +227,10 @@ def _run_all(scenario: Scenario, settings: RunSettings, jobs: int) -> tuple[dict
     ) as bar:  # fmt: skip
         updates = manager.Queue()
         futures: dict[str, Future[tuple[Trace, float]]] = {
-            name: pool.submit(run_one, scenario, name, settings, updates) for name in RECOMMENDERS
+            name: pool.submit(run_one, scenario, name, settings, updates) for name in recommenders
         }
-        tasks = {name: bar.add_task(name, total=None) for name in RECOMMENDERS}
-        days_shown = dict.fromkeys(RECOMMENDERS, 0)
+        tasks = {name: bar.add_task(name, total=None) for name in recommenders}
+        days_shown = dict.fromkeys(recommenders, 0)
         while not all(future.done() for future in futures.values()):
             try:
                 name, step, steps = updates.get(timeout=0.5)

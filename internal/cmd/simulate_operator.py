@@ -21,19 +21,19 @@ from __future__ import annotations
 import datetime
 import math
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
 import jsonpatch
 import orjson
 
-from ballast.api.ballast.v1 import BallastConfig, MetricsSource, WorkloadProfile
+from ballast.api.ballast.v1 import BallastConfig, ClusterResourcePolicy, MetricsSource, WorkloadProfile
 from ballast.api.scheme import KINDS, add_to_scheme
 from ballast.controllers.collector import MetricsCollector
 from ballast.controllers.enrollment import EnrollmentReconciler
 from ballast.controllers.profile import ProfileReconciler
-from ballast.controllers.resize import ResourceAdjuster
+from ballast.controllers.resize import ResourceAdjuster, profile_predicate
 from ballast.internal.collection import poll_interval_seconds
 from ballast.internal.dev.preset import SAMPLES_DIR, load_preset
 from ballast.internal.dev.scenario import actuated_status, running_status
@@ -51,13 +51,15 @@ from ballast.internal.runtime import (
     FakeClock,
     GroupVersionKind,
     Request,
+    Result,
     Scheme,
     objects,
     rfc3339,
 )
 from ballast.internal.runtime.apierrors import ForbiddenError
+from ballast.internal.runtime.event import UpdateEvent
 from ballast.internal.runtime.log import get_logger
-from ballast.internal.simulate.model import CPU, EPHEMERAL, MEMORY, Cluster, Fleet, PodState
+from ballast.internal.simulate.model import CPU, EPHEMERAL, MEMORY, STEP_SECONDS, Cluster, Fleet, PodState
 from ballast.internal.sources import KubeletSummarySource, KubernetesMetricsSource, SourceFactory
 from ballast.internal.store import HistoryStore, open_store
 from ballast.webhook.pods import PodMutator
@@ -72,18 +74,40 @@ SERVER_VERSION = "v1.35.0"
 """The simulated API server's version: in-place resize is GA."""
 POD_GVK = GroupVersionKind("", "v1", "Pod")
 RESOURCE_KEYS = {"cpu": CPU, "memory": MEMORY, "ephemeral-storage": EPHEMERAL}
+_FAILED = object()
+"""What `_reconcile` returns for a reconcile that raised (the controller would retry it with backoff)."""
 READ_CACHE_SAMPLES = 4_000_000
 """The SQLite store's read cache in the simulator (samples; ~100 bytes each): a default fleet's 3 days hold 1.4 M."""
+
+PRODUCTION_POLICY = ClusterResourcePolicy.model_validate(
+    {
+        "apiVersion": "ballast.tightlinesoftware.com/v1",
+        "kind": "ClusterResourcePolicy",
+        "metadata": {"name": "production"},
+        "spec": {
+            "priority": 10,
+            "selector": {},  # the seed selects `*-prod` namespaces; a simulated fleet's are all production here
+            "metrics": [
+                {"resource": "cpu", "field": "request", "source": "kubernetes-metrics", "aggregation": "p99",
+                 "headroom": "1.15"},
+                {"resource": "memory", "field": "request", "source": "kubernetes-metrics", "aggregation": "p99",
+                 "headroom": "1.25"},
+            ],
+            "readiness": {"minDataPoints": 1000, "minTimeSpan": "72h", "maxCV": "1.0"},
+        },
+    }
+)  # fmt: skip
+"""The Ballast seed's tighter policy for production namespaces, over the preset's default (`ballast simulate
+--long`): p99 × 1.15 cpu and p99 × 1.25 memory requests, ready after 1000 points over 72 h."""
 
 
 class BallastOperator:
     """`model.Recommender` "ballast": the operator's code deciding every pod's size (see the module docstring).
 
     `mode` is the enrollment label every pod carries (`resize` by default: sized at admission and in place);
-    `read_cache_samples` the SQLite store's read cache (0: none, as ballastd).
+    `read_cache_samples` the SQLite store's read cache (0: none, as ballastd); `policies` are created after the
+    preset's objects (`PRODUCTION_POLICY` for "ballast-production"); `name` is the recommender's.
     """
-
-    name = "ballast"
 
     def __init__(
         self,
@@ -94,7 +118,10 @@ class BallastOperator:
         mode: str = "resize",
         samples: Path = SAMPLES_DIR,
         read_cache_samples: int = READ_CACHE_SAMPLES,
+        policies: Sequence[ClusterResourcePolicy] = (),
+        name: str = "ballast",
     ) -> None:
+        self.name = name
         self.fleet = fleet
         self.mode = mode
         self.clock = FakeClock(START)
@@ -135,7 +162,12 @@ class BallastOperator:
         self._bound: dict[str, str] = {}
         """Pods bound and started, by name → namespace."""
         self._owners: set[str] = set()
-        self._install(samples / preset)
+        self._profiles_seen: dict[str, dict[str, Any]] = {}
+        """Each WorkloadProfile as the resize lane last looked at it (for its controller's predicate)."""
+        self._adjust_at: dict[str, float] = {}
+        """Profile → virtual second its resize reconcile is requeued for."""
+        self._next_adjust = math.inf
+        self._install(samples / preset, policies)
         self.manager.cache.start()
         if not self.manager.cache.wait_for_sync(30):
             raise RuntimeError("the simulator's cache did not sync")
@@ -151,8 +183,8 @@ class BallastOperator:
 
     # ------------------------------------------------------------------------------------------- set-up
 
-    def _install(self, preset_dir: Path) -> None:
-        for obj in load_preset(preset_dir).objects:
+    def _install(self, preset_dir: Path, policies: Sequence[ClusterResourcePolicy]) -> None:
+        for obj in [*load_preset(preset_dir).objects, *policies]:
             wire = obj.to_wire()
             if isinstance(obj, BallastConfig):  # the fleet's identity (a replay states its own)
                 wire["spec"]["identityLabels"] = list(self.fleet.identity_labels)
@@ -242,17 +274,42 @@ class BallastOperator:
         now = cluster.now_s
         self._sync_pods(cluster)
         due = [source for source, interval in sorted(self.polls.items()) if now % int(interval) == 0]
-        if not due:
-            return
+        if due:
+            self._at(now)
+            self.metrics.observe(cluster)
+            for source in due:
+                self.api.settle()
+                self._reconcile(self.collector, "metricscollector", Request("", source))
+        if due or now >= self._next_adjust:
+            self._adjust(now)
+        if self._resized:
+            self._actuate(cluster)
+
+    def _adjust(self, now: int) -> None:
+        """The resize lane as its controller schedules it: a profile is reconciled when it is new, when an update
+        passes the controller's predicate (`meetsThreshold` flipped, a new generation), and when the `Result`'s
+        requeue comes due (the resize interval; 15 minutes for a skipped profile); a failed one on the next step."""
         self._at(now)
-        self.metrics.observe(cluster)
-        for source in due:
-            self.api.settle()
-            self._reconcile(self.collector, "metricscollector", Request("", source))
         self.api.settle()
-        for profile in self.client.list(WorkloadProfile).items:
-            self._reconcile(self.adjuster, "resourceadjuster", Request("", objects.name(profile)))
-        self._actuate(cluster)
+        predicate = profile_predicate()
+        seen: dict[str, dict[str, Any]] = {}
+        for profile in self.manager.client.list(WorkloadProfile):  # what the controller's informer delivers
+            name, wire = objects.name(profile), profile.to_wire()
+            seen[name] = wire
+            old = self._profiles_seen.get(name)
+            changed = old is None or predicate.update(UpdateEvent(old, wire))
+            if not changed and now < self._adjust_at.get(name, math.inf):
+                continue
+            result = self._reconcile(self.adjuster, "resourceadjuster", Request("", name))
+            if result is _FAILED:
+                self._adjust_at[name] = now + STEP_SECONDS
+            elif isinstance(result, Result) and result.requeue_after > 0:
+                self._adjust_at[name] = now + result.requeue_after
+            else:
+                self._adjust_at.pop(name, None)
+        self._profiles_seen = seen
+        self._adjust_at = {name: at for name, at in self._adjust_at.items() if name in seen}
+        self._next_adjust = min(self._adjust_at.values(), default=math.inf)
 
     def _sync_pods(self, cluster: Cluster) -> None:
         """Bind and start the pods the world created; delete the ones it removed; reconcile their enrollment."""
@@ -307,12 +364,14 @@ class BallastOperator:
             conditions = [c for c in pod["status"].get("conditions") or [] if c.get("type") != POD_RESIZE_PENDING]
             self.client.status().patch(ref, {"status": {"conditions": [*conditions, pending]}})
 
-    def _reconcile(self, reconciler: Any, controller: str, request: Request) -> None:
+    def _reconcile(self, reconciler: Any, controller: str, request: Request) -> object:
+        """The reconciler's `Result` (or None), `_FAILED` when it raised."""
         ctx = Context(controller, request, "simulate", self.logger.with_values(controller=controller), self.clock)
         try:
-            reconciler.reconcile(ctx, request)
+            return reconciler.reconcile(ctx, request)
         except Exception as exc:  # as the controller does: one failed reconcile is logged, the run goes on
             self.logger.error("reconcile failed", exc_info=exc, extra={"controller": controller})
+            return _FAILED
 
     def _at(self, now_s: int) -> None:
         target = START + datetime.timedelta(seconds=now_s)

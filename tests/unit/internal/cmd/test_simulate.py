@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 
 from ballast.internal.cmd.ballast import main
@@ -47,3 +48,26 @@ def test_a_malformed_replay_row_is_refused_with_its_line(tmp_path: Path, capsys:
     assert main(["simulate", "--usage", str(usage), "--side", str(data / "side.yaml"), "--out", str(tmp_path)]) == 1
     assert 'usage.csv:4: column "value": not a number: "12x"' in capsys.readouterr().err
     assert not (tmp_path / "report.md").exists()
+
+
+def test_long_needs_five_days(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "--long", "--days", "3", "--out", str(tmp_path)]) == 1
+    assert "--long needs --days 5 or more" in capsys.readouterr().err
+    assert not (tmp_path / "report.md").exists()
+
+
+@pytest.mark.timeout(600)
+def test_long_adds_the_production_policy_as_its_own_column(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flags = ["--apps", "3", "--namespaces", "2", "--replicas", "1", "--jobs", "2", "--long"]
+    assert main(["simulate", *flags, "--out", str(tmp_path)]) == 0
+    figures = orjson.loads((tmp_path / "figures.json").read_bytes())
+    assert set(figures) == {"ballast", "ballast-production", "vpa", "none"}
+    default, production = figures["ballast"], figures["ballast-production"]
+    assert production != default
+    trace = orjson.loads((tmp_path / "trace-ballast-production.json").read_bytes())
+    assert trace["duration_s"] == 5 * 86400
+    header = (tmp_path / "report.md").read_text().splitlines()
+    assert any("ballast-production" in line for line in header)
+    assert "ballast-production" in capsys.readouterr().out
