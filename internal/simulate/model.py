@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -142,6 +142,17 @@ class Usage(Protocol):
     def slots(self) -> Sequence[Slot]: ...
 
     def at(self, step: int, age_steps: NDArray[np.int64]) -> Matrix: ...
+
+
+@runtime_checkable
+class PodSpans(Protocol):
+    """A usage that also knows when each slot's pod exists (a recording): the world creates a slot's pod at
+    `started`, keeps it while `alive` and removes it after, instead of running every replica for the workload's
+    whole life. Both return one bool per slot."""
+
+    def alive(self, step: int) -> NDArray[np.bool_]: ...
+
+    def started(self, step: int) -> NDArray[np.bool_]: ...
 
 
 @dataclass(slots=True)

@@ -10,6 +10,8 @@ What it does, in order, at each step (`advance`):
 1. the fleet's lifecycle due at that time — a workload's pods created (each admitted by the recommender, then
    placed on the node with the most free memory that fits its requests; a pod that fits nowhere is still placed
    there and counted in `Trace.overcommitted`), a workload deleted, a redeploy, a rollout (every pod replaced);
+   for a recording (`model.PodSpans`) each replica's pod exists only while its recorded pod does, and a new
+   recorded pod in a slot replaces the one before;
 2. the usage of every running container (`Usage.at`), then the kubelet's limits: memory above the memory limit is
    an OOM kill (the container restarts at once, so a leak starts over; what the step measures is the limit), cpu
    above a cpu limit is throttled (measured at the limit); ephemeral-storage is measured as used (its limit is not
@@ -38,6 +40,7 @@ from .model import (
     ContainerState,
     Fleet,
     OomKill,
+    PodSpans,
     PodState,
     Recommender,
     Trace,
@@ -68,6 +71,7 @@ class World:
     def __init__(self, fleet: Fleet, usage: Usage, recommender: Recommender) -> None:
         self.fleet = fleet
         self.usage = usage
+        self._spans = usage if isinstance(usage, PodSpans) else None
         self.recommender = recommender
         slots = list(usage.slots)
         self._slot_of = {(slot.workload, slot.replica, slot.container): i for i, slot in enumerate(slots)}
@@ -214,16 +218,36 @@ class World:
             alive = _alive(workload, self._now, self._redeployed(workload.key))
             if alive and not state.alive:
                 state.alive = True
-                for replica in range(workload.replicas):
+                for replica in range(workload.replicas if self._spans is None else 0):
                     self._create(workload, replica)
             elif state.alive and not alive:
                 state.alive = False
                 for name in list((state.pods or {}).values()):
                     self._remove(self._pods[name])
+        if self._spans is not None:
+            self._follow_recording(self._spans)
         while self._events and self._events[0].at_s <= self._now:
             event = self._events.pop(0)
             if event.kind == "rollout":
                 self._rollout(self.fleet.workload(event.workload))
+
+    def _follow_recording(self, spans: PodSpans) -> None:
+        """Each replica's pod as the recording has it: created at its pod's first sample, removed after its last,
+        replaced when another recorded pod takes over the slot (a slot's containers share their pod's span)."""
+        alive, started = spans.alive(self._step), spans.started(self._step)
+        for workload in self.fleet.workloads:
+            state = self._state[workload.key]
+            if not state.alive:
+                continue
+            first_container = workload.app.containers[0].name
+            for replica in range(workload.replicas):
+                slot = self._slot_of[(workload.key, replica, first_container)]
+                name = (state.pods or {}).get(replica)
+                if name is not None and (started[slot] or not alive[slot]):
+                    self._remove(self._pods[name])
+                    name = None
+                if name is None and alive[slot]:
+                    self._create(workload, replica)
 
     def _redeployed(self, workload: str) -> int | None:
         """When a redeploy of `workload` brings it back (None: it is not redeployed)."""

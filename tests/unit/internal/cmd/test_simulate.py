@@ -65,7 +65,10 @@ def test_long_adds_the_production_policy_as_its_own_column(
     figures = orjson.loads((tmp_path / "figures.json").read_bytes())
     assert set(figures) == {"ballast", "ballast-production", "vpa", "none"}
     default, production = figures["ballast"], figures["ballast-production"]
-    assert production != default
+    # p99 x 1.15 reserves more than the default's mean x 1.25, so usage crosses the request less often.
+    assert production["slack"]["cpu"]["mean"] > default["slack"]["cpu"]["mean"]
+    assert production["above_request"]["cpu"] < default["above_request"]["cpu"]
+    assert production["changes"] > 0  # it did act: 72 h of history are reached within the five days
     trace = orjson.loads((tmp_path / "trace-ballast-production.json").read_bytes())
     assert trace["duration_s"] == 5 * 86400
     header = (tmp_path / "report.md").read_text().splitlines()

@@ -107,6 +107,23 @@ def test_recomputing_updates_the_entry_and_its_memo() -> None:
                                                                                             NOW_MS, 1)  # fmt: skip
 
 
+def test_an_accruing_series_keeps_its_running_statistics_and_a_ready_one_lets_them_go() -> None:
+    key = SeriesKey(HASH, "app", "cpu")
+    plan = plan_status(fed(), {}, {}, {("app", "cpu"): 2}, frozenset({"cpu"}), NOW_MS)
+    recompute(plan, {key: Series(key, (5, 9), NOW_MS - 700_000)}, EXACT, NOW_MS, NOW)
+    accruing = plan.memos[("app", "cpu")]
+    assert accruing.accruing  # 2 samples, below minDataPoints 3
+    assert accruing.running is not None
+
+    later = plan_status(fed(), plan.state, plan.memos, {("app", "cpu"): 2}, frozenset({"cpu"}), NOW_MS + 60_000)
+    recompute(later, {key: Series(key, (5, 9, 3, 12), NOW_MS - 700_000)}, EXACT, NOW_MS + 60_000, NOW)
+
+    entry, ready = later.state["app"]["cpu"], later.memos[("app", "cpu")]
+    assert (entry.usage["samples"], dict(entry.recommendation)) == (4, {"request": "12m"})
+    assert not ready.accruing
+    assert ready.running is None
+
+
 def test_a_quiet_series_read_back_is_dated_by_its_newest_sample_or_dropped_when_stale() -> None:
     state = {"app": {"cpu": ENTRY}, "old": {"cpu": ENTRY}}
     plan = plan_status(fed(), state, {}, {}, frozenset({"cpu"}), NOW_MS)

@@ -11,6 +11,8 @@ import pytest
 import yaml
 
 from ballast.internal.simulate.model import STEP_SECONDS, Slot, Usage
+from ballast.internal.simulate.run import AsWritten
+from ballast.internal.simulate.world import World
 from ballast.internal.simulate.replay import (
     PodSpan,
     Replay,
@@ -194,6 +196,22 @@ def test_a_replacement_pod_takes_over_the_slot_of_the_pod_it_replaced(tmp_path: 
     # api-b has no memory sample: it starts from zero, not from api-a's 500.
     assert replay.usage.at(9, _ages(replay))[0].tolist() == [1.0, 500.0, 0.0]
     assert replay.usage.at(10, _ages(replay))[0].tolist() == [2.0, 0.0, 0.0]
+
+
+def test_the_world_runs_each_recorded_pod_only_while_it_was_recorded(tmp_path: Path) -> None:
+    # api-a runs steps 0-9, api-c steps 5-14 (a surge), api-b replaces api-a from step 10 to 19.
+    rows = [_row(0, "api-a", "cpu", "1"), _row(135, "api-a", "cpu", "1")]
+    rows += [_row(75, "api-c", "cpu", "3"), _row(210, "api-c", "cpu", "3")]
+    rows += [_row(150, "api-b", "cpu", "2"), _row(285, "api-b", "cpu", "2")]
+    replay = load_replay(*_write(tmp_path, _side(), rows))
+    world = World(replay.fleet, replay.usage, AsWritten())
+    running = []
+    for step in range(replay.fleet.duration_s // STEP_SECONDS):
+        world.advance(step)
+        running.append(len(world.pods))
+    assert running == [1] * 5 + [2] * 10 + [1] * 5
+    admitted = [(change.at_s // STEP_SECONDS, change.replica) for change in world.trace().changes]
+    assert admitted == [(0, 0), (5, 1), (10, 0)]  # api-a, api-c, then api-b in api-a's slot
 
 
 def test_the_latest_sample_of_a_step_counts_and_timestamps_may_mix_forms(tmp_path: Path) -> None:
