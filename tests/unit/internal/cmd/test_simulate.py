@@ -57,9 +57,7 @@ def test_long_needs_five_days(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
 
 @pytest.mark.timeout(600)
-def test_long_adds_the_production_policy_as_its_own_column(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_long_adds_the_production_policy_as_its_own_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     flags = ["--apps", "3", "--namespaces", "2", "--replicas", "1", "--jobs", "2", "--long"]
     assert main(["simulate", *flags, "--out", str(tmp_path)]) == 0
     figures = orjson.loads((tmp_path / "figures.json").read_bytes())
