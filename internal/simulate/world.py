@@ -218,8 +218,9 @@ class World:
             alive = _alive(workload, self._now, self._redeployed(workload.key))
             if alive and not state.alive:
                 state.alive = True
-                for replica in range(workload.replicas if self._spans is None else 0):
-                    self._create(workload, replica)
+                if self._spans is None:  # a recording creates each replica's pod when its recorded pod starts
+                    for replica in range(workload.replicas):
+                        self._create(workload, replica)
             elif state.alive and not alive:
                 state.alive = False
                 for name in list((state.pods or {}).values()):
