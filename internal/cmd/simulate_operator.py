@@ -286,9 +286,10 @@ class BallastOperator:
             self._actuate(cluster)
 
     def _adjust(self, now: int) -> None:
-        """The resize lane as its controller schedules it: a profile is reconciled when it is new, when an update
-        passes the controller's predicate (`meetsThreshold` flipped, a new generation), and when the `Result`'s
-        requeue comes due (the resize interval; 15 minutes for a skipped profile); a failed one on the next step."""
+        """The resize lane as its controller schedules it: a profile is reconciled when it is new (seen at a poll,
+        not at its create event), when an update passes the controller's predicate (`meetsThreshold` flipped, a new
+        generation), and when the `Result`'s requeue comes due (the resize interval; 15 minutes for a skipped
+        profile); a failed one on the next step. The predicate compares consecutive looks at the cache."""
         self._at(now)
         self.api.settle()
         predicate = profile_predicate()
