@@ -6,6 +6,7 @@ import bisect
 import contextlib
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -96,10 +97,17 @@ class SQLiteHistoryStore:
         self._cycle_ttl_ms = cycle_ttl // timedelta(milliseconds=1)
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
+        self._in_use: Counter[sqlite3.Connection] = Counter()
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
         self._closed = False
         with self._errors(f"opening {self._path}"):
             self._migrate(self._connection())
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close()` was called."""
+        return self._closed
 
     @property
     def path(self) -> Path:
@@ -112,7 +120,8 @@ class SQLiteHistoryStore:
             return connection
         if self._closed:
             raise StoreError(f"history store {self._path} is closed")
-        # check_same_thread=False only so close() may close other threads' connections; each is used by one thread.
+        # check_same_thread=False only so close() may close other threads' idle connections; each is used by one
+        # thread.
         connection = sqlite3.connect(
             self._path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
         )
@@ -121,6 +130,28 @@ class SQLiteHistoryStore:
             self._connections.append(connection)
         self._local.connection = connection
         return connection
+
+    @contextlib.contextmanager
+    def _session(self) -> Iterator[sqlite3.Connection]:
+        """The calling thread's connection, marked in use for the call: closing a connection under a running
+        statement crashes the interpreter, so `close()` leaves a busy one to be closed here when the call ends."""
+        connection = self._connection()
+        with self._lock:
+            if self._closed:
+                raise StoreError(f"history store {self._path} is closed")
+            self._in_use[connection] += 1
+        try:
+            yield connection
+        finally:
+            with self._lock:
+                self._in_use[connection] -= 1
+                last = not self._in_use[connection]
+                if last:
+                    del self._in_use[connection]
+                    self._idle.notify_all()
+                orphaned = last and self.closed
+            if orphaned:
+                connection.close()
 
     def _migrate(self, db: sqlite3.Connection) -> None:
         # WAL is a property of the file: set once, kept by every later connection.
@@ -165,8 +196,8 @@ class SQLiteHistoryStore:
 
     def write_cycle(self, cycle: Cycle) -> bool:
         """Apply `cycle` in one transaction; `False` when its id was already applied."""
-        db = self._connection()
         with (
+            self._session() as db,
             self._errors(f"writing cycle {cycle.cycle_id} ({len(cycle.samples)} samples)"),
             self._transaction(db, "IMMEDIATE"),
         ):
@@ -232,9 +263,8 @@ class SQLiteHistoryStore:
 
     def read_many(self, keys: Sequence[SeriesKey], *, with_times: bool = False) -> list[Series]:
         """Return the series of `keys` from one read transaction (a consistent snapshot)."""
-        db = self._connection()
         out = []
-        with self._errors(f"reading {len(keys)} series"), self._transaction(db):
+        with self._session() as db, self._errors(f"reading {len(keys)} series"), self._transaction(db):
             for key in keys:
                 row = db.execute(
                     "SELECT id, first_seen_ms, sample_count FROM series "
@@ -311,8 +341,11 @@ class SQLiteHistoryStore:
             with self._lock:
                 for key in [key for key in self._tails if key.measurement_hash == measurement_hash]:
                     del self._tails[key]
-        db = self._connection()
-        with self._errors(f"purging history {measurement_hash}"), self._transaction(db, "IMMEDIATE"):
+        with (
+            self._session() as db,
+            self._errors(f"purging history {measurement_hash}"),
+            self._transaction(db, "IMMEDIATE"),
+        ):
             db.execute(
                 "DELETE FROM samples WHERE series_id IN (SELECT id FROM series WHERE measurement_hash = ?)",
                 (measurement_hash,),
@@ -321,15 +354,18 @@ class SQLiteHistoryStore:
 
     def ping(self) -> None:
         """Raise `StoreUnavailableError` unless the database file can be read."""
-        with self._errors("ping"):
-            self._connection().execute("SELECT count(*) FROM series").fetchone()
+        with self._session() as db, self._errors("ping"):
+            db.execute("SELECT count(*) FROM series").fetchone()
 
     def close(self) -> None:
-        """Close every thread's connection; later calls raise `StoreError`."""
+        """Close every thread's connection; later calls raise `StoreError`. Waits up to `busy_timeout` for calls in
+        progress on other threads; a connection still busy after that is closed by its thread when its call ends."""
         with self._lock:
             self._closed = True
+            self._idle.wait_for(lambda: not self._in_use, timeout=self._busy_timeout)
             connections, self._connections = self._connections, []
-        for connection in connections:
+            idle = [connection for connection in connections if connection not in self._in_use]
+        for connection in idle:
             connection.close()
         self._local = threading.local()
 

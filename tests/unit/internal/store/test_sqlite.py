@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -93,6 +96,61 @@ def test_a_closed_store_refuses_calls_from_any_thread(tmp_path: Path) -> None:
     worker.join()
     assert len(errors) == 1
     assert isinstance(errors[0], StoreError)
+
+
+def test_close_waits_for_a_call_in_progress_on_another_thread_which_completes(tmp_path: Path) -> None:
+    store = SQLiteHistoryStore(tmp_path / "h.db", busy_timeout=5)
+    holder = sqlite3.connect(tmp_path / "h.db", isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")  # the writer below waits for this lock inside its call
+    written: list[bool] = []
+    writer = threading.Thread(target=lambda: written.append(store.write_cycle(Cycle("c1", T0, [Sample(CPU, 7)]))))
+    writer.start()
+    threading.Timer(0.3, holder.execute, ("ROLLBACK",)).start()
+    time.sleep(0.1)  # the write is waiting on the lock
+    store.close()
+    writer.join()
+    holder.close()
+    assert written == [True]
+    with pytest.raises(StoreError, match="is closed"):
+        store.read(CPU)
+    with SQLiteHistoryStore(tmp_path / "h.db") as reopened:
+        assert reopened.read(CPU).values == (7,)
+
+
+_CLOSE_UNDER_READERS = """
+import sys, threading
+from ballast.internal.store import SeriesKey, SQLiteHistoryStore, StoreError
+key = SeriesKey("8746f67fe9f3d343", "app", "cpu")
+for attempt in range(40):
+    store = SQLiteHistoryStore(f"{sys.argv[1]}/h{attempt}.db")
+    outcomes = []
+    def read():
+        try:
+            while True:
+                store.read(key)
+        except StoreError as exc:
+            outcomes.append("is closed" in str(exc))
+    readers = [threading.Thread(target=read) for _ in range(4)]
+    for reader in readers:
+        reader.start()
+    store.ping()
+    store.close()
+    for reader in readers:
+        reader.join()
+    assert outcomes == [True] * 4, outcomes
+"""
+
+
+def test_closing_under_reading_threads_ends_their_calls_with_store_error_and_never_crashes(tmp_path: Path) -> None:
+    # In a child process: closing a connection under a running statement kills the interpreter (SIGSEGV).
+    child = subprocess.run(
+        [sys.executable, "-c", _CLOSE_UNDER_READERS, str(tmp_path)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.returncode == 0, child.stderr[-2000:]
 
 
 def test_old_cycle_ids_are_forgotten_after_the_ttl(tmp_path: Path) -> None:
