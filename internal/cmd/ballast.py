@@ -249,6 +249,20 @@ def _add_consolidation(subparsers: Any, common: argparse.ArgumentParser) -> None
         help="the price list: a YAML/JSON file or ConfigMap manifest (- for stdin), or a ConfigMap in the cluster "
         "(default: cm/ballast-system/ballast-consolidation-catalogue)",
     )
+    plan.add_argument(
+        "--policy",
+        default="Balanced",
+        choices=["Balanced", "WhenEmptyOrUnderutilized", "WhenEmpty"],
+        help="the consolidation policy of pools no Karpenter NodePool describes (every pool, without Karpenter; "
+        "default %(default)s), as ballastd's --consolidation-policy; a NodePool's spec.disruption always wins",
+    )
+    plan.add_argument(
+        "--pool-label",
+        default="node.kubernetes.io/instance-type",
+        metavar="LABEL",
+        help="the node label naming the pool of a node without karpenter.sh/nodepool (default %(default)s), as "
+        "ballastd's --consolidation-pool-label",
+    )
     plan.add_argument("-o", "--output", choices=["table", "json"], default="table", help="output format")
 
 

@@ -28,6 +28,7 @@ import yaml
 
 from ballast.internal.cmd.ballast import columns, connect, fail
 from ballast.internal.consolidation import (
+    BALANCED,
     BALANCED_K,
     HOURS_PER_MONTH,
     REPLACE,
@@ -41,6 +42,7 @@ from ballast.internal.consolidation import (
     node_from_wire,
     parse_catalogue,
 )
+from ballast.internal.consolidation.pools import INSTANCE_TYPE_LABEL
 from ballast.internal.consolidationinputs import CATALOGUE_KEY, Inputs, Observed, ReadSettings, advise, read_inputs
 
 CONFIGMAP_PREFIX = "cm/"
@@ -130,7 +132,8 @@ def configmap_ref(spec: str) -> tuple[str, str] | None:
 class Analysis:
     """What the command shows: the plan with the current requests and, with `--what-if recommended`, the plan
     with the recommended ones; where the catalogue came from, k, what was read, and every problem (objects left
-    out or held, catalogue entries skipped)."""
+    out or held, catalogue entries skipped); the policy of pools no NodePool describes and the label grouping
+    nodes without `karpenter.sh/nodepool`."""
 
     current: Plan
     catalogue: str
@@ -139,6 +142,8 @@ class Analysis:
     observed: Observed = field(default_factory=Observed)
     karpenter: bool = False
     problems: tuple[str, ...] = ()
+    policy: str = BALANCED
+    pool_label: str = INSTANCE_TYPE_LABEL
 
     @property
     def plans(self) -> tuple[tuple[str, Plan], ...]:
@@ -248,10 +253,12 @@ def _move_rows(plan: Plan) -> list[list[str]]:
 
 
 def _pools_text(analysis: Analysis) -> str:
+    policy = analysis.policy
     if analysis.karpenter:
         count = analysis.observed.nodepools
-        return f"{count} Karpenter NodePool{'s' if count != 1 else ''} (a pool none describes is Balanced)"
-    return "no Karpenter NodePools served: nodes grouped by their instance type, each group Balanced"
+        return f"{count} Karpenter NodePool{'s' if count != 1 else ''} (a pool none describes is {policy})"
+    grouping = "their instance type" if analysis.pool_label == INSTANCE_TYPE_LABEL else analysis.pool_label
+    return f"no Karpenter NodePools served: nodes grouped by {grouping}, each group {policy}"
 
 
 def render_table(analysis: Analysis) -> list[str]:
@@ -376,6 +383,8 @@ def render_json(analysis: Analysis) -> str:
         "k": _number(analysis.k),
         "threshold": 1 / analysis.k,
         "whatIf": RECOMMENDED if analysis.recommended is not None else None,
+        "defaultPolicy": analysis.policy,
+        "poolLabel": analysis.pool_label,
         "observed": {
             "nodes": observed.nodes,
             "pods": observed.pods,
@@ -407,28 +416,29 @@ def priced(inputs: Inputs, catalogue: Catalogue) -> Inputs:
                    catalogue_problems=catalogue.problems)  # fmt: skip
 
 
-def analyse(inputs: Inputs, source: str, k: float, *, what_if: bool) -> Analysis:
+def analyse(inputs: Inputs, source: str, k: float, *, what_if: bool, policy: str = BALANCED,
+            pool_label: str = INSTANCE_TYPE_LABEL) -> Analysis:  # fmt: skip
     """Plan `inputs` (the reader's `advise`: current and recommended requests); the recommended plan is shown
-    only `what_if`. Raises PlanError for a catalogue with no offering: every node would cost 0, and no move
-    would be worth anything."""
+    only `what_if`; `policy` is that of pools no Karpenter NodePool describes. Raises PlanError for a catalogue
+    with no offering: every node would cost 0, and no move would be worth anything."""
     if not inputs.catalogue.offerings:
         problems = "; ".join(inputs.catalogue_problems) or "the document lists none"
         raise PlanError(f"catalogue {source}: no offering read ({problems})")
-    advice = advise(inputs, k=k)
+    advice = advise(inputs, k=k, default_policy=policy)
     return Analysis(advice.current, source, k, advice.recommended if what_if else None, inputs.observed,
-                    inputs.karpenter, advice.problems)  # fmt: skip
+                    inputs.karpenter, advice.problems, policy, pool_label)  # fmt: skip
 
 
 def gather(client: Any, catalogue: tuple[str, str] | Mapping[str, Any], source: str, k: float, *,
-           what_if: bool) -> Analysis:  # fmt: skip
-    """Read the cluster and plan. `catalogue` is `(namespace, name)` of the ConfigMap, read as the
-    ConsolidationReport's controller reads it, or the document of a local file. Raises PlanError for a
-    catalogue that is missing or has no offering."""
+           what_if: bool, policy: str = BALANCED, pool_label: str = INSTANCE_TYPE_LABEL) -> Analysis:  # fmt: skip
+    """Read the cluster and plan, as `ballastd --consolidation-policy/--consolidation-pool-label` would.
+    `catalogue` is `(namespace, name)` of the ConfigMap, read as the ConsolidationReport's controller reads it,
+    or the document of a local file. Raises PlanError for a catalogue that is missing or has no offering."""
     if isinstance(catalogue, tuple):
-        inputs = read_inputs(client, ReadSettings(catalogue=catalogue))
+        inputs = read_inputs(client, ReadSettings(catalogue=catalogue, pool_label=pool_label))
     else:
-        inputs = priced(read_inputs(client, ReadSettings()), parse_catalogue(catalogue))
-    return analyse(inputs, source, k, what_if=what_if)
+        inputs = priced(read_inputs(client, ReadSettings(pool_label=pool_label)), parse_catalogue(catalogue))
+    return analyse(inputs, source, k, what_if=what_if, policy=policy, pool_label=pool_label)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -440,6 +450,8 @@ def run(args: argparse.Namespace) -> int:
     catalogue: tuple[str, str] | Mapping[str, Any]
     try:
         k = parse_k(args.k)
+        if not args.pool_label.strip():
+            raise PlanError("--pool-label: must not be empty")
         catalogue = configmap_ref(source) or read_catalogue_file(source)  # a bad file is named before connecting
     except PlanError as exc:
         return fail(exc)
@@ -448,7 +460,8 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # kubeconfig problems surface as several exception types; all end the run
         return fail(exc)
     try:
-        analysis = gather(client, catalogue, source, k, what_if=args.what_if == RECOMMENDED)
+        analysis = gather(client, catalogue, source, k, what_if=args.what_if == RECOMMENDED, policy=args.policy,
+                          pool_label=args.pool_label)  # fmt: skip
     except LookupError as exc:  # the REST mapper: WorkloadProfiles are not served
         return fail(f"{exc} (are the Ballast CRDs installed?)")
     except (PlanError, ConsolidationInputError, APIStatusError, OSError) as exc:

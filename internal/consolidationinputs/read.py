@@ -38,6 +38,7 @@ from ballast.internal.consolidation import (
     pod_from_wire,
     pool_from_nodepool,
 )
+from ballast.internal.consolidation.pools import INSTANCE_TYPE_LABEL
 from ballast.internal.runtime import Client, GroupVersionKind, NotFoundError
 from ballast.internal.runtime.apierrors import GoneError
 from ballast.internal.runtime.restmapper import NoKindMatchError
@@ -48,7 +49,6 @@ NODEPOOL = GroupVersionKind("karpenter.sh", "v1", "NodePool")
 WORKLOAD_PROFILE = GroupVersionKind(WorkloadProfile.GROUP, WorkloadProfile.VERSION, WorkloadProfile.KIND)
 CATALOGUE_KEY = "catalogue.yaml"
 """The ConfigMap data key holding the catalogue document (YAML or JSON, `parse_catalogue`'s format)."""
-INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 DEFAULT_PAGE_SIZE = 500
 BOUND_AND_RUNNING = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
 """Pods the planner places: bound to a node and not finished (the API server filters them)."""

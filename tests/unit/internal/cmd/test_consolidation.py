@@ -312,6 +312,14 @@ def test_without_karpenter_the_pools_line_says_how_nodes_are_grouped() -> None:
     assert not any(line.startswith("Moves with the recommended") for line in lines)
 
 
+def test_the_pools_line_names_the_default_policy_and_the_pool_label() -> None:
+    unpooled = replace(marginal(), pools={}, karpenter=False)
+    lines = render_table(analyse(unpooled, "p", 2, what_if=False, policy="WhenEmpty", pool_label="team"))
+    assert lines[2] == "Pools: no Karpenter NodePools served: nodes grouped by team, each group WhenEmpty"
+    lines = render_table(analyse(marginal(), "p", 2, what_if=False, policy="WhenEmptyOrUnderutilized"))
+    assert lines[2] == "Pools: 1 Karpenter NodePool (a pool none describes is WhenEmptyOrUnderutilized)"
+
+
 # ------------------------------------------------------------------------------------------------ JSON
 
 
@@ -385,6 +393,43 @@ def test_flags_and_their_defaults() -> None:
     args = cli.parser().parse_args(["consolidation", "plan", "--what-if", "recommended", "--k", "3", "-o", "json",
                                     "--catalogue", "cm/a/b"])  # fmt: skip
     assert (args.what_if, args.k, args.catalogue, args.output) == ("recommended", "3", "cm/a/b", "json")
+    assert (args.policy, args.pool_label) == ("Balanced", "node.kubernetes.io/instance-type")  # as ballastd's
+
+
+def test_policy_and_pool_label_reach_the_reader_and_the_planner(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Without NodePools, --policy is every pool's policy (as ballastd's --consolidation-policy): the marginal
+    move Balanced rejects is taken under WhenEmptyOrUnderutilized and nothing moves under WhenEmpty."""
+    fake = FakeAPI()
+    monkeypatch.setattr(plan_cmd, "connect", lambda *_, **__: fake.client())
+    settings: list[ReadSettings] = []
+
+    def read_inputs(client: Any, read: ReadSettings) -> Inputs:
+        settings.append(read)
+        return replace(marginal(), pools={}, karpenter=False)
+
+    monkeypatch.setattr(plan_cmd, "read_inputs", read_inputs)
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(yaml.safe_dump(CATALOGUE))
+    approved = {}
+    for policy in ("Balanced", "WhenEmptyOrUnderutilized", "WhenEmpty"):
+        code, out, err = run(
+            capsys, "--catalogue", str(prices), "--policy", policy, "--pool-label", "team", "-o", "json"
+        )
+        assert (code, err) == (0, "")
+        document = json.loads(out)
+        assert (document["defaultPolicy"], document["poolLabel"]) == (policy, "team")
+        moves = document["plans"]["current"]["moves"]
+        approved[policy] = sorted(node for move in moves if move["approved"] for node in move["nodes"])
+    assert [read.pool_label for read in settings] == ["team"] * 3
+    assert approved == {"Balanced": ["a", "b"], "WhenEmptyOrUnderutilized": ["a", "b", "c"], "WhenEmpty": []}
+    fake.close()
+
+
+def test_an_empty_pool_label_is_refused(cluster: FakeAPI, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--pool-label", " ")
+    assert (code, out, err) == (1, "", "ballast: --pool-label: must not be empty\n")
 
 
 @pytest.mark.parametrize(
