@@ -1,120 +1,49 @@
-"""The base of every API model: camelCase on the wire, snake_case in Python, unknown fields kept.
+"""The base of every API model and the schema markers next to its fields: the framework's
+(`ballast.internal.runtime.crd.wire`), re-exported for the kinds of `ballast.api`.
 
-Also the OpenAPI markers a model puts next to its fields (`x-kubernetes-list-type`, `x-kubernetes-map-type`,
-`format`) so the generated CRD schema carries them, and the fixed-width integer types of the Kubernetes API.
+camelCase on the wire, snake_case in Python, unknown fields kept; `CRDSchema` markers (`x-kubernetes-list-type`,
+`x-kubernetes-map-type`, `format`) so the generated CRD schema carries them; the fixed-width integer types of the
+Kubernetes API.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Annotated, Any, TypeVar
+from ballast.internal.runtime.crd.wire import (
+    ACRONYMS,
+    ATOMIC_LIST,
+    ATOMIC_STRUCT,
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    CRDSchema,
+    Int32,
+    Int64,
+    IntOrString,
+    WireEnum,
+    WireModel,
+    as_model,
+    list_map,
+    wire_name,
+    wire_path,
+)
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, GetJsonSchemaHandler
-from pydantic.config import JsonDict
-from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import CoreSchema
-
-from ballast.internal.runtime import objects
-
-# Words the Kubernetes API spells in capitals inside a camelCase name (`orphanTTL`, `maxCV`).
-ACRONYMS: Mapping[str, str] = {"ttl": "TTL", "cv": "CV"}
-
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
-
-
-def wire_name(name: str) -> str:
-    """The JSON field name for a Python attribute: `orphan_ttl` → `orphanTTL`, `api_version` → `apiVersion`.
-
-    The first word stays lower case; later words are capitalised, or spelled as in `ACRONYMS`.
-    """
-    first, *rest = name.split("_")
-    return first + "".join(ACRONYMS.get(word, word.capitalize()) for word in rest)
-
-
-class WireModel(BaseModel):
-    """A Kubernetes API object or part of one.
-
-    Validation takes wire names (`minDataPoints`) or Python names (`min_data_points`) and is strict about types
-    (a string is not an integer), so bad input fails with a `pydantic.ValidationError` whose location is the
-    wire path of the field. Fields the model does not declare are kept as they came and written back, so a
-    read-modify-write never drops what a newer schema added. `to_wire()` gives the JSON form.
-    """
-
-    model_config = ConfigDict(
-        alias_generator=wire_name,
-        populate_by_name=True,
-        extra="allow",
-        strict=True,
-        use_attribute_docstrings=True,
-    )
-
-    def to_wire(self) -> dict[str, Any]:
-        """The object as the API server would store it: wire names, unset (None) fields left out, JSON values."""
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-
-def wire_path(location: Sequence[int | str], root: str = "") -> str:
-    """A pydantic error location as a Kubernetes field path under `root`: `("config", "pollInterval")` under
-    `spec` is `spec.config.pollInterval`, `("identityLabels", 2)` is `spec.identityLabels[2]`."""
-    path = root
-    for part in location:
-        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
-    return path
-
-
-@dataclass(frozen=True, slots=True, eq=False)  # hashed by identity: typing hashes Annotated metadata
-class CRDSchema:
-    """Extra OpenAPI keys for the generated CRD schema of the annotated type, e.g. `x-kubernetes-list-type`.
-
-    Used as `Annotated[list[X] | None, CRDSchema({...})]`; it changes the schema only, never validation.
-    """
-
-    markers: Mapping[str, Any] = field(default_factory=dict)
-
-    def __get_pydantic_json_schema__(self, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
-        return {**handler(core_schema), **self.markers}
-
-
-ATOMIC_LIST = CRDSchema({"x-kubernetes-list-type": "atomic"})
-"""A list replaced as a whole by server-side apply (`+listType=atomic`)."""
-
-ATOMIC_STRUCT: JsonDict = {"x-kubernetes-map-type": "atomic"}
-"""Model-level marker (`json_schema_extra`) for an object replaced as a whole by server-side apply."""
-
-
-def list_map(*keys: str) -> CRDSchema:
-    """A list merged by server-side apply item by item, items identified by `keys` (`+listType=map`)."""
-    return CRDSchema({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": list(keys)})
-
-
-def _in_range(low: int, high: int, width: str) -> AfterValidator:
-    def check(value: int) -> int:
-        if not low <= value <= high:
-            raise ValueError(f"{value} does not fit in {width} ({low}..{high})")
-        return value
-
-    return AfterValidator(check)
-
-
-Int32 = Annotated[int, _in_range(INT32_MIN, INT32_MAX, "int32"), CRDSchema({"format": "int32"})]
-"""A Go `int32` field: an integer in the 32-bit range (larger values fail validation)."""
-
-Int64 = Annotated[int, _in_range(INT64_MIN, INT64_MAX, "int64"), CRDSchema({"format": "int64"})]
-"""A Go `int64` field: an integer in the 64-bit range."""
-
-IntOrString = Annotated[int | str, CRDSchema({"x-kubernetes-int-or-string": True})]
-"""A field that takes an integer or a string (`intstr.IntOrString`), e.g. `80` or `"50%"`."""
-
-
-M = TypeVar("M", bound=BaseModel)
-
-
-def as_model(model: type[M], obj: Any) -> M:
-    """`obj` as an instance of `model`: returned as is when it already is one (cache and client reads of a
-    registered kind), validated from its wire form otherwise (dicts, read-only views). Raises pydantic's
-    ValidationError for an object that does not fit the model."""
-    if isinstance(obj, model):
-        return obj
-    return model.model_validate(objects.thaw(obj) if isinstance(obj, Mapping) else obj)
+__all__ = [
+    "ACRONYMS",
+    "ATOMIC_LIST",
+    "ATOMIC_STRUCT",
+    "INT32_MAX",
+    "INT32_MIN",
+    "INT64_MAX",
+    "INT64_MIN",
+    "CRDSchema",
+    "Int32",
+    "Int64",
+    "IntOrString",
+    "WireEnum",
+    "WireModel",
+    "as_model",
+    "list_map",
+    "wire_name",
+    "wire_path",
+]

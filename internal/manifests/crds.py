@@ -2,9 +2,10 @@
 to `config/crd/bases/` and the chart's `crds/`, and `ballastd apply-crds` applies the same objects in-process
 (`all_crds()`).
 
-Each kind's schema is its model's structural OpenAPI schema (`ballast.api.schema`, checked); the rest of the CRD —
-names, scope, short names, printer columns, subresources, rendering — is `ballast.internal.runtime.crdgen`'s,
-from the kind's class constants.
+The CRDs are the framework's (`ballast.internal.runtime.crd.generate`, as `ballast-crdgen crd` renders them for
+any kind): each kind's schema is its model's structural OpenAPI schema, checked; the rest of the CRD — names,
+scope, short names, printer columns, subresources, rendering — comes from the kind's class constants. Only the
+header of the files is ours.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from typing import Any
 import yaml
 
 from ballast.api.customresource import CustomResource
-from ballast.api.schema import Schema, check_structural, openapi_schema
+from ballast.api.schema import Schema
 from ballast.api.scheme import KINDS
 from ballast.internal.runtime import crdgen
+from ballast.internal.runtime.crd import generate
 
 CONFIG_OUTPUT = Path("config/crd/bases")
 HELM_OUTPUT = Path("config/helm/ballast/crds")
@@ -46,14 +48,12 @@ def crd_schema(kind: type[CustomResource]) -> Schema:
 
     Raises StructuralSchemaError naming the offending field when the model cannot be expressed structurally.
     """
-    schema = crdgen.crd_schema(crdgen.CRDNames.of(kind), openapi_schema(kind))
-    check_structural(schema)
-    return schema
+    return generate.crd_schema(kind)
 
 
 def crd_for(kind: type[CustomResource]) -> dict[str, Any]:
     """The `apiextensions.k8s.io/v1` CustomResourceDefinition of `kind` (one served, stored version)."""
-    return crdgen.crd_for(crdgen.CRDNames.of(kind), crd_schema(kind))
+    return generate.crd_for(kind)
 
 
 def all_crds(kinds: Iterable[type[CustomResource]] = KINDS) -> list[dict[str, Any]]:
@@ -63,7 +63,7 @@ def all_crds(kinds: Iterable[type[CustomResource]] = KINDS) -> list[dict[str, An
 
 def rendered_files(kinds: Iterable[type[CustomResource]] = KINDS) -> dict[str, str]:
     """File name (`<group>_<plural>.yaml`) to YAML text for every kind."""
-    return {crd_filename(kind): crdgen.render_crd(crd_for(kind), HEADER) for kind in kinds}
+    return generate.rendered_crds(kinds, HEADER)
 
 
 def kustomization(kinds: Iterable[type[CustomResource]] = KINDS) -> str:

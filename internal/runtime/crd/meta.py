@@ -1,0 +1,140 @@
+"""Pieces of `meta/v1` shared by every kind: ObjectMeta, LabelSelector, Condition and Time.
+
+`ObjectMeta` is lenient: it types the fields controllers read and keeps every other field (managedFields,
+future additions) as it came. `Condition` has the fields of `metav1.Condition`. The condition helpers are the
+runtime's (`ballast.internal.runtime.conditions`, on typed models and dicts alike), re-exported here:
+`set_status_condition` follows `meta.SetStatusCondition`, so `lastTransitionTime` moves only when the status flips.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, ConfigDict, Field, PlainSerializer, Strict
+
+from ballast.internal.runtime.clock import rfc3339
+from ballast.internal.runtime.conditions import find_status_condition, remove_status_condition, set_status_condition
+
+from .wire import ATOMIC_LIST, ATOMIC_STRUCT, Int64, WireModel, list_map
+
+
+def _utc_seconds(value: datetime) -> datetime:
+    # metav1.Time carries whole seconds; a naive datetime is taken as UTC, never as local time.
+    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return value.replace(microsecond=0)
+
+
+Time = Annotated[
+    datetime,
+    Strict(False),
+    AfterValidator(_utc_seconds),
+    PlainSerializer(rfc3339, return_type=str),
+]
+"""A `metav1.Time`: parsed from RFC 3339, held as an aware UTC datetime truncated to seconds, written as
+`2026-01-02T03:04:05Z`."""
+
+
+class OwnerReference(WireModel):
+    """An entry of `metadata.ownerReferences`."""
+
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+    controller: bool | None = None
+    block_owner_deletion: bool | None = None
+
+
+class ObjectMeta(WireModel):
+    """`metadata` of any object. Every field is optional; fields not listed here are kept as they came."""
+
+    name: str | None = None
+    generate_name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    generation: int | None = None
+    creation_timestamp: Time | None = None
+    deletion_timestamp: Time | None = None
+    deletion_grace_period_seconds: int | None = None
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    owner_references: list[OwnerReference] | None = None
+    finalizers: list[str] | None = None
+
+
+class LabelSelectorRequirement(WireModel):
+    """A requirement on labels: key, operator (In, NotIn, Exists, DoesNotExist) and values."""
+
+    key: str
+    """The label key the selector applies to."""
+    operator: str
+    """How the key relates to the values: In, NotIn, Exists or DoesNotExist."""
+    values: Annotated[list[str] | None, ATOMIC_LIST] = None
+    """Values for In and NotIn; empty for Exists and DoesNotExist."""
+
+
+class LabelSelector(WireModel):
+    """A `metav1.LabelSelector`: `matchLabels` and `matchExpressions`, ANDed. Replaced as a whole on apply."""
+
+    model_config = ConfigDict(json_schema_extra=ATOMIC_STRUCT)
+
+    match_labels: dict[str, str] | None = None
+    """Labels that must all be present with exactly these values."""
+    match_expressions: Annotated[list[LabelSelectorRequirement] | None, ATOMIC_LIST] = None
+    """Requirements that must all hold."""
+
+
+ConditionStatus = Literal["True", "False", "Unknown"]
+
+CONDITION_TYPE_PATTERN = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
+)
+CONDITION_REASON_PATTERN = r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"
+
+
+class Condition(WireModel):
+    """One entry of status.conditions, shaped like metav1.Condition (the API server checks the same rules)."""
+
+    type: str = Field(max_length=316, pattern=CONDITION_TYPE_PATTERN)
+    """The condition's type in CamelCase, e.g. Ready; unique within the list."""
+    status: ConditionStatus
+    """True, False or Unknown."""
+    observed_generation: Int64 | None = Field(default=None, ge=0)
+    """The metadata.generation the condition was set from."""
+    last_transition_time: Time
+    """When the status last changed."""
+    reason: str = Field(min_length=1, max_length=1024, pattern=CONDITION_REASON_PATTERN)
+    """A CamelCase word saying why the condition has this status."""
+    message: str = Field(max_length=32768)
+    """A human-readable message; may be empty."""
+
+
+def _unique_types(conditions: list[Condition] | None) -> list[Condition] | None:
+    seen: set[str] = set()
+    for condition in conditions or ():
+        if condition.type in seen:
+            raise ValueError(f"two conditions of type {condition.type!r}; a type may appear once")
+        seen.add(condition.type)
+    return conditions
+
+
+Conditions = Annotated[list[Condition] | None, AfterValidator(_unique_types), list_map("type")]
+"""`status.conditions`: one entry per type (a duplicate fails validation), merged by type on server-side apply."""
+
+__all__ = [
+    "CONDITION_REASON_PATTERN",
+    "CONDITION_TYPE_PATTERN",
+    "Condition",
+    "ConditionStatus",
+    "Conditions",
+    "LabelSelector",
+    "LabelSelectorRequirement",
+    "ObjectMeta",
+    "OwnerReference",
+    "Time",
+    "find_status_condition",
+    "remove_status_condition",
+    "set_status_condition",
+]
