@@ -31,10 +31,18 @@ _KIND_ORDER = {"ServiceAccount": 0, "ClusterRole": 1, "Role": 1, "ClusterRoleBin
 
 def documents(directory: Path = CONFIG_RBAC) -> list[dict[str, Any]]:
     """Every object under `config/rbac/` (base and Components), ServiceAccounts first, then roles, then bindings."""
+    return documents_of([directory])
+
+
+def documents_of(paths: Iterable[Path]) -> list[dict[str, Any]]:
+    """Every object of the YAML files `paths` (a directory: every file under it but its kustomization.yaml),
+    ServiceAccounts first, then roles, then bindings."""
+    files: list[Path] = []
+    for path in paths:
+        files += sorted(p for p in path.rglob("*.yaml") if p.name != "kustomization.yaml") if path.is_dir() else [path]
     found: list[dict[str, Any]] = []
-    for path in sorted(directory.rglob("*.yaml")):
-        if path.name != "kustomization.yaml":
-            found += [doc for doc in yaml.safe_load_all(path.read_text("utf-8")) if doc]
+    for path in files:
+        found += [doc for doc in yaml.safe_load_all(path.read_text("utf-8")) if doc]
     return sorted(found, key=lambda doc: _KIND_ORDER[doc["kind"]])
 
 
@@ -208,3 +216,18 @@ def used(records: Iterable[AuditRecord], user: str) -> set[Grant]:
 
 def forbidden(records: Iterable[AuditRecord], user: str) -> list[AuditRecord]:
     return [r for r in records if r.user == user and r.code == 403]
+
+
+def audit_problems(
+    records: Iterable[AuditRecord], user: str, granted: set[Grant], must_use: Iterable[Grant] | None = None
+) -> list[str]:
+    """What the audit log holds against `user`: a request refused, a grant of `must_use` (all of `granted` by
+    default) never used, a grant used that `granted` does not hold."""
+    records = list(records)
+    did = used(records, user)
+    problems = [f"{user} was refused: {r.verb} {r.uri}" for r in forbidden(records, user)]
+    problems += [
+        f"{user} never used its grant {g}" for g in sorted(set(granted if must_use is None else must_use) - did)
+    ]
+    problems += [f"{user} used {g}, granted outside its roles" for g in sorted(did - granted)]
+    return problems

@@ -57,7 +57,15 @@ from tests.integration.internal.cmd.ballastd.conftest import (
 )
 from tests.integration.redis_server import RedisServer
 
-from .config_rbac import documents, forbidden, grants, read_audit_log, service_account_kubeconfig, used, user_of
+from .config_rbac import (
+    audit_problems,
+    documents,
+    grants,
+    read_audit_log,
+    service_account_kubeconfig,
+    used,
+    user_of,
+)
 
 OPERATOR = user_of(OPERATOR_NAMESPACE, "ballast")
 INSTALLER = user_of(OPERATOR_NAMESPACE, "ballast-crd-installer")
@@ -562,10 +570,7 @@ def test_the_operator_uses_every_grant_and_is_refused_nothing(
     assert set(granted) == {OPERATOR, INSTALLER, UNINSTALLER}
     problems: list[str] = []
     for user in (OPERATOR, INSTALLER, UNINSTALLER):
-        problems += [f"{user} was refused: {r.verb} {r.uri}" for r in forbidden(records, user)]
-        did = used(records, user)
-        problems += [f"{user} never used its grant {g}" for g in sorted(granted[user] - did - set(UNEXERCISED))]
-        problems += [f"{user} used {g}, granted outside config/rbac/" for g in sorted(did - granted[user])]
+        problems += audit_problems(records, user, granted[user], granted[user] - set(UNEXERCISED))
     assert not problems, "\n".join(problems)
     assert used(records, OPERATOR) >= {Grant("", "nodes", "proxy", "get"), Grant("", "pods", "resize", "patch")}
     stopping = [r for r in records if r.user == UNINSTALLER and r.resource in ("deployments", "pods")]
