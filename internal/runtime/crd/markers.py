@@ -52,6 +52,7 @@ from typing import Any, cast
 
 from pydantic.config import JsonDict
 
+from .schema import DEFAULT_MARKER
 from .wire import ATOMIC_LIST, CRDSchema, list_map, merge_markers
 
 LIST_ATOMIC = ATOMIC_LIST
@@ -111,8 +112,9 @@ def schema_format(name: str) -> CRDSchema:
 
 def default(value: Any) -> CRDSchema:
     """The API server fills in `value` when the field is absent (`+kubebuilder:default`). A field's Python default
-    is rendered by itself; this is for a default the model does not hold, such as a whole object."""
-    return CRDSchema({"default": value})
+    is rendered by itself; this is for a default the model does not hold (`X | None = None` whose absence the API
+    server fills in), and it wins over the Python default in the schema."""
+    return CRDSchema({DEFAULT_MARKER: value})
 
 
 def cel(

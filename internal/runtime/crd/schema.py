@@ -15,6 +15,10 @@ from pydantic import BaseModel
 
 Schema = dict[str, Any]
 
+DEFAULT_MARKER = "x-ballast-default"
+"""Where the `default` marker keeps its value until the schema is converted: pydantic writes the field's own
+Python default (often `None`) over a `default` key a type annotation sets."""
+
 _NULL = {"type": "null"}
 _FORBIDDEN = ("$ref", "$defs", "allOf", "oneOf", "not", "const", "title")
 _TYPES = {"object", "array", "string", "integer", "number", "boolean"}
@@ -43,7 +47,7 @@ def openapi_schema(model: type[BaseModel]) -> Schema:
     where null is a value distinct from absence), titles and `additionalProperties: true` removed — a free-form
     map (`dict[str, Any]`, `Mapping[str, Any]`, `dict[str, object]`) keeps its contents with
     `x-kubernetes-preserve-unknown-fields: true`, and so does an untyped value (`Any`, `object`, the items of a
-    `list[Any]`), which has no `type` at all.
+    `list[Any]`), which has no `type` at all. A `default` marker's value replaces the field's Python default.
 
     Raises StructuralSchemaError for a recursive model, which a CRD schema cannot express.
     """
@@ -102,6 +106,8 @@ def _clean(node: Schema) -> None:
     node.pop("title", None)
     if "default" in node and node["default"] is None:
         del node["default"]
+    if DEFAULT_MARKER in node:
+        node["default"] = node.pop(DEFAULT_MARKER)
     if node.get("additionalProperties") is True:
         del node["additionalProperties"]
         if "properties" not in node and node.get("type") == "object":
