@@ -3,16 +3,26 @@ ServiceAccount, the grants a role allows, and one YAML document per object."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from types import ModuleType
+
+import pytest
 import yaml
 
 from ballast.internal.runtime.rbacgen import (
     Grant,
     Placement,
+    PolicyRule,
     Role,
     Rule,
     binding_manifest,
+    cluster_role,
     comment,
+    declared_rules,
+    normalize_rules,
+    rbac,
     role_manifest,
+    rules_of,
     service_account_manifest,
     yaml_document,
 )
@@ -100,3 +110,135 @@ def test_a_document_keeps_key_order_and_writes_comments_first_without_anchors_or
     assert f"long: {long}\n" in text
     assert yaml.safe_load(text) == obj
     assert comment("trailing   ") == "# trailing\n"
+
+
+# Rules declared next to the code (`@rbac`, `RBAC_RULES`), merged as controller-gen merges them.
+
+
+def _module_with_rules(name: str, listed: Sequence[object]) -> ModuleType:
+    module = ModuleType(name)
+
+    @rbac(groups=["batch"], resources=["jobs"], verbs=["get", "list", "watch", "create"])
+    @rbac(groups=["batch"], resources=["jobs/status"], verbs=["update", "patch", "get"])
+    class JobReconciler:
+        pass
+
+    @rbac(groups=["core"], resources=["events"], verbs=["patch", "create"])
+    def record() -> None:
+        pass
+
+    class Imported:  # declared in another module: not this one's rules
+        pass
+
+    for value in (JobReconciler, record):
+        value.__module__ = name
+    rbac(resources=["secrets"], verbs=["*"])(Imported)
+    module.JobReconciler = JobReconciler  # type: ignore[attr-defined]
+    module.record = record  # type: ignore[attr-defined]
+    module.Imported = Imported  # type: ignore[attr-defined]
+    module.RBAC_RULES = listed  # type: ignore[attr-defined]
+    return module
+
+
+def test_rbac_declares_rules_on_a_class_in_the_written_order() -> None:
+    @rbac(groups=["apps"], resources=["deployments"], verbs=["get"])
+    @rbac(groups=["apps"], resources=["replicasets"], verbs=["list"])
+    class Reconciler:
+        pass
+
+    assert rules_of(Reconciler) == (
+        PolicyRule(("apps",), ("deployments",), ("get",)),
+        PolicyRule(("apps",), ("replicasets",), ("list",)),
+    )
+    assert rules_of(type("Sub", (Reconciler,), {})) == ()  # a subclass declares its own
+
+
+def test_declared_rules_read_the_module_list_and_its_own_decorated_objects() -> None:
+    listed = [PolicyRule(("apps",), ("deployments",), ("get",)), Rule("apps", ("statefulsets",), ("get",))]
+    rules = declared_rules(_module_with_rules("my_operator.controllers", listed))
+
+    assert PolicyRule(("apps",), ("statefulsets",), ("get",)) in rules
+    assert PolicyRule(("core",), ("events",), ("patch", "create")) in rules
+    assert all(rule.resources != ("secrets",) for rule in rules)
+    assert len(rules) == 5
+
+
+def test_the_cluster_role_merges_and_sorts_as_controller_gen() -> None:
+    listed = [
+        PolicyRule(("apps",), ("statefulsets",), ("get",)),
+        PolicyRule(("apps",), ("deployments",), ("get",)),
+        PolicyRule(("batch",), ("jobs",), ("delete", "get")),
+        PolicyRule(("extensions",), ("deployments",), ("get",)),
+    ]
+    role = cluster_role("manager-role", declared_rules(_module_with_rules("my_operator.more", listed)))
+
+    assert role == {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "manager-role"},
+        "rules": [
+            {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
+            {"apiGroups": ["apps"], "resources": ["deployments", "statefulsets"], "verbs": ["get"]},
+            {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["create", "delete", "get", "list", "watch"]},
+            {"apiGroups": ["batch"], "resources": ["jobs/status"], "verbs": ["get", "patch", "update"]},
+            {"apiGroups": ["extensions"], "resources": ["deployments"], "verbs": ["get"]},
+        ],
+    }
+
+
+def test_rules_differing_in_resources_then_groups_then_urls_become_one() -> None:
+    same_group = [PolicyRule(("apps",), ("deployments",), ("get",)), PolicyRule(("apps",), ("daemonsets",), ("get",))]
+    same_resource = [
+        PolicyRule(("apps",), ("deployments",), ("get",)),
+        PolicyRule(("extensions",), ("deployments",), ("get",)),
+    ]
+    same_verbs = [PolicyRule(urls=("/metrics",), verbs=("get",)), PolicyRule(urls=("/healthz",), verbs=("get",))]
+
+    assert normalize_rules(same_group) == [PolicyRule(("apps",), ("daemonsets", "deployments"), ("get",))]
+    assert normalize_rules(same_resource) == [PolicyRule(("apps", "extensions"), ("deployments",), ("get",))]
+    assert normalize_rules(same_verbs) == [PolicyRule(urls=("/healthz", "/metrics"), verbs=("get",))]
+
+
+def test_a_rule_is_split_by_resource_before_verbs_merge() -> None:
+    rules = [PolicyRule(("",), ("pods", "services"), ("get",)), PolicyRule(("",), ("pods",), ("watch",))]
+
+    assert normalize_rules(rules) == [
+        PolicyRule(("",), ("pods",), ("get", "watch")),
+        PolicyRule(("",), ("services",), ("get",)),
+    ]
+
+
+def test_verbs_with_a_star_are_the_star() -> None:
+    rules = [PolicyRule(("",), ("pods",), ("get",)), PolicyRule(("",), ("pods",), ("*",))]
+
+    assert normalize_rules(rules) == [PolicyRule(("",), ("pods",), ("*",))]
+
+
+def test_the_order_of_declaration_does_not_change_the_role() -> None:
+    rules = [
+        PolicyRule(("",), ("pods",), ("get",)),
+        PolicyRule(("apps",), ("deployments",), ("list", "get")),
+        PolicyRule(("",), ("pods",), ("watch",)),
+        PolicyRule(urls=("/metrics",), verbs=("get",)),
+        PolicyRule(("",), ("configmaps",), ("get",), resource_names=("my-config",)),
+    ]
+
+    assert normalize_rules(rules) == normalize_rules(reversed(rules))
+    assert [rule.to_wire() for rule in normalize_rules(rules)] == [
+        {"nonResourceURLs": ["/metrics"], "verbs": ["get"]},  # its key " +  +  + /metrics" sorts first
+        {"apiGroups": [""], "resourceNames": ["my-config"], "resources": ["configmaps"], "verbs": ["get"]},
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "watch"]},
+        {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "list"]},
+    ]
+
+
+def test_a_string_where_a_list_belongs_is_refused() -> None:
+    with pytest.raises(TypeError, match="verbs"):
+        rbac(resources=["pods"], verbs="get")
+    with pytest.raises(ValueError, match="verb"):
+        PolicyRule(("",), ("pods",), ())
+
+
+def test_rbac_rules_that_are_not_rules_are_refused_naming_the_module() -> None:
+    with pytest.raises(TypeError, match=r"my_operator\.bad\.RBAC_RULES"):
+        declared_rules(_module_with_rules("my_operator.bad", ["pods"]))
