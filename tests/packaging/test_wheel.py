@@ -60,7 +60,7 @@ def test_the_wheel_holds_real_files_under_ballast_only(wheel: Path) -> None:
 
 
 def test_console_scripts_work_from_the_clean_venv(clean_venv: Path, tmp_path: Path) -> None:
-    for command in ("ballastd", "ballast", "ballast-envtest"):
+    for command in ("ballastd", "ballast", "ballast-envtest", "ballast-crdgen"):
         out = _run([str(clean_venv / "bin" / command), "--version"], cwd=tmp_path).stdout
         assert out.startswith(command)
     listed = _run([str(clean_venv / "bin" / "ballast-envtest"), "use", "--installed-only"], cwd=tmp_path)

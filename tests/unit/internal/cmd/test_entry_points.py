@@ -9,10 +9,11 @@ import pytest
 from ballast import __version__
 from ballast.internal.cmd import ballast as ballast_cli
 from ballast.internal.cmd import ballastd
+from ballast.internal.runtime.crd import cli as crdgen_cli
 from ballast.internal.runtime.envtest import cli as envtest_cli
 
 
-@pytest.mark.parametrize("main", [ballastd.main, ballast_cli.main, envtest_cli.main])
+@pytest.mark.parametrize("main", [ballastd.main, ballast_cli.main, envtest_cli.main, crdgen_cli.main])
 def test_every_command_reports_its_version(main: object, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
         main(["--version"])  # type: ignore[operator]
@@ -20,7 +21,7 @@ def test_every_command_reports_its_version(main: object, capsys: pytest.CaptureF
     assert capsys.readouterr().out.strip().endswith(__version__)
 
 
-@pytest.mark.parametrize("command", ["ballastd", "ballast", "ballast-envtest"])
+@pytest.mark.parametrize("command", ["ballastd", "ballast", "ballast-envtest", "ballast-crdgen"])
 def test_console_scripts_are_installed_with_help(command: str) -> None:
     scripts = Path(sys.executable).parent
     result = subprocess.run([str(scripts / command), "--help"], capture_output=True, text=True, check=False)
