@@ -60,6 +60,26 @@ def test_multi_node_replaces_several_nodes_by_one_cheaper_of_another_type() -> N
     assert result.freed.savings_per_hour == pytest.approx(0.7)
 
 
+def test_a_replacement_a_later_command_consolidates_again_is_not_among_the_launched() -> None:
+    """Found by test_properties: the first command replaces n4, n5, n0 by one m.xlarge; the second replaces that
+    node with n1-n3 by another. The freed set is the six nodes there were, and only the second launch remains."""
+    sizes = {"m.large": "2", "m.2xlarge": "8"}
+    kinds = ["m.2xlarge", "m.large", "m.large", "m.large", "m.2xlarge", "m.2xlarge"]
+    nodes = [node(f"n{i}", kind, cpu=sizes[kind], memory="64Gi") for i, kind in enumerate(kinds)]
+    requests = {"n0": ["100m", "100m"], "n1": ["100m"], "n2": ["100m"], "n3": ["100m", "100m", "100m", "1201m"],
+                "n4": ["1901m"], "n5": ["100m"]}  # fmt: skip
+    pods = [pod(f"{n}-{i}", n, cpu, "128Mi") for n, cpus in requests.items() for i, cpu in enumerate(cpus)]
+    result = plan(nodes, pods, {"general": {"consolidationPolicy": "WhenEmptyOrUnderutilized",
+                                            "budgets": [{"nodes": "100%"}]}}, catalogue())  # fmt: skip
+    assert [step.nodes for step in result.freed.steps] == [
+        ("n4", "n5", "n0"),
+        ("general-replacement-1", "n2", "n1", "n3"),
+    ]
+    assert result.freed.nodes == ("n0", "n1", "n2", "n3", "n4", "n5")
+    assert result.freed.launched == {"general-replacement-2": "general/m.xlarge/on-demand"}
+    assert result.freed.unplaced == ()
+
+
 def test_the_default_budget_of_ten_percent_lets_one_node_go_at_a_time() -> None:
     nodes = [node(name) for name in "abcd"]
     pods = [pod(f"p-{name}", name, "1") for name in "abcd"]

@@ -57,10 +57,13 @@ def test_the_freed_sets_pods_fit_on_the_nodes_that_remain(cluster: tuple[Any, ..
     # Replay the steps: every pod ends on a node that exists and holds it.
     where = {pod_from_wire(p).key: p["spec"]["nodeName"] for p in pods}
     renamed: dict[str, str] = {}
-    launched = iter(result.freed.launched)
+    launches = 0
     for step in result.freed.steps:
         if step.replacement is not None:
-            renamed[step.replacement.name] = next(launched)
+            # Launched nodes are numbered in launch order; a later step may consolidate one again, so only the
+            # survivors are in `freed.launched`.
+            launches += 1
+            renamed[step.replacement.name] = f"{step.replacement.pool}-replacement-{launches}"
         for key, target in step.placements.items():
             where[key] = renamed.get(target, target)
     used: dict[str, int] = defaultdict(int)
