@@ -322,7 +322,7 @@ class ConsolidationReconciler:
             remaining = self.settings.interval - (now - last).total_seconds()
             if remaining > 0:
                 return Result(requeue_after=remaining)
-        outcome = self._refresh(ctx)
+        outcome = self._refresh(ctx, now)
         status = report_status(outcome, self.settings, now=now, refresh=refresh, previous=previous)
         try:
             self._write_status(status)
@@ -350,10 +350,10 @@ class ConsolidationReconciler:
         except AlreadyExistsError:
             return self.api.get(REPORT_KIND, CONSOLIDATION_REPORT_NAME)
 
-    def _refresh(self, ctx: Context) -> Outcome:
+    def _refresh(self, ctx: Context, now: datetime.datetime) -> Outcome:
         settings = self.settings
         try:
-            inputs = read_inputs(self.api, settings.read)
+            inputs = read_inputs(self.api, settings.read, now=now)
         except (APIStatusError, NoKindMatchError) as error:
             message = getattr(error, "message", "") or str(error)
             ctx.logger.warning("consolidation inputs not read", extra={"error": message})

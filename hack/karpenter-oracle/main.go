@@ -8,6 +8,8 @@
 //	  -> {"cost":<float64 bits>,"cost_text":"1.5","logged_errors":0,"pod_deletion_cost_management":false}
 //	{"kind":"score","savings":<bits>,"disruption_cost":<bits>,"total_cost":<bits>,"total_disruption_cost":<bits>,"k":2}
 //	  -> {"score":<bits>,"savings_fraction":<bits>,"disruption_fraction":<bits>,"threshold":<bits>,"approved":true,...}
+//	{"kind":"budget","schedule":"0 9 * * 1-5","duration":"8h","now_unix":1733212800}
+//	  -> {"active":true,"allowed":3,"invalid":""}   (IsActive, GetAllowedDisruptions of nodes "30%" on 10, its error)
 //
 // Floats travel as their IEEE-754 bit patterns (math.Float64bits, a JSON integer) both ways, so that nothing is
 // lost to decimal printing and -0, infinities and NaN pass too; the *_text fields are only for people reading a
@@ -24,12 +26,15 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/controllers/disruption"
 	"sigs.k8s.io/karpenter/pkg/operator/options"
 	disruptionutils "sigs.k8s.io/karpenter/pkg/utils/disruption"
@@ -49,6 +54,17 @@ type request struct {
 	TotalCost           uint64 `json:"total_cost"`
 	TotalDisruptionCost uint64 `json:"total_disruption_cost"`
 	K                   int32  `json:"k"`
+
+	// kind "budget": schedule and duration as a NodePool holds them (either may be absent), now in Unix seconds
+	Schedule *string `json:"schedule"`
+	Duration *string `json:"duration"`
+	NowUnix  int64   `json:"now_unix"`
+}
+
+type budgetResult struct {
+	Active  bool   `json:"active"`
+	Allowed int    `json:"allowed"`
+	Invalid string `json:"invalid"`
 }
 
 type evictionResult struct {
@@ -135,6 +151,27 @@ func (o *oracle) score(req request) scoreResult {
 	}
 }
 
+// budget runs Budget.IsActive and GetAllowedDisruptions (nodes "30%" of 10 nodes) at the given time.
+func (o *oracle) budget(req request) any {
+	budget := &karpv1.Budget{Nodes: "30%", Schedule: req.Schedule}
+	if req.Duration != nil {
+		d, err := time.ParseDuration(*req.Duration)
+		if err != nil {
+			return errorResult{Error: fmt.Sprintf("duration %q: %v", *req.Duration, err)}
+		}
+		budget.Duration = &metav1.Duration{Duration: d}
+	}
+	clock := clocktesting.NewFakeClock(time.Unix(req.NowUnix, 0).UTC())
+	result := budgetResult{}
+	active, err := budget.IsActive(clock)
+	result.Active = active
+	if err != nil {
+		result.Invalid = err.Error()
+	}
+	result.Allowed, _ = budget.GetAllowedDisruptions(clock, 10)
+	return result
+}
+
 func (o *oracle) answer(line []byte) any {
 	var req request
 	decoder := json.NewDecoder(bytes.NewReader(line))
@@ -147,8 +184,10 @@ func (o *oracle) answer(line []byte) any {
 		return o.eviction(req)
 	case "score":
 		return o.score(req)
+	case "budget":
+		return o.budget(req)
 	default:
-		return errorResult{Error: fmt.Sprintf("kind %q is neither eviction nor score", req.Kind)}
+		return errorResult{Error: fmt.Sprintf("kind %q is not eviction, score or budget", req.Kind)}
 	}
 }
 

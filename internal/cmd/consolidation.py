@@ -21,6 +21,7 @@ import math
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -430,14 +431,18 @@ def analyse(inputs: Inputs, source: str, k: float, *, what_if: bool, policy: str
 
 
 def gather(client: Any, catalogue: tuple[str, str] | Mapping[str, Any], source: str, k: float, *,
-           what_if: bool, policy: str = BALANCED, pool_label: str = INSTANCE_TYPE_LABEL) -> Analysis:  # fmt: skip
+           what_if: bool, policy: str = BALANCED, pool_label: str = INSTANCE_TYPE_LABEL,
+           now: datetime | None = None) -> Analysis:  # fmt: skip
     """Read the cluster and plan, as `ballastd --consolidation-policy/--consolidation-pool-label` would.
     `catalogue` is `(namespace, name)` of the ConfigMap, read as the ConsolidationReport's controller reads it,
-    or the document of a local file. Raises PlanError for a catalogue that is missing or has no offering."""
+    or the document of a local file; NodePool budgets with a schedule apply when their window covers `now`
+    (default: the current time). Raises PlanError for a catalogue that is missing or has no offering."""
+    now = now or datetime.now(UTC)
     if isinstance(catalogue, tuple):
-        inputs = read_inputs(client, ReadSettings(catalogue=catalogue, pool_label=pool_label))
+        inputs = read_inputs(client, ReadSettings(catalogue=catalogue, pool_label=pool_label), now=now)
     else:
-        inputs = priced(read_inputs(client, ReadSettings(pool_label=pool_label)), parse_catalogue(catalogue))
+        read = read_inputs(client, ReadSettings(pool_label=pool_label), now=now)
+        inputs = priced(read, parse_catalogue(catalogue))
     return analyse(inputs, source, k, what_if=what_if, policy=policy, pool_label=pool_label)
 
 

@@ -12,6 +12,7 @@ set. Independent single-node alternatives are never added up, since two of them 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from .analysis import analyse
@@ -27,7 +28,9 @@ from .score import BALANCED_K, check_k
 from .state import Round, Settings, State
 
 
-def _pools(pools: Mapping[str, Pool | Mapping[str, Any]] | Sequence[Pool | Mapping[str, Any]]) -> dict[str, Pool]:
+def _pools(
+    pools: Mapping[str, Pool | Mapping[str, Any]] | Sequence[Pool | Mapping[str, Any]], now: datetime | None
+) -> dict[str, Pool]:
     result: dict[str, Pool] = {}
     items: Iterable[tuple[str | None, Any]]
     items = pools.items() if isinstance(pools, Mapping) else ((None, value) for value in pools)
@@ -35,11 +38,11 @@ def _pools(pools: Mapping[str, Pool | Mapping[str, Any]] | Sequence[Pool | Mappi
         if isinstance(value, Pool):
             pool = value
         elif isinstance(value, Mapping) and "spec" in value:
-            pool = pool_from_nodepool(value)
+            pool = pool_from_nodepool(value, now=now)
         elif isinstance(value, Mapping) and name is not None:
-            pool = pool_from_mapping(str(name), value)
+            pool = pool_from_mapping(str(name), value, now=now)
         elif isinstance(value, Mapping) and isinstance(value.get("name"), str):
-            pool = pool_from_mapping(value["name"], value)
+            pool = pool_from_mapping(value["name"], value, now=now)
         else:
             raise ConsolidationInputError(f"pools[{name or index!r}]", "is not a Pool, a NodePool or a pool mapping")
         result[pool.name] = pool
@@ -62,6 +65,7 @@ def plan(
     default_policy: str = BALANCED,
     pool_label: str = INSTANCE_TYPE_LABEL,
     spot_to_spot: bool = False,
+    now: datetime | None = None,
 ) -> Plan:
     """Advise on consolidating `nodes` running `pods`, as Karpenter v1.15.0 would consolidate them.
 
@@ -74,6 +78,8 @@ def plan(
       instead of the current ones (the other containers and pods keep theirs).
     - `k`: the Balanced threshold is 1/k (Karpenter's is 2). `spot_to_spot`: Karpenter's `SpotToSpotConsolidation`.
     - `pool_label`: which label names the pool of a node without `karpenter.sh/nodepool`.
+    - `now`: when the plan is for, deciding which scheduled budgets of NodePools and pool mappings apply (None:
+      every one, the cautious reading); `Pool`s come with theirs decided.
 
     Raises `ConsolidationInputError` naming the value for input it will not guess about (a request that is not a
     quantity, an unknown policy, a k that is not a positive integer); a bad catalogue entry only becomes a problem.
@@ -84,7 +90,7 @@ def plan(
     parsed_catalogue = catalogue if isinstance(catalogue, Catalogue) else parse_catalogue(catalogue)
     problems = list(parsed_catalogue.problems)
     settings = Settings(
-        pools=_pools(pools),
+        pools=_pools(pools, now),
         default_pool=Pool("", policy=default_policy),
         catalogue=parsed_catalogue,
         pdbs=Pdbs(p if isinstance(p, Pdb) else pdb_from_wire(p) for p in pdbs),
@@ -106,7 +112,7 @@ def plan(
     round_ = Round(state, settings)
     moves, emptiness, multi, first = analyse(round_, full=True)
     freed, after = freed_set(round_, first)
-    now, later = pool_costs(state), pool_costs(after)
+    before, later = pool_costs(state), pool_costs(after)
     figures = {
         name: PoolFigures(
             name,
@@ -117,7 +123,7 @@ def plan(
             later.get(name, (0, 0.0))[0],
             later.get(name, (0, 0.0))[1],
         )
-        for name, (count, cost) in sorted(now.items())
+        for name, (count, cost) in sorted(before.items())
     }
     for name, (count, cost) in sorted(later.items()):
         if name not in figures:  # a pool that only gets a replacement

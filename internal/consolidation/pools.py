@@ -11,9 +11,11 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from .errors import ConsolidationInputError
+from .schedule import budget_window_active, check_schedule, parse_budget_duration
 
 WHEN_EMPTY = "WhenEmpty"
 WHEN_EMPTY_OR_UNDERUTILIZED = "WhenEmptyOrUnderutilized"
@@ -41,8 +43,8 @@ _CONSOLIDATE_AFTER = re.compile(r"^(([0-9]+(s|m|h))+|Never)$")
 @dataclass(frozen=True, slots=True)
 class Budget:
     """One disruption budget: at most `nodes` (a count or a percentage of the pool, rounded up) at a time, for the
-    listed `reasons` (None: every reason). `active` is whether its schedule covers now; the caller, which has a
-    clock, decides it (a budget without a schedule is always active)."""
+    listed `reasons` (None: every reason). `active` is whether its schedule covers now (a budget without a
+    schedule is always active; `schedule.budget_window_active` decides the others)."""
 
     nodes: str = "10%"
     reasons: frozenset[str] | None = None
@@ -91,7 +93,26 @@ class Pool:
         return allowed
 
 
-def _budget(value: Any, path: str) -> Budget:
+def _scheduled_active(value: Mapping[str, Any], path: str, now: datetime | None) -> bool:
+    """Whether a budget's `schedule`/`duration` window covers `now`; without a schedule, or without `now` (the
+    caller has no clock), active: a budget assumed in force can only make the advice more cautious."""
+    schedule, duration = value.get("schedule"), value.get("duration")
+    if schedule is None and duration is None:
+        return True
+    if schedule is None or duration is None:
+        raise ConsolidationInputError(path, "schedule and duration must be set together")
+    try:
+        check_schedule(schedule)
+    except ValueError as error:
+        raise ConsolidationInputError(f"{path}.schedule", str(error)) from None
+    try:
+        parse_budget_duration(duration)
+    except ValueError as error:
+        raise ConsolidationInputError(f"{path}.duration", str(error)) from None
+    return True if now is None else budget_window_active(schedule, duration, now)
+
+
+def _budget(value: Any, path: str, now: datetime | None = None) -> Budget:
     if isinstance(value, Budget):
         return value
     if not isinstance(value, Mapping):
@@ -104,7 +125,8 @@ def _budget(value: Any, path: str) -> Budget:
         if not isinstance(reasons, list) or any(reason not in REASONS for reason in reasons):
             raise ConsolidationInputError(f"{path}.reasons", f"{reasons!r} is not a list of {', '.join(REASONS)}")
         reasons = frozenset(reasons)
-    active = value.get("active", True)
+    scheduled = _scheduled_active(value, path, now)
+    active = value.get("active", scheduled)
     if not isinstance(active, bool):
         raise ConsolidationInputError(f"{path}.active", f"{active!r} is not a boolean")
     return Budget(nodes, reasons, active)
@@ -118,12 +140,13 @@ def _names(value: Any, path: str) -> frozenset[str] | None:
     return frozenset(value)
 
 
-def pool_from_mapping(name: str, value: Mapping[str, Any], *, path: str = "") -> Pool:
+def pool_from_mapping(name: str, value: Mapping[str, Any], *, path: str = "", now: datetime | None = None) -> Pool:
     """A pool from a mapping with the NodePool's `spec.disruption` field names (`consolidationPolicy`,
     `consolidateAfter`, `budgets`) and `instanceTypes`, `capacityTypes`, `zones`, `weight`, `labels`, `taints`.
+    A budget with a `schedule` is active when its window covers `now` (UTC), and always when `now` is None.
 
     Raises `ConsolidationInputError` naming the field for an unknown policy, a `consolidateAfter` outside
-    Karpenter's pattern, or a budget that is not `N` or `N%`.
+    Karpenter's pattern, a budget that is not `N` or `N%`, or a schedule or duration Karpenter would refuse.
     """
     path = path or f"pools[{name!r}]"
     policy = value.get("consolidationPolicy", WHEN_EMPTY_OR_UNDERUTILIZED)
@@ -136,7 +159,7 @@ def pool_from_mapping(name: str, value: Mapping[str, Any], *, path: str = "") ->
     if budgets is None:
         parsed_budgets = DEFAULT_BUDGETS
     elif isinstance(budgets, list | tuple):
-        parsed_budgets = tuple(_budget(budget, f"{path}.budgets[{i}]") for i, budget in enumerate(budgets))
+        parsed_budgets = tuple(_budget(budget, f"{path}.budgets[{i}]", now) for i, budget in enumerate(budgets))
     else:
         raise ConsolidationInputError(f"{path}.budgets", "is not a list")
     weight = value.get("weight", 0) or 0
@@ -167,12 +190,12 @@ def _requirement_values(requirements: Any, key: str) -> list[str] | None:
     return None
 
 
-def pool_from_nodepool(nodepool: Mapping[str, Any]) -> Pool:
+def pool_from_nodepool(nodepool: Mapping[str, Any], *, now: datetime | None = None) -> Pool:
     """A pool from a Karpenter NodePool (`karpenter.sh/v1`, as Kubernetes JSON): its `spec.disruption`, its
     weight, its template's labels and taints, and the `In` requirements on instance type, capacity type and zone.
 
-    A budget with a `schedule` counts as active: deciding a cron window needs a clock, which the caller has
-    (`Budget.active`); assuming it active can only make the advice more cautious.
+    A budget with a `schedule` is active when its window covers `now`; without `now` it counts as active, which
+    can only make the advice more cautious.
     """
     name = str((nodepool.get("metadata") or {}).get("name") or "")
     spec = nodepool.get("spec") or {}
@@ -192,4 +215,5 @@ def pool_from_nodepool(nodepool: Mapping[str, Any]) -> Pool:
             "zones": _requirement_values(requirements, ZONE_LABEL),
         },
         path=f"nodepools[{name!r}]",
+        now=now,
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, TypeVar
 
 import yaml
@@ -171,8 +172,11 @@ def read_catalogue(client: Client, settings: ReadSettings) -> Catalogue:
         return Catalogue(problems=(f"{where} key {settings.catalogue_key!r}: {error.message}: every node priced 0",))
 
 
-def read_nodepools(client: Client, settings: ReadSettings, problems: list[str]) -> tuple[dict[str, Pool], bool]:
-    """Karpenter's NodePools as pools, and whether the cluster serves them (a 404 or no such kind: none)."""
+def read_nodepools(
+    client: Client, settings: ReadSettings, problems: list[str], now: datetime | None = None
+) -> tuple[dict[str, Pool], bool]:
+    """Karpenter's NodePools as pools (their scheduled budgets decided at `now`), and whether the cluster serves
+    them (a 404 or no such kind: none)."""
     raw: list[Mapping[str, Any]]
     try:
         raw = _paged(client, NODEPOOL, lambda item: item, page_size=settings.page_size)
@@ -182,7 +186,7 @@ def read_nodepools(client: Client, settings: ReadSettings, problems: list[str]) 
     for nodepool in raw:
         name = _name(nodepool)
         try:
-            pools[name] = pool_from_nodepool(nodepool)
+            pools[name] = pool_from_nodepool(nodepool, now=now)
         except ConsolidationInputError as error:
             problems.append(f"NodePool {name}: {error}; planned as consolidateAfter: Never")
             pools[name] = Pool(name, consolidation_disabled=True)
@@ -224,16 +228,17 @@ def _pod_pair(
         return current, current, False
 
 
-def read_inputs(client: Client, settings: ReadSettings = ReadSettings()) -> Inputs:
+def read_inputs(client: Client, settings: ReadSettings = ReadSettings(), *, now: datetime | None = None) -> Inputs:
     """Read everything the advisor plans from: the catalogue, Karpenter's NodePools (if served), Nodes,
-    WorkloadProfiles, PodDisruptionBudgets and the bound, unfinished Pods, each a paged uncached LIST.
+    WorkloadProfiles, PodDisruptionBudgets and the bound, unfinished Pods, each a paged uncached LIST. A
+    NodePool budget with a `schedule` applies when its window covers `now` (None: always, the cautious reading).
 
     Raises the API error of a read that failed as a whole (the caller retries the run); objects that do not
     parse are `problems` (module docstring).
     """
     problems: list[str] = []
     catalogue = read_catalogue(client, settings)
-    pools, karpenter = read_nodepools(client, settings, problems)
+    pools, karpenter = read_nodepools(client, settings, problems, now)
 
     node_count = 0
     rejected_nodes: set[str] = set()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import datetime
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -282,3 +283,40 @@ def test_a_nodepool_that_does_not_parse_is_named_and_its_pool_left_alone(
     recommended = ours(status["recommended"])
     assert recommended["freed"] == []  # its pool is advised as consolidateAfter: Never
     assert all(not m["approved"] for m in recommended["moves"].values())
+
+
+def _refresh_now(env: Environment) -> JSON:
+    before = refreshed(env)["status"]["lastRefreshTime"]
+    time.sleep(1.0)  # lastRefreshTime has a resolution of one second
+    refresh(env, uuid.uuid4().hex)
+    return refreshed(env, after=before)
+
+
+def test_a_nodepool_freeze_window_blocks_consolidation_only_while_open(
+    envtest: Environment, manager: Manager, nodepool_crd: None
+) -> None:
+    """A budget of 0 nodes on a cron window: while the window covers the controller's clock, every move is held
+    with Karpenter's blocking-budget reason; a window that closed hours ago holds nothing."""
+    path = "/apis/karpenter.sh/v1/nodepools"
+    freeze = {"nodes": "0", "schedule": "* * * * *", "duration": "1h"}  # opened this minute: open now
+    envtest.rest.create(path, {
+        "apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": POOL},
+        "spec": {"disruption": {"consolidationPolicy": "Balanced", "budgets": [{"nodes": "100%"}, freeze]},
+                 "template": {"spec": {"requirements": []}}},
+    })  # fmt: skip
+    try:
+        frozen = ours(_refresh_now(envtest)["status"]["recommended"])
+        assert frozen["freed"] == []
+        assert {m["reason"] for m in frozen["moves"].values()} == {
+            "No allowed disruptions for disruption reason Underutilized due to blocking budget"
+        }
+        # The window opens daily two hours from now, for an hour: it closed 21 hours ago.
+        later = (datetime.datetime.now(datetime.UTC) + datetime.timedelta(hours=2)).hour
+        closed = {**freeze, "schedule": f"0 {later} * * *"}
+        budgets = {"spec": {"disruption": {"budgets": [{"nodes": "100%"}, closed]}}}
+        envtest.rest.request("PATCH", f"{path}/{POOL}", budgets, content_type="application/merge-patch+json")
+        thawed = ours(_refresh_now(envtest)["status"]["recommended"])
+        assert len(thawed["freed"]) >= 2
+    finally:
+        with contextlib.suppress(APIError):
+            envtest.rest.delete(f"{path}/{POOL}")

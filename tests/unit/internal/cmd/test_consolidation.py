@@ -9,6 +9,7 @@ import json
 import math
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -370,7 +371,7 @@ def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAPI]:
     fake = FakeAPI()
     monkeypatch.setattr(plan_cmd, "connect", lambda *_, **__: fake.client())
 
-    def read_inputs(client: Any, settings: ReadSettings) -> Inputs:
+    def read_inputs(client: Any, settings: ReadSettings, *, now: datetime | None = None) -> Inputs:
         catalogue = read_catalogue(client, settings)
         return replace(two_nodes(catalogue), problems=catalogue.problems, catalogue_problems=catalogue.problems)
 
@@ -404,9 +405,11 @@ def test_policy_and_pool_label_reach_the_reader_and_the_planner(
     fake = FakeAPI()
     monkeypatch.setattr(plan_cmd, "connect", lambda *_, **__: fake.client())
     settings: list[ReadSettings] = []
+    times: list[datetime | None] = []
 
-    def read_inputs(client: Any, read: ReadSettings) -> Inputs:
+    def read_inputs(client: Any, read: ReadSettings, *, now: datetime | None = None) -> Inputs:
         settings.append(read)
+        times.append(now)
         return replace(marginal(), pools={}, karpenter=False)
 
     monkeypatch.setattr(plan_cmd, "read_inputs", read_inputs)
@@ -423,6 +426,8 @@ def test_policy_and_pool_label_reach_the_reader_and_the_planner(
         moves = document["plans"]["current"]["moves"]
         approved[policy] = sorted(node for move in moves if move["approved"] for node in move["nodes"])
     assert [read.pool_label for read in settings] == ["team"] * 3
+    # Scheduled NodePool budgets are decided at the time of the run.
+    assert all(now is not None and abs((datetime.now(UTC) - now).total_seconds()) < 60 for now in times)
     assert approved == {"Balanced": ["a", "b"], "WhenEmptyOrUnderutilized": ["a", "b", "c"], "WhenEmpty": []}
     fake.close()
 

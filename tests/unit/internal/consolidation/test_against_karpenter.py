@@ -1,6 +1,7 @@
 """Karpenter v1.15.0 itself as the oracle: `eviction_cost`, `score_result`, `score_move` and `approves` give, bit
-for bit, what its exported `EvictionCost` and `ScoreMove(...).Score()/Threshold()/Approved()` give, on a few
-thousand generated inputs (a seeded generator, edge cases first).
+for bit, what its exported `EvictionCost` and `ScoreMove(...).Score()/Threshold()/Approved()` give, and a
+scheduled budget allows what its `Budget.IsActive`/`GetAllowedDisruptions` allow, on a few thousand generated
+inputs (a seeded generator, edge cases first).
 
 The Go side is hack/karpenter-oracle, built by hack/setup-karpenter-oracle (`make karpenter-oracle`; it is never
 built from a test). It runs once, all cases in one batch on its stdin. Without it the test skips; under CI=true
@@ -20,12 +21,22 @@ import subprocess
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ballast.internal.consolidation import approves, eviction_cost, score_move, score_result
+from ballast.internal.consolidation import (
+    ConsolidationInputError,
+    approves,
+    eviction_cost,
+    pool_from_mapping,
+    score_move,
+    score_result,
+)
+from ballast.internal.consolidation.pools import UNDERUTILIZED
+from ballast.internal.consolidation.schedule import parse_budget_duration
 from ballast.internal.runtime.envtest.pytest_plugin import unavailable
 from tests.paths import REPOSITORY
 
@@ -204,6 +215,61 @@ def score_cases(rng: random.Random) -> list[dict[str, Any]]:
     return cases
 
 
+# Budget schedules: each field from what robfig/cron reads, and from what only croniter would (refused by both).
+MINUTES = ["*", "0", "30", "59", "*/15", "5/20", "0-29", "10,40", "?", "*/1", "0-59/7"]
+HOURS = ["*", "9", "0", "23", "0-8", "*/6", "22-23", "9,17", "8-18/2"]
+DAYS = ["*", "1", "15", "31", "1-7", "*/2", "?", "1-31"]
+MONTHS = ["*", "1", "jan-mar", "DEC", "*/3", "2", "Feb,Aug"]
+WEEKDAYS = ["*", "0", "1-5", "mon-fri", "SAT,SUN", "6", "?", "*/1"]
+REFUSED_FIELDS = ["60", "30-10", "*/0", "24", "L", "15W", "13", "7", "1-7", "5#2", "5L", "x"]
+SCHEDULE_TEXTS = [
+    "@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly", "@Daily", "@dailyx",
+    "@every 1h", "@every 90m", "@every 1s", "@every 500ms", "@every 8h0m0s", "@every x", " @daily ", "0  9 * *  1",
+    "", "bad", "0 0 * * * *", "0 0 * *", "TZ=UTC 0 9 * * *", "CRON_TZ=UTC 0 9 * * *", "H 9 * * *", "0 9 * * 1 2027",
+]  # fmt: skip
+DURATIONS = ["1m", "30m", "1h", "8h", "24h", "1h30m", "168h", "2h0m0s", "744h", "59m"]
+EPOCH_2026 = int(datetime(2026, 1, 1, tzinfo=UTC).timestamp())
+TWO_YEARS = 2 * 365 * 86400
+
+
+def budget_case(schedule: str | None, duration: str | None, now_unix: int) -> dict[str, Any]:
+    case: dict[str, Any] = {"kind": "budget", "now_unix": now_unix}
+    if schedule is not None:
+        case["schedule"] = schedule
+    if duration is not None:
+        case["duration"] = duration
+    return case
+
+
+def random_schedule(rng: random.Random) -> str:
+    if rng.random() < 0.2:
+        return rng.choice(SCHEDULE_TEXTS)
+    fields = (MINUTES, HOURS, DAYS, MONTHS, WEEKDAYS)
+    return " ".join(rng.choice(REFUSED_FIELDS if rng.random() < 0.04 else field) for field in fields)
+
+
+def random_instant(rng: random.Random, duration: str) -> int:
+    """A time near where windows open and close: on an hour or a day, then the duration and a second either way."""
+    base = EPOCH_2026 + rng.randrange(TWO_YEARS)
+    shape = rng.randrange(4)
+    if shape == 0:
+        return base
+    unit = rng.choice([60, 3600, 86400])
+    aligned = base - base % unit
+    window = int(parse_budget_duration(duration).total_seconds())  # only picks instants: Karpenter judges them
+    return aligned + rng.choice([0, 0, window]) + rng.choice([-1, 0, 0, 1])
+
+
+def budget_cases(rng: random.Random) -> list[dict[str, Any]]:
+    cases = [budget_case(None, None, EPOCH_2026)]
+    for text in SCHEDULE_TEXTS:
+        cases.append(budget_case(text, "1h", EPOCH_2026 + 9 * 3600))
+    for _ in range(4000):
+        duration = rng.choice(DURATIONS)
+        cases.append(budget_case(random_schedule(rng), duration, random_instant(rng, duration)))
+    return cases
+
+
 # --- running both sides --------------------------------------------------------------------------------------
 
 
@@ -329,6 +395,27 @@ def compare_score(case: Mapping[str, Any], answer: Mapping[str, Any]) -> Disagre
     return None if agree else Disagreement(case, answer, ours)
 
 
+def compare_budget(case: Mapping[str, Any], answer: Mapping[str, Any]) -> Disagreement | None:
+    """Ours refuses (a named input error) exactly what Karpenter fails closed on, and otherwise allows the same
+    number of 10 nodes at "30%" (3 when active, MaxInt32 when not)."""
+    budget = {"nodes": "30%", **{key: case[key] for key in ("schedule", "duration") if key in case}}
+    now = datetime.fromtimestamp(case["now_unix"], UTC)
+    try:
+        pool = pool_from_mapping("p", {"budgets": [budget]}, now=now)
+    except ConsolidationInputError as error:
+        return (
+            None
+            if answer["invalid"] and answer["allowed"] == 0
+            else Disagreement(case, answer, {"refused": str(error)})
+        )
+    allowed = pool.allowed_disruptions(10, UNDERUTILIZED)
+    return (
+        None
+        if not answer["invalid"] and allowed == answer["allowed"]
+        else Disagreement(case, answer, {"allowed": allowed})
+    )
+
+
 def disagreements(
     compare: Callable[[Mapping[str, Any], Mapping[str, Any]], Disagreement | None],
     pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
@@ -348,6 +435,7 @@ def disagreements(
 class Run:
     eviction: list[tuple[dict[str, Any], dict[str, Any]]]
     score: list[tuple[dict[str, Any], dict[str, Any]]]
+    budget: list[tuple[dict[str, Any], dict[str, Any]]]
 
 
 @pytest.fixture(scope="module")
@@ -355,11 +443,13 @@ def karpenter() -> Run:
     """Every case of this module, answered by Karpenter v1.15.0 in one run of the oracle."""
     binary = oracle_binary()
     rng = random.Random(SEED)  # noqa: S311 - reproducible test inputs, not secrets
-    evictions, scores = eviction_cases(rng), score_cases(rng)
-    answers = ask_karpenter(binary, [*evictions, *scores])
+    evictions, scores, budgets = eviction_cases(rng), score_cases(rng), budget_cases(rng)
+    answers = ask_karpenter(binary, [*evictions, *scores, *budgets])
+    first_budget = len(evictions) + len(scores)
     return Run(
         list(zip(evictions, answers[: len(evictions)], strict=True)),
-        list(zip(scores, answers[len(evictions) :], strict=True)),
+        list(zip(scores, answers[len(evictions) : first_budget], strict=True)),
+        list(zip(budgets, answers[first_budget:], strict=True)),
     )
 
 
@@ -375,6 +465,11 @@ def test_eviction_cost_agrees_with_karpenter_on_every_pod(karpenter: Run) -> Non
 def test_the_score_agrees_with_karpenter_on_every_move(karpenter: Run) -> None:
     found = disagreements(compare_score, karpenter.score)
     assert not found, report(found, len(karpenter.score))
+
+
+def test_a_scheduled_budget_allows_what_karpenter_allows_at_every_instant(karpenter: Run) -> None:
+    found = disagreements(compare_budget, karpenter.budget)
+    assert not found, report(found, len(karpenter.budget))
 
 
 def test_the_cases_reach_every_edge(karpenter: Run) -> None:
@@ -398,5 +493,9 @@ def test_the_cases_reach_every_edge(karpenter: Run) -> None:
     assert sum(1 for score, answer, case in scores if 0 < score < 1.0 / case["k"]) >= 50
     assert sum(1 for score, answer, case in scores if score == 0.0) >= 50
     assert any(math.isinf(score) for score, _, _ in scores)
+    budgets = [answer for _, answer in karpenter.budget]
+    assert sum(1 for answer in budgets if answer["active"]) >= 400
+    assert sum(1 for answer in budgets if not answer["active"] and not answer["invalid"]) >= 1000
+    assert sum(1 for answer in budgets if answer["invalid"]) >= 500
     assert any(math.isnan(score) for score, _, _ in scores)
     assert sum(1 for _, answer, _ in scores if answer["approved"]) >= 500
