@@ -4,8 +4,9 @@ The framework the operator runs on, usable on its own (it imports nothing from t
 client and REST mapper, informers with a shared indexed cache, workqueues (with controller-runtime's priority
 queue), controllers and a builder, a manager with health and metrics endpoints, Lease leader election, a TLS
 admission webhook server that follows certificate rotations, event recording, an in-memory fake API server,
-envtest (a real kube-apiserver + etcd for tests), and manifest generators for CRDs (`crdgen`) and RBAC
-(`rbacgen`), used by module path.
+envtest (a real kube-apiserver + etcd for tests), typed CRDs (`crd`: pydantic base classes for kinds, schema
+markers, CRDs from the models and the `ballast-crdgen` command) and manifest generators for CRDs (`crdgen`) and
+RBAC (`rbacgen`), used by module path.
 
 Concurrency model: OS threads and synchronous reconcilers, as in client-go — one thread per informer stream,
 a pool of worker threads per controller; event handlers only enqueue. A reconcile's timeout is a cooperative

@@ -3,8 +3,8 @@ typed models alike.
 
 - A dict condition is the wire shape: `type`, `status` ("True"/"False"/"Unknown"), `reason`, `message`,
   `lastTransitionTime` (RFC 3339 text) and optionally `observedGeneration`.
-- A typed condition is any object with the attributes of `TypedCondition` (`ballast.api.meta.Condition` is one;
-  the runtime imports nothing from the project, so it goes by attribute names). Its `last_transition_time` is a
+- A typed condition is any object with the attributes of `TypedCondition` (`ballast.internal.runtime.crd.meta.Condition`
+  is one; this module does not import it, so it goes by attribute names). Its `last_transition_time` is a
   datetime.
 
 One rule for both: `lastTransitionTime` changes only when `status` changes — a condition rewritten with the same
