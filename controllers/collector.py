@@ -219,7 +219,7 @@ class MetricsCollector:
     def _collect(self, ctx: Context, source: MetricsSource, plugin: PolledSource | None) -> None:
         """One cycle; without a plugin (an invalid source) nothing is fetched and the statuses are still judged."""
         name = source.metadata.name or ""
-        profiles: list[WorkloadProfile] = self.client.list(WorkloadProfile)
+        profiles: list[WorkloadProfile] = self.client.list(WorkloadProfile).items
         fed = fed_profiles(source, profiles, self._policies(policy_keys(profiles)))
         for unmeasured in fed.without_identity:
             ctx.logger.debug("profile has no identity yet, not measured", extra={"profile": unmeasured})
@@ -325,7 +325,7 @@ class MetricsCollector:
 
     def _pods(self, profile: str) -> list[Any]:
         """The cached pods carrying the profile's `profile-ref`."""
-        return self.client.list(POD, index=(PROFILE_REF_INDEX, profile))
+        return self.client.list(POD, index=(PROFILE_REF_INDEX, profile)).items
 
     def _raise_ceilings(
         self, ctx: Context, cycle: CollectionCycle, pods: Mapping[PodKey, MeasuredPod], nodes: frozenset[str]
@@ -352,7 +352,7 @@ class MetricsCollector:
         """Apply every fed profile's status that changed (`StatusRun`), reading history a chunk at a time; returns
         the states of the profiles applied or unchanged. Raises StoreError when the history cannot be read
         (statuses not yet applied are skipped)."""
-        listed: list[MetricsSource] = self.client.list(MetricsSource)
+        listed: list[MetricsSource] = self.client.list(MetricsSource).items
         invalid = {
             objects.name(source): "; ".join(problems) for source in listed if (problems := self._problems(source))
         }

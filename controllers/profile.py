@@ -69,7 +69,7 @@ class ProfileReconciler:
             return None
         if PROFILE_CLEANUP_FINALIZER not in (profile.metadata.finalizers or []):
             self._patch_finalizers(profile, [*(profile.metadata.finalizers or []), PROFILE_CLEANUP_FINALIZER])
-        pods: list[PodProjection] = self.cache.list(POD, index=(PROFILE_REF_INDEX, request.name))
+        pods: list[PodProjection] = self.cache.list(POD, index=(PROFILE_REF_INDEX, request.name)).items
         orphaned_since = self._write_population(profile, population(pods))
         if orphaned_since is None:
             return None

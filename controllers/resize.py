@@ -250,7 +250,7 @@ class ResourceAdjuster:
 
     def _resize_pods(self, profile: str) -> list[PodProjection]:
         """Cached pods of the profile in `resize` mode, not terminating, in a stable order."""
-        pods: list[PodProjection] = self.cache.list(POD, index=(PROFILE_REF_INDEX, profile))
+        pods: list[PodProjection] = self.cache.list(POD, index=(PROFILE_REF_INDEX, profile)).items
         kept = [p for p in pods if wants_resize(p.metadata.labels) and not p.metadata.deletion_timestamp]
         return sorted(kept, key=objects.object_key)
 

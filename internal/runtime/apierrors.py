@@ -132,6 +132,22 @@ def error_from_response(
     )  # fmt: skip
 
 
+STALE_UPDATE_HINT = (
+    "the object you passed is unchanged by update(); use the returned object, or re-read it, and update that"
+)
+
+
+def stale_update_conflict(error: APIStatusError, resource_version: str) -> ConflictError:
+    """The ConflictError of an update whose argument carried a stale resourceVersion, with what to do: Go's
+    `client.Update` refreshes its argument, so code ported from Go updates the same object twice; here a write
+    leaves its argument unchanged and returns the stored object."""
+    message = f"{error.message} (resourceVersion {resource_version} is stale: {STALE_UPDATE_HINT})"
+    return ConflictError(
+        error.status, error.reason, message,
+        method=error.method, path=error.path, details=error.details, retry_after=error.retry_after,
+    )  # fmt: skip
+
+
 def _default_reason(status: int) -> str:
     return {
         400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",

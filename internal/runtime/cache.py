@@ -16,11 +16,12 @@ from typing import Any, TypeVar, overload
 from . import labels as label_selectors
 from . import objects
 from .apierrors import NotFoundError
-from .client import MERGE, Client, KindRef, PatchType, SubResourceClient
+from .client import MERGE, Client, KindRef, PatchType, SubResourceClient, field_selector_string, label_selector_string
 from .clock import Clock, RealClock
 from .decode import Decoder, DictDecoder, Projection, ProjectionDecoder, Transform, strip_managed_fields
 from .gvk import GroupVersionKind
 from .informer import SharedIndexInformer
+from .interfaces import FieldSelector, Index, LabelSelector, ObjectList
 from .objects import freeze, labels
 from .scheme import Scheme
 from .store import NAMESPACE_INDEX, IndexFunc
@@ -197,12 +198,43 @@ class Cache:
         kind: KindRef,
         namespace: str | None = None,
         *,
-        label_selector: str | Mapping[str, str] | None = None,
-        index: tuple[str, str] | None = None,
-    ) -> list[Any]:
-        """Cached objects of `kind`, filtered by namespace, label selector and/or one index lookup."""
+        label_selector: LabelSelector | None = None,
+        field_selector: FieldSelector | None = None,
+        index: Index | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+    ) -> ObjectList:
+        """Cached objects of `kind`, filtered by namespace, label selector, field selector and/or one index lookup
+        (the options of every reader, `interfaces.Reader.list`).
+
+        A field selector term `path=value` (or `!=`) is answered by an index named `path` (add it with
+        `index_field(kind, "spec.nodeName", func)`, as controller-runtime requires), or for `metadata.name` and
+        `metadata.namespace` directly. `limit` keeps the first items (there is no next page: `continue_` is
+        refused). The list's `resource_version` is the informer's last synced one.
+        """
+        if continue_:
+            raise ValueError(
+                "continue_: the cache has no pages, it lists everything at once; page through the API server "
+                "with manager.api_reader (a Client) instead"
+            )
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit={limit!r}: must be a positive number of items (or None for all)")
         informer = self._synced_informer(kind)
         store = informer.store
+        terms = _field_terms(field_selector_string(field_selector))
+        for path, _, _ in terms:
+            if path not in ("metadata.name", "metadata.namespace") and not store.has_index(path):
+                raise ValueError(
+                    f"field_selector {path!r}: the cache answers metadata.name, metadata.namespace and fields it "
+                    f"has an index of that name for; add one with cache.index_field({self.client.gvk(kind)}, "
+                    f"{path!r}, func), or pass index=(name, value)"
+                )
+        if index is not None and not store.has_index(index[0]):
+            raise ValueError(
+                f"index={index!r}: {self.client.gvk(kind)} has no index named {index[0]!r}; add it with "
+                "cache.index_field(kind, name, func) (manager.cache) before the cache starts"
+            )
+        selector = label_selectors.parse(label_selector_string(label_selector))
         candidates: Iterable[Any]
         if index is not None:
             candidates = store.by_index(*index)
@@ -212,14 +244,42 @@ class Cache:
             candidates = store.values()
         if namespace and index is not None:
             candidates = [obj for obj in candidates if objects.namespace(obj) == namespace]
-        if label_selector:
-            selector = (
-                label_selectors.from_set(label_selector)
-                if isinstance(label_selector, Mapping)
-                else label_selectors.parse(label_selector)
-            )
+        if not selector.empty():
             candidates = [obj for obj in candidates if selector.matches(labels(obj))]
-        return [self._out(obj, kind) for obj in candidates]
+        for path, operator, value in terms:
+            candidates = _select_field(store, candidates, path, operator, value)
+        items = [self._out(obj, kind) for obj in candidates]
+        if limit:
+            items = items[:limit]
+        return ObjectList(items, informer.last_sync_resource_version)
+
+
+def _field_terms(selector: str | None) -> list[tuple[str, str, str]]:
+    """`a=b,c!=d` → [(a, "=", b), (c, "!=", d)]; `==` is `=`. Raises ValueError naming a term without a value."""
+    terms = []
+    for raw in (selector or "").split(","):
+        term = raw.strip()
+        if not term:
+            continue
+        for operator in ("!=", "==", "="):
+            if operator in term:
+                path, _, value = term.partition(operator)
+                terms.append((path.strip(), "!=" if operator == "!=" else "=", value.strip()))
+                break
+        else:
+            raise ValueError(f"field_selector term {term!r}: expected path=value, path==value or path!=value")
+    return terms
+
+
+def _select_field(store: Any, candidates: Iterable[Any], path: str, operator: str, value: str) -> list[Any]:
+    if path == "metadata.name":
+        keep = [obj for obj in candidates if (objects.name(obj) == value) == (operator == "=")]
+    elif path == "metadata.namespace":
+        keep = [obj for obj in candidates if (objects.namespace(obj) == value) == (operator == "=")]
+    else:
+        keys = set(store.index_keys(path, value))
+        keep = [obj for obj in candidates if (store.key(obj) in keys) == (operator == "=")]
+    return keep
 
 
 def _informer_name(gvk: GroupVersionKind, scope: CacheScope) -> str:
@@ -269,20 +329,27 @@ class DelegatingClient:
         kind: KindRef,
         namespace: str | None = None,
         *,
-        label_selector: str | Mapping[str, str] | None = None,
-        index: tuple[str, str] | None = None,
-    ) -> list[Any]:
-        """Cached objects (`index`: one index lookup, cached kinds only); live for `uncached` kinds."""
+        label_selector: LabelSelector | None = None,
+        field_selector: FieldSelector | None = None,
+        index: Index | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+    ) -> ObjectList:
+        """Cached objects (`Cache.list`); from the API server for `uncached` kinds (`Client.list`, no `index`)."""
         if self.writer.gvk(kind) in self._uncached:
             if index is not None:
-                raise ValueError(f"index lookups need a cached kind; {self.writer.gvk(kind)} is uncached")
-            selector = (
-                label_selector
-                if isinstance(label_selector, str) or label_selector is None
-                else (",".join(f"{key}={value}" for key, value in label_selector.items()))
-            )
-            return self.writer.list(kind, namespace, label_selector=selector).items
-        return self.cache.list(kind, namespace, label_selector=label_selector, index=index)
+                raise ValueError(
+                    f"index={index!r}: {self.writer.gvk(kind)} is uncached and the live API has no indexes; "
+                    "cache the kind to look up an index, or pass field_selector= to filter on the API server"
+                )
+            return self.writer.list(
+                kind, namespace, label_selector=label_selector, field_selector=field_selector, limit=limit,
+                continue_=continue_,
+            )  # fmt: skip
+        return self.cache.list(
+            kind, namespace, label_selector=label_selector, field_selector=field_selector, index=index, limit=limit,
+            continue_=continue_,
+        )  # fmt: skip
 
     # ------------------------------------------------------------------------------------------ writes
 

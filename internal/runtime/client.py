@@ -23,9 +23,10 @@ from typing import Any, Literal, Protocol, Self, TypeVar, overload
 import orjson
 import urllib3
 
-from . import objects
-from .apierrors import APIStatusError, NotFoundError
+from . import labels, objects
+from .apierrors import APIStatusError, ConflictError, NotFoundError, stale_update_conflict
 from .gvk import GroupVersionKind, RESTMapping
+from .interfaces import FieldSelector, Index, LabelSelector, ObjectList
 from .rest import RESTConfig, Transport
 from .restmapper import RESTMapper
 from .scheme import Scheme
@@ -46,20 +47,28 @@ KindRef = GroupVersionKind | str | type[Any]
 T = TypeVar("T")
 
 
-@dataclass
-class ObjectList:
-    """One page of a LIST: the items plus the list's resourceVersion and continue token."""
+def label_selector_string(selector: LabelSelector | None) -> str | None:
+    """The `labelSelector=` parameter of a label selector given as a string (sent as it is: the API server
+    validates it), a dict (every pair must match) or a `labels.Selector`; raises TypeError naming the argument."""
+    if selector is None or isinstance(selector, str):
+        return selector or None
+    if isinstance(selector, labels.Selector):
+        return str(selector) or None
+    if isinstance(selector, Mapping):
+        return str(labels.from_set({str(key): str(value) for key, value in selector.items()})) or None
+    raise TypeError(
+        f"label_selector must be a str, a dict of labels or a labels.Selector, not {type(selector).__name__}"
+    )
 
-    items: list[Any]
-    resource_version: str = ""
-    continue_: str = ""
-    remaining_item_count: int | None = None
 
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self.items)
-
-    def __len__(self) -> int:
-        return len(self.items)
+def field_selector_string(selector: FieldSelector | None) -> str | None:
+    """The `fieldSelector=` parameter of a field selector given as a string or a dict (`{"spec.nodeName": "n1"}`,
+    every pair must match); raises TypeError naming the argument."""
+    if selector is None or isinstance(selector, str):
+        return selector or None
+    if isinstance(selector, Mapping):
+        return ",".join(f"{key}={value}" for key, value in selector.items()) or None
+    raise TypeError(f"field_selector must be a str or a dict of field paths to values, not {type(selector).__name__}")
 
 
 class WatchStream(Protocol):
@@ -279,15 +288,28 @@ class Client:
         kind: KindRef,
         namespace: str | None = None,
         *,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
+        label_selector: LabelSelector | None = None,
+        field_selector: FieldSelector | None = None,
+        index: Index | None = None,
         limit: int | None = None,
         continue_: str | None = None,
         resource_version: str | None = None,
     ) -> ObjectList:
-        """One LIST page (all of it unless `limit`); items are dicts, or models for a model type."""
+        """One LIST page from the API server (all of it unless `limit`); items are dicts, or models for a model type.
+
+        The options of every reader (`interfaces.Reader.list`): `label_selector` a string, dict or
+        `labels.Selector`; `field_selector` a string or dict; `limit`/`continue_` page; `resource_version` as the
+        API's (`"0"`: any cached version). `index=` is refused: the live API has no indexes.
+        """
+        if index is not None:
+            raise ValueError(
+                f"index={index!r}: the live API has no indexes; read through the cache (manager.client, "
+                "manager.cache) for an index lookup, or pass field_selector= to filter on the API server"
+            )
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit={limit!r}: must be a positive number of items (or None for all)")
         mapping = self.mapping(kind)
-        params = ListOptions(label_selector, field_selector).params()
+        params = ListOptions(label_selector_string(label_selector), field_selector_string(field_selector)).params()
         if limit:
             params["limit"] = str(limit)
         if continue_:
@@ -367,7 +389,11 @@ class Client:
         field_manager: str | None = None,
         field_validation: str | None = None,
     ) -> T:
-        """Create `obj`; returns what the server stored (same type as `obj`). Raises AlreadyExistsError."""
+        """Create `obj`; returns the stored object (same type as `obj`: its uid, resourceVersion, defaults).
+
+        `obj` itself is left unchanged (controller-runtime fills in its argument; here, use the returned object).
+        Raises AlreadyExistsError.
+        """
         mapping = self.mapping(obj)
         ns = namespace if namespace is not None else objects.namespace(obj) or None
         path = mapping.collection_path(ns)
@@ -386,13 +412,24 @@ class Client:
         field_validation: str | None = None,
         subresource: str | None = None,
     ) -> T:
-        """Replace `obj` (PUT); its resourceVersion guards against lost updates: a stale one → ConflictError."""
+        """Replace `obj` (PUT); returns the stored object (same type as `obj`, with its new resourceVersion).
+
+        `obj` itself is left unchanged — unlike controller-runtime, which refreshes its argument. Its
+        resourceVersion guards against lost updates, so a second update() of the same `obj` is a ConflictError
+        (stale resourceVersion): update the returned object, or re-read it. The error says so.
+        """
         mapping = self.mapping(obj)
         path = mapping.object_path(objects.name(obj), objects.namespace(obj) or None, subresource)
         params = self._write_params(dry_run, field_manager, field_validation)
-        data = self.transport.request(
-            "PUT", path, params=params, body=self._body(obj), content_type="application/json"
-        ).data
+        try:
+            data = self.transport.request(
+                "PUT", path, params=params, body=self._body(obj), content_type="application/json"
+            ).data
+        except ConflictError as error:
+            version = objects.resource_version(obj)
+            if not version:
+                raise
+            raise stale_update_conflict(error, version) from None
         return self._decode(data, self._model_of(obj))  # type: ignore[no-any-return]
 
     def patch(
@@ -413,7 +450,8 @@ class Client:
 
         `patch_type`: "merge" (RFC 7386), "strategic" (built-in kinds; lists merged by key), "json" (RFC 6902
         operations) or "apply" (server-side apply; `field_manager` or the client's field owner is required,
-        `force` takes over conflicting fields). Returns the patched object (a model if `obj` is one).
+        `force` takes over conflicting fields). Returns the patched object (a model if `obj` is one); `obj` itself
+        is left unchanged.
         """
         mapping = self.mapping(obj)
         object_name, object_namespace = self._locate(obj, name, namespace)
@@ -441,7 +479,8 @@ class Client:
         subresource: str | None = None,
         dry_run: bool = False,
     ) -> T:
-        """Server-side apply of `obj` (it must carry apiVersion, kind and metadata.name)."""
+        """Server-side apply of `obj` (it must carry apiVersion, kind and metadata.name); returns the stored object,
+        leaving `obj` unchanged."""
         result: T = self.patch(
             obj, self._body(obj), patch_type=APPLY, field_manager=field_manager, force=force,
             subresource=subresource, dry_run=dry_run,
@@ -558,4 +597,6 @@ __all__ = [
     "PatchType",
     "SubResourceClient",
     "WatchStream",
+    "field_selector_string",
+    "label_selector_string",
 ]

@@ -128,7 +128,7 @@ class _WatchResponse:
 
 
 class _Watcher:
-    def __init__(self, kind: _Kind, namespace: str | None, selector: label_selectors.Selector, fields: dict[str, str]):
+    def __init__(self, kind: _Kind, namespace: str | None, selector: label_selectors.Selector, fields: _FieldTerms):
         self.kind = kind
         self.namespace = namespace
         self.selector = selector
@@ -386,7 +386,7 @@ class FakeAPI:
         return _copy(obj)
 
     def _select(
-        self, kind: _Kind, namespace: str | None, selector: label_selectors.Selector, fields: dict[str, str]
+        self, kind: _Kind, namespace: str | None, selector: label_selectors.Selector, fields: _FieldTerms
     ) -> list[dict[str, Any]]:
         found = []
         for (gvk, obj_namespace, _), obj in sorted(self._objects.items(), key=lambda i: i[0][1:]):
@@ -668,21 +668,26 @@ def _selector(text: str | None) -> label_selectors.Selector:
         raise error_from_response(400, orjson.dumps({"reason": "BadRequest", "message": str(exc)})) from exc
 
 
-def _fields(selector: str | None) -> dict[str, str]:
-    fields: dict[str, str] = {}
+_FieldTerms = list[tuple[str, bool, str]]
+"""A parsed field selector: (field path, whether it must equal, value) for each term."""
+
+
+def _fields(selector: str | None) -> _FieldTerms:
+    terms: _FieldTerms = []
     for term in (selector or "").split(","):
         if term.strip():
-            key, _, value = term.partition("=")
-            fields[key.strip()] = value.strip().lstrip("=")
-    return fields
+            equal = "!=" not in term
+            key, _, value = term.partition("!=" if not equal else "=")
+            terms.append((key.strip(), equal, value.strip().lstrip("=")))
+    return terms
 
 
-def _fields_match(obj: dict[str, Any], fields: dict[str, str]) -> bool:
-    for key, value in fields.items():
+def _fields_match(obj: dict[str, Any], fields: _FieldTerms) -> bool:
+    for key, equal, value in fields:
         current: Any = obj
         for part in key.split("."):
             current = current.get(part) if isinstance(current, dict) else None
-        if str(current or "") != value:
+        if (str(current or "") == value) != equal:
             return False
     return True
 

@@ -5,29 +5,63 @@
             self.client = client
 
 `Client` (the API server), `DelegatingClient` (the manager's: reads from the cache, writes to the API server)
-and `FakeAPI().client()` all implement them. Reads return plain dicts for built-in kinds and models for kinds
-registered in the scheme; writes return what the server stored.
+and `FakeAPI().client()` all implement them, with one signature: every reader's `list` takes the same options
+and returns an `ObjectList`. Reads return plain dicts for built-in kinds and models for kinds registered in the
+scheme; writes return what the server stored and leave their argument unchanged (use the returned object).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar, overload
 
 from .gvk import GroupVersionKind
+from .labels import Selector
 
 T = TypeVar("T")
 KindRef = GroupVersionKind | str | type[Any]
 Patch = Mapping[str, Any] | Sequence[Any] | bytes
 PatchType = Literal["merge", "strategic", "json", "apply"]
+LabelSelector = str | Mapping[str, str] | Selector
+"""A label selector: `"app=web,tier!=db"`, `{"app": "web"}` (every pair must match) or a `labels.Selector`."""
+FieldSelector = str | Mapping[str, str]
+"""A field selector: `"metadata.name=web,spec.nodeName=n1"` or `{"spec.nodeName": "n1"}`."""
+Index = tuple[str, str]
+"""One index lookup in the cache: (index name, value), an index added with `Cache.index_field`."""
 
 
-class Objects(Protocol):
-    """What a list read returns: iterable and sized (a `list`, or `ObjectList` with its resourceVersion)."""
+@dataclass
+class ObjectList(Sequence[Any]):
+    """What every reader's `list` returns (one LIST page): the items plus the list's resourceVersion and continue
+    token. A sequence: iterate it, `len()` it, index or slice it (a slice is a plain `list`); `.items` is the list.
 
-    def __iter__(self) -> Iterator[Any]: ...
+    From the cache, `resource_version` is the informer's last synced resourceVersion and `continue_` is empty.
+    """
 
-    def __len__(self) -> int: ...
+    items: list[Any]
+    resource_version: str = ""
+    continue_: str = ""
+    remaining_item_count: int | None = None
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        return self.items[index]
+
+
+Objects = ObjectList
+"""The former name of what a list read returns (kept for callers that annotate with it)."""
 
 
 class Reader(Protocol):
@@ -43,8 +77,25 @@ class Reader(Protocol):
         """The object; raises `NotFoundError`."""
         ...
 
-    def list(self, kind: KindRef, namespace: str | None = None, *, label_selector: str | None = None) -> Objects:
-        """The objects of `kind` (in `namespace`), optionally by label selector."""
+    def list(
+        self,
+        kind: KindRef,
+        namespace: str | None = None,
+        *,
+        label_selector: LabelSelector | None = None,
+        field_selector: FieldSelector | None = None,
+        index: Index | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+    ) -> ObjectList:
+        """The objects of `kind` (in `namespace`; all namespaces when None), filtered (controller-runtime's
+        `client.Reader.List` with its ListOptions).
+
+        `label_selector`: a string, a dict or a `labels.Selector`. `field_selector`: a string or a dict; the cache
+        answers `metadata.name`, `metadata.namespace` and fields it has an index of that name for. `index`: one
+        index lookup, cache only (the live API has no indexes). `limit`: at most that many items; `continue_`: the
+        next page of a live list (the cache has no pages). A bad argument raises ValueError/TypeError naming it.
+        """
         ...
 
 
@@ -59,7 +110,9 @@ class Writer(Protocol):
         dry_run: bool = False,
         field_manager: str | None = None,
         field_validation: str | None = None,
-    ) -> T: ...
+    ) -> T:
+        """Create `obj`; returns the stored object (uid, resourceVersion, defaults). `obj` is left unchanged."""
+        ...
 
     def update(
         self,
@@ -69,7 +122,10 @@ class Writer(Protocol):
         field_manager: str | None = None,
         field_validation: str | None = None,
         subresource: str | None = None,
-    ) -> T: ...
+    ) -> T:
+        """Replace `obj`; returns the stored object. `obj` is left unchanged: update again from the returned
+        object (or a fresh read), since `obj`'s resourceVersion is now stale and would get a ConflictError."""
+        ...
 
     def patch(
         self,
@@ -85,7 +141,8 @@ class Writer(Protocol):
         force: bool | None = None,
         field_validation: str | None = None,
     ) -> Any:
-        """Patch `obj` (or the object `name`/`namespace` of its kind); returns the patched object."""
+        """Patch `obj` (or the object `name`/`namespace` of its kind); returns the patched object, leaving `obj`
+        unchanged."""
         ...
 
     def apply(
@@ -130,4 +187,16 @@ class Client(Reader, Writer, Protocol):
     def subresource(self, subresource: str) -> StatusWriter: ...
 
 
-__all__ = ["Client", "KindRef", "Objects", "Patch", "Reader", "StatusWriter", "Writer"]
+__all__ = [
+    "Client",
+    "FieldSelector",
+    "Index",
+    "KindRef",
+    "LabelSelector",
+    "ObjectList",
+    "Objects",
+    "Patch",
+    "Reader",
+    "StatusWriter",
+    "Writer",
+]

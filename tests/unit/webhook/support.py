@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from ballast.api.ballast.v1 import BallastConfig, WorkloadProfile
 from ballast.internal.enrollment import MODE_LABEL
 from ballast.internal.runtime import AdmissionRequest, GroupVersionKind, NotFoundError
+from ballast.internal.runtime.interfaces import FieldSelector, Index, LabelSelector, ObjectList
 
 IDENTITY = ["app.kubernetes.io/name", "app.kubernetes.io/component"]
 APP_LABELS = {"app.kubernetes.io/name": "billing", "app.kubernetes.io/component": "api"}
@@ -173,16 +174,28 @@ class MemoryReader:
             raise NotFoundError(404, "NotFound", f"{kind_name} {name!r} not found")
         return found
 
-    def list(self, kind: Any, namespace: str | None = None, *, label_selector: str | None = None) -> builtins.list[Any]:
-        if label_selector is not None:
-            raise NotImplementedError("MemoryReader lists without label selectors only")
+    def list(
+        self,
+        kind: Any,
+        namespace: str | None = None,
+        *,
+        label_selector: LabelSelector | None = None,
+        field_selector: FieldSelector | None = None,
+        index: Index | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+    ) -> ObjectList:
+        if label_selector is not None or field_selector is not None or index is not None or limit or continue_:
+            raise NotImplementedError("MemoryReader lists by kind and namespace only")
         kind_name = _kind_name(kind)
         self._check("list", kind_name, namespace or "")
-        return [
-            obj
-            for (stored_kind, stored_namespace, _), obj in self.objects.items()
-            if stored_kind == kind_name and (namespace is None or stored_namespace == namespace)
-        ]
+        return ObjectList(
+            [
+                obj
+                for (stored_kind, stored_namespace, _), obj in self.objects.items()
+                if stored_kind == kind_name and (namespace is None or stored_namespace == namespace)
+            ]
+        )
 
     def reads_of(self, kind: str) -> builtins.list[tuple[str, str, str]]:
         return [call for call in self.calls if call[1] == kind]

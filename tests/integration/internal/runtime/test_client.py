@@ -7,7 +7,17 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from ballast.internal.runtime import APPLY, JSON_PATCH, STRATEGIC, Client, GroupVersionKind, RESTConfig, apierrors
+from ballast.internal.runtime import (
+    APPLY,
+    JSON_PATCH,
+    STRATEGIC,
+    Client,
+    GroupVersionKind,
+    RESTConfig,
+    apierrors,
+    labels,
+)
+from ballast.internal.runtime.client import ObjectList
 from ballast.internal.runtime.rest import deadline
 from ballast.internal.runtime.restmapper import NoKindMatchError
 from tests.integration.internal.runtime.envtest.test_control_plane import WIDGET_CRD
@@ -134,6 +144,51 @@ def test_list_pages_with_continue(client: Client, envtest_namespace: str) -> Non
     assert all(item["kind"] == "ConfigMap" for item in every)
     selected = client.list("v1/ConfigMap", envtest_namespace, field_selector="metadata.name=page-4")
     assert [item["metadata"]["name"] for item in selected] == ["page-4"]
+
+
+def test_the_live_reader_takes_every_readers_list_options(client: Client, envtest_namespace: str) -> None:
+    for name, tier in (("front-a", "front"), ("back-a", "back"), ("back-b", "back")):
+        made = configmap(name, envtest_namespace)
+        made["metadata"]["labels"] = {"tier": tier}
+        client.create(made)
+
+    def names(listed: ObjectList) -> list[str]:
+        return sorted(item["metadata"]["name"] for item in listed)
+
+    as_text = client.list("v1/ConfigMap", envtest_namespace, label_selector="tier=back")
+    assert isinstance(as_text, ObjectList)
+    assert as_text.resource_version
+    assert names(as_text) == ["back-a", "back-b"]
+    assert names(client.list("v1/ConfigMap", envtest_namespace, label_selector={"tier": "back"})) == names(as_text)
+    selector = labels.parse("tier notin (front)")
+    assert names(client.list("v1/ConfigMap", envtest_namespace, label_selector=selector)) == ["back-a", "back-b"]
+    fields = {"metadata.name": "back-b"}
+    assert names(client.list("v1/ConfigMap", envtest_namespace, field_selector=fields)) == ["back-b"]
+    with pytest.raises(ValueError, match="the live API has no indexes; read through the cache"):
+        client.list("v1/ConfigMap", envtest_namespace, index=("tier", "back"))
+
+
+def test_writes_return_the_stored_object_and_reusing_an_updated_argument_says_what_to_do(
+    client: Client, envtest_namespace: str
+) -> None:
+    argument = configmap("reused", envtest_namespace, a="1")
+    created = client.create(argument)
+    assert created["metadata"]["resourceVersion"]
+    assert "resourceVersion" not in argument["metadata"]  # the argument is left unchanged
+    created["data"]["a"] = "2"
+    updated = client.update(created)
+    assert updated["metadata"]["resourceVersion"] != created["metadata"]["resourceVersion"]
+    assert created["metadata"]["resourceVersion"] != updated["metadata"]["resourceVersion"]  # still the old one
+    created["data"]["a"] = "3"  # Go's habit: the object passed to Update is current again; here it is not
+    with pytest.raises(apierrors.ConflictError) as conflict:
+        client.update(created)
+    assert conflict.value.status == 409
+    assert "the object you passed is unchanged by update(); use the returned object, or re-read it" in str(
+        conflict.value
+    )
+    assert f"resourceVersion {created['metadata']['resourceVersion']} is stale" in conflict.value.message
+    updated["data"]["a"] = "3"
+    assert client.update(updated)["data"] == {"a": "3"}  # the returned object updates fine
 
 
 class Widget(BaseModel):

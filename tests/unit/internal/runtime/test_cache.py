@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import msgspec
@@ -69,7 +69,7 @@ def _cache(client: Client, caches: list[Cache], **options: Any) -> Cache:
     return cache
 
 
-def _names(objs: list[Any]) -> list[str]:
+def _names(objs: Iterable[Any]) -> list[str]:
     return [name(obj) for obj in objs]
 
 
@@ -129,7 +129,7 @@ def test_index_fields_before_and_after_the_informer_exists(seeded: Client, cache
     cache.index_field("v1/ConfigMap", "name", lambda obj: [obj["metadata"]["name"]])  # added to a running one
     assert sorted(_names(cache.list("v1/ConfigMap", index=("tier", "back")))) == ["b", "b"]
     assert _names(cache.list("v1/ConfigMap", "blog", index=("name", "a"))) == ["a"]  # index and namespace
-    assert cache.list("v1/ConfigMap", index=("name", "a"), label_selector="tier=back") == []
+    assert cache.list("v1/ConfigMap", index=("name", "a"), label_selector="tier=back").items == []
 
 
 def test_informers_are_shared_per_kind_and_scope(seeded: Client, caches: list[Cache]) -> None:
