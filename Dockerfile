@@ -16,12 +16,12 @@ COPY api api
 COPY controllers controllers
 COPY internal internal
 COPY webhook webhook
-RUN pip wheel --wheel-dir /wheels '.[otel]'
+RUN pip wheel --wheel-dir /wheels '.[operator,otel]'
 
 FROM python:${PYTHON_VERSION}-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
-    pip install --no-index --find-links=/wheels 'ballast[otel]' \
+    pip install --no-index --find-links=/wheels 'ballast[operator,otel]' \
     && groupadd --system --gid 65532 ballast \
     && useradd --system --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent \
        --shell /usr/sbin/nologin ballast

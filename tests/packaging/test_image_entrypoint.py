@@ -47,13 +47,14 @@ def build_context(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def image_venv(build_context: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A clean venv with the wheel built as the image builds it (`pip wheel .` in the copied context)."""
+    """A clean venv with the wheel built as the image builds it (`pip wheel .` in the copied context), installed
+    with the operator extra as the image installs it."""
     wheels = tmp_path_factory.mktemp("wheels")
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(wheels), "."], cwd=build_context)
     (wheel,) = wheels.glob("ballast-*.whl")
     root = tmp_path_factory.mktemp("image-venv")
     venv.create(root, with_pip=True)
-    _run([str(root / "bin" / "pip"), "install", "--quiet", str(wheel)], cwd=root)
+    _run([str(root / "bin" / "pip"), "install", "--quiet", f"{wheel}[operator]"], cwd=root)  # as the image does
     return root
 
 

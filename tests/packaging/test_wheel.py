@@ -59,10 +59,24 @@ def test_the_wheel_holds_real_files_under_ballast_only(wheel: Path) -> None:
     assert top_level == {"ballast"}
 
 
+def test_the_framework_installs_without_the_operators_dependencies(clean_venv: Path, tmp_path: Path) -> None:
+    listed = _run([str(clean_venv / "bin" / "pip"), "list", "--format=freeze"], cwd=tmp_path).stdout
+    installed = {line.split("==")[0].lower() for line in listed.splitlines()}
+    assert "ballast" in installed
+    assert not installed & {"redis", "google-re2", "rich", "croniter", "numpy", "matplotlib"}
+
+
 def test_console_scripts_work_from_the_clean_venv(clean_venv: Path, tmp_path: Path) -> None:
-    for command in ("ballastd", "ballast", "ballast-envtest", "ballast-crdgen"):
+    for command in ("ballast-envtest", "ballast-crdgen"):
         out = _run([str(clean_venv / "bin" / command), "--version"], cwd=tmp_path).stdout
         assert out.startswith(command)
+    for command in ("ballastd", "ballast"):  # the operator's commands, installed without ballast[operator]
+        done = subprocess.run(
+            [str(clean_venv / "bin" / command), "--version"], cwd=tmp_path, capture_output=True, text=True, check=False
+        )
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr.endswith("install ballast[operator]: pip install 'ballast[operator]'\n")
+        assert "Traceback" not in done.stderr
     listed = _run([str(clean_venv / "bin" / "ballast-envtest"), "use", "--installed-only"], cwd=tmp_path)
     assert Path(listed.stdout.splitlines()[-1], "kube-apiserver").is_file()
 

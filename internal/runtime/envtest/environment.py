@@ -391,6 +391,13 @@ class Environment:
         """A `kubernetes.client.Configuration` for the admin user (the in-memory client configuration)."""
         return self.admin.client_configuration()
 
+    def rest_config(self, **options: Any) -> Any:
+        """The framework's `RESTConfig` for the admin user, for `Manager(...)` or `Client.from_config(...)` — Go's
+        `testEnv.Start()` result. `options` are RESTConfig's fields (`qps`, `burst`, `timeout`, `user_agent`)."""
+        from ballast.internal.runtime.rest import RESTConfig  # noqa: PLC0415 - envtest runs without the framework
+
+        return RESTConfig(self.client_configuration(), **options)
+
     def add_user(self, name: str, groups: Sequence[str] = ()) -> Credentials:
         """A user authenticated by a client certificate (CN=name, O=groups) issued by the cluster CA."""
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)

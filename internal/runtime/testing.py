@@ -1,0 +1,98 @@
+"""Testing a controller: a Manager running in the background for the length of a test, and Gomega's
+`Eventually`/`Consistently` as `eventually`/`consistently`.
+
+Go's suite_test.go starts the manager in a goroutine and cancels its context in AfterSuite; here that is a
+context manager. With the `envtest` pytest fixture (the ballast_envtest plugin) a test reads:
+
+    from ballast.runtime import Manager
+    from ballast.runtime.testing import eventually, running
+
+    def test_the_counter_annotates_the_namespace(envtest):
+        manager = Manager(envtest.rest_config())
+        build(manager)                                   # your controller's setup
+        with running(manager):
+            envtest.rest.create(...)                     # the world changes...
+            eventually(lambda: annotated(envtest), what="the annotation")   # ...and the controller catches up
+
+For scheduled work, give the manager a `FakeClock` (`Manager(..., clock=FakeClock())`): `ctx.clock`,
+`Result(requeue_after=...)` and the queue's delays then follow `clock.advance(seconds)`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+from .envtest.wait import WaitTimeoutError, poll_until
+from .manager import Manager
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT = 10.0
+DEFAULT_INTERVAL = 0.05
+
+
+@contextlib.contextmanager
+def running(manager: Manager, *, stop_timeout: float = 30.0) -> Iterator[Manager]:
+    """Run `manager.start()` on a thread for the block; then stop it, wait up to `stop_timeout` seconds for it to
+    finish, and raise what `start()` raised (an informer that could not sync, a runnable that failed), so a
+    broken manager fails the test instead of leaving it to time out. Raises RuntimeError when it does not stop."""
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            manager.start()
+        except BaseException as exc:  # surfaced to the test below, whatever it was
+            failure.append(exc)
+
+    thread = threading.Thread(target=run, name="manager", daemon=True)
+    thread.start()
+    try:
+        yield manager
+    finally:
+        manager.stop()
+        thread.join(stop_timeout)
+    if thread.is_alive():
+        raise RuntimeError(f"the manager did not stop within {stop_timeout} s")
+    if failure:
+        raise failure[0]
+
+
+def eventually(
+    condition: Callable[[], T | None],
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    interval: float = DEFAULT_INTERVAL,
+    what: str = "the condition",
+) -> T:
+    """Gomega's `Eventually(...).Should(BeTrue())`: call `condition` every `interval` seconds until it returns
+    something truthy, and return that. An exception counts as "not yet" (a NotFound before the controller has
+    created the object); its text is kept. Raises WaitTimeoutError naming `what` and the last error after
+    `timeout` seconds."""
+    return poll_until(condition, timeout=timeout, what=what, interval=interval)
+
+
+def consistently(
+    condition: Callable[[], object],
+    *,
+    duration: float = 1.0,
+    interval: float = DEFAULT_INTERVAL,
+    what: str = "the condition",
+) -> None:
+    """Gomega's `Consistently(...).Should(BeTrue())`: `condition` must return something truthy at every call for
+    `duration` seconds (called every `interval`, at least twice). An exception fails at once. Raises
+    WaitTimeoutError naming `what`, the value and how long it had held."""
+    started = time.monotonic()
+    calls = 0
+    while True:
+        value = condition()
+        calls += 1
+        held = time.monotonic() - started
+        if not value:
+            raise WaitTimeoutError(f"{what} stopped holding after {held:.2f} s of {duration} s (got {value!r})")
+        if held >= duration and calls >= 2:  # a single look proves nothing about "stays"
+            return
+        time.sleep(interval)

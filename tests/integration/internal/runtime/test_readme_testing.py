@@ -1,0 +1,50 @@
+"""The README's "Testing your controller" example runs as printed, on the README's controller, against the real
+API server; and `running` raises what the manager raised."""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any
+
+import pytest
+
+from ballast.internal.runtime import Manager
+from ballast.internal.runtime.envtest import Environment
+from ballast.internal.runtime.testing import running
+from tests.paths import REPOSITORY
+
+README = REPOSITORY / "README.md"
+
+
+def python_block(section: str) -> str:
+    body = README.read_text().split(f"## {section}\n", 1)[1]
+    match = re.search(r"```python\n(.*?)```", body, re.DOTALL)
+    assert match, f"the README's {section!r} section lost its example"
+    return match.group(1)
+
+
+def test_the_readme_test_passes_on_the_readme_controller(envtest: Environment, envtest_namespace: str) -> None:
+    code: dict[str, Any] = {"__name__": "readme_testing"}
+    exec(compile(python_block("Writing a controller"), "README.md", "exec"), code)  # noqa: S102 - our README
+    exec(compile(python_block("Testing your controller"), "README.md", "exec"), code)  # noqa: S102
+    code["test_the_namespace_counts_its_configmaps"](envtest, envtest_namespace)
+    annotations = envtest.rest.get(f"/api/v1/namespaces/{envtest_namespace}")["metadata"]["annotations"]
+    assert annotations["example.com/configmaps"] == "2"
+
+
+class FailingRunnable:
+    def __init__(self) -> None:
+        self.started = threading.Event()
+
+    def start(self, stop: threading.Event) -> None:
+        self.started.set()
+        raise RuntimeError("runnable failed on purpose")
+
+
+def test_running_raises_what_the_manager_raised(envtest: Environment) -> None:
+    manager = Manager(envtest.rest_config())
+    failing = FailingRunnable()
+    manager.add(failing)
+    with pytest.raises(RuntimeError, match="runnable failed on purpose"), running(manager):
+        assert failing.started.wait(10.0)
