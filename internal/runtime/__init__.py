@@ -43,11 +43,19 @@ if TYPE_CHECKING:
     from .client import APPLY, JSON_PATCH, MERGE, STRATEGIC, Client
     from .clock import Clock, FakeClock, RealClock, rfc3339
     from .controller import Controller, ControllerOptions
+    from .controllerutil import (
+        AlreadyOwnedError,
+        get_controller_of,
+        get_reference,
+        new_controller_ref,
+        set_controller_reference,
+    )
     from .decode import Projection
     from .fake import FakeAPI
     from .gvk import GroupVersionKind
     from .handler import EnqueueRequestForObject, EnqueueRequestForOwner, EnqueueRequestsFromMapFunc
-    from .interfaces import Reader, StatusWriter, Writer
+    from .healthz import ping
+    from .interfaces import ObjectList, Reader, StatusWriter, Writer
     from .leaderelection import LeaderElectionConfig, LeaderElector
     from .leaderelection_process import ProcessLeaderElector
     from .manager import Manager
@@ -65,6 +73,7 @@ _EXPORTS: dict[str, str] = {
     "AdmissionRequest": "admission",
     "AdmissionResponse": "admission",
     "AlreadyExistsError": "apierrors",
+    "AlreadyOwnedError": "controllerutil",
     "Builder": "builder",
     "Cache": "cache",
     "CacheScope": "cache",
@@ -84,6 +93,7 @@ _EXPORTS: dict[str, str] = {
     "LeaderElector": "leaderelection",
     "Manager": "manager",
     "NotFoundError": "apierrors",
+    "ObjectList": "interfaces",
     "ProcessLeaderElector": "leaderelection_process",
     "Projection": "decode",
     "RESTConfig": "rest",
@@ -100,8 +110,13 @@ _EXPORTS: dict[str, str] = {
     "allowed": "admission",
     "denied": "admission",
     "errored": "admission",
+    "get_controller_of": "controllerutil",
+    "get_reference": "controllerutil",
+    "new_controller_ref": "controllerutil",
     "patched": "admission",
+    "ping": "healthz",
     "rfc3339": "clock",
+    "set_controller_reference": "controllerutil",
 }
 """Each exported name and the module (of this package) that defines it."""
 
@@ -114,6 +129,7 @@ __all__ = [
     "AdmissionRequest",
     "AdmissionResponse",
     "AlreadyExistsError",
+    "AlreadyOwnedError",
     "Builder",
     "Cache",
     "CacheScope",
@@ -133,6 +149,7 @@ __all__ = [
     "LeaderElector",
     "Manager",
     "NotFoundError",
+    "ObjectList",
     "ProcessLeaderElector",
     "Projection",
     "RESTConfig",
@@ -149,8 +166,13 @@ __all__ = [
     "allowed",
     "denied",
     "errored",
+    "get_controller_of",
+    "get_reference",
+    "new_controller_ref",
     "patched",
+    "ping",
     "rfc3339",
+    "set_controller_reference",
 ]
 
 

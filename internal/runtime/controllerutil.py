@@ -1,19 +1,23 @@
 """Helpers Go users know from `controllerutil` and `meta`: create-or-update, owner references, finalizers.
 
-They work on plain dicts (thaw a cached view first with `objects.thaw`).
+Those that change an object work on plain dicts (thaw a cached view first with `objects.thaw`); those that read
+one (`get_controller_of`, `get_reference`, the owners) also take views, projections and models.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from enum import StrEnum
 from typing import Any
+
+import msgspec
 
 from . import objects
 from .apierrors import NotFoundError
 from .client import MERGE
 from .gvk import GroupVersionKind
+from .scheme import Scheme
 
 
 class OperationResult(StrEnum):
@@ -25,7 +29,21 @@ class OperationResult(StrEnum):
 
 
 class AlreadyOwnedError(ValueError):
-    """The object already has a different controller owner."""
+    """The object already has a different controller owner (controllerutil's `AlreadyOwnedError`).
+
+    `existing` is the controller's owner reference, `owner` the one refused; the message names both.
+    """
+
+    def __init__(self, obj: Any, existing: Mapping[str, Any], owner: Mapping[str, Any]) -> None:
+        where = f"{objects.namespace(obj)}/" if objects.namespace(obj) else ""
+        super().__init__(
+            f"{where}{objects.name(obj)} is already controlled by {existing.get('kind')} {existing.get('name')} "
+            f"(uid {existing.get('uid') or '?'}); {owner.get('kind')} {owner.get('name')} cannot also be its "
+            "controller: set_owner_reference() adds a non-controller owner"
+        )
+        self.object_name = objects.name(obj)
+        self.existing = dict(existing)
+        self.owner = dict(owner)
 
 
 def create_or_update(client: Any, obj: dict[str, Any], mutate: Callable[[dict[str, Any]], None]) -> OperationResult:
@@ -122,32 +140,120 @@ def _reference(owner: Any, gvk: GroupVersionKind, controller: bool) -> dict[str,
     return reference
 
 
-def set_owner_reference(owner: Any, owner_gvk: GroupVersionKind, obj: dict[str, Any]) -> None:
-    """Add (or refresh) a non-controller owner reference to `owner` on `obj`."""
-    _upsert_reference(obj, _reference(owner, owner_gvk, controller=False))
+def _gvk_of(obj: Any, scheme: Scheme | None, what: str) -> GroupVersionKind:
+    """The kind of `obj`: its own apiVersion/kind (dicts, views, models that carry them), else its type's
+    registration in `scheme`."""
+    if isinstance(obj, Mapping):
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    else:
+        api_version = getattr(obj, "apiVersion", None) or getattr(obj, "api_version", None)
+        kind = getattr(obj, "kind", None)
+    if api_version and kind:
+        return GroupVersionKind.from_api_version(str(api_version), str(kind))
+    if scheme is not None and not isinstance(obj, Mapping) and scheme.is_registered(type(obj)):
+        return scheme.gvk_for(type(obj))
+    raise ValueError(
+        f"cannot tell the kind of the {what} {objects.name(obj) or '(unnamed)'}: it carries no apiVersion/kind; "
+        "pass scheme= (with its type registered) or owner_gvk="
+    )
 
 
-def set_controller_reference(owner: Any, owner_gvk: GroupVersionKind, obj: dict[str, Any]) -> None:
-    """Make `owner` the controller of `obj`; raises AlreadyOwnedError if another object controls it.
+def _wire_reference(reference: Any) -> dict[str, Any]:
+    if isinstance(reference, Mapping):
+        thawed: dict[str, Any] = objects.thaw(reference)
+        return thawed
+    if isinstance(reference, msgspec.Struct):  # a projection's OwnerReference
+        built: dict[str, Any] = msgspec.to_builtins(reference)
+        return built
+    wire: dict[str, Any] = Scheme.to_wire(reference)
+    return wire if isinstance(wire, dict) else dict(vars(reference))
 
-    A namespaced object cannot be owned across namespaces, and a cluster-scoped object cannot have a namespaced
-    owner (the garbage collector would delete it): both raise ValueError.
+
+def _is_controller(reference: Any) -> bool:
+    if isinstance(reference, Mapping):
+        return bool(reference.get("controller"))
+    return bool(getattr(reference, "controller", False))
+
+
+def get_controller_of(obj: Any) -> dict[str, Any] | None:
+    """The owner reference of `obj` with `controller: true` (a dict in wire form), or None (metav1's
+    `GetControllerOf`). `obj` is a dict, a cached view, a projection or a model."""
+    for reference in objects.owner_references(obj):
+        if _is_controller(reference):
+            return _wire_reference(reference)
+    return None
+
+
+def new_controller_ref(owner: Any, gvk: GroupVersionKind) -> dict[str, Any]:
+    """An owner reference to `owner` (of kind `gvk`) with `controller` and `blockOwnerDeletion` set (metav1's
+    `NewControllerRef`)."""
+    return _reference(owner, gvk, controller=True)
+
+
+def get_reference(scheme: Scheme | None, obj: Any) -> dict[str, Any]:
+    """An ObjectReference to `obj` (client-go's `reference.GetReference`): apiVersion, kind, namespace, name,
+    uid, resourceVersion (empty ones left out). The kind comes from `obj` itself, or from `scheme` for a model
+    type registered there that does not carry it; ValueError when neither says."""
+    gvk = _gvk_of(obj, scheme, "object")
+    reference: dict[str, Any] = {"apiVersion": gvk.api_version, "kind": gvk.kind}
+    for key, value in (
+        ("namespace", objects.namespace(obj)),
+        ("name", objects.name(obj)),
+        ("uid", objects.uid(obj)),
+        ("resourceVersion", objects.resource_version(obj)),
+    ):
+        if value:
+            reference[key] = value
+    return reference
+
+
+def set_owner_reference(
+    owner: Any, obj: dict[str, Any], scheme: Scheme | None = None, *, owner_gvk: GroupVersionKind | None = None
+) -> None:
+    """Add (or refresh) a non-controller owner reference to `owner` on `obj` (controllerutil's
+    `SetOwnerReference(owner, object, scheme)`); the owner's kind as in `set_controller_reference`."""
+    gvk = owner_gvk or _gvk_of(owner, scheme, "owner")
+    _check_scopes(owner, gvk, obj)
+    _upsert_reference(obj, _reference(owner, gvk, controller=False))
+
+
+def set_controller_reference(
+    owner: Any, controlled: dict[str, Any], scheme: Scheme | None = None, *, owner_gvk: GroupVersionKind | None = None
+) -> None:
+    """Make `owner` the controller of `controlled` (controllerutil's `SetControllerReference(owner, controlled,
+    scheme)`, same argument order): adds, or refreshes, an owner reference with `controller` and
+    `blockOwnerDeletion` set on the dict `controlled`.
+
+    The owner's kind comes from `owner_gvk`, else the owner's own apiVersion/kind, else its model type's
+    registration in `scheme`. Raises AlreadyOwnedError when another object already controls `controlled` (the
+    message names both), and ValueError for a cross-namespace owner or a namespaced owner of a cluster-scoped
+    object (one without a namespace): the garbage collector would delete it.
     """
+    gvk = owner_gvk or _gvk_of(owner, scheme, "owner")
+    _check_scopes(owner, gvk, controlled)
+    existing = get_controller_of(controlled)
+    if existing is not None and not _same_owner(existing, gvk, objects.name(owner)):
+        raise AlreadyOwnedError(controlled, existing, _reference(owner, gvk, controller=True))
+    _upsert_reference(controlled, _reference(owner, gvk, controller=True))
+
+
+def _check_scopes(owner: Any, gvk: GroupVersionKind, obj: Any) -> None:
     owner_namespace, namespace = objects.namespace(owner), objects.namespace(obj)
-    if owner_namespace and owner_namespace != namespace:
+    if not owner_namespace or owner_namespace == namespace:
+        return
+    owner_name = f"{gvk.kind} {owner_namespace}/{objects.name(owner)}"
+    if not namespace:
         raise ValueError(
-            f"cross-namespace owner references are not allowed: {owner_gvk.kind} {owner_namespace}/"
-            f"{objects.name(owner)} cannot own an object in {namespace or 'the cluster scope'}"
+            f"cross-namespace owner references are not allowed: the cluster-scoped {objects.name(obj)} cannot have "
+            f"a namespaced owner ({owner_name})"
         )
-    for reference in obj.get("metadata", {}).get("ownerReferences", []):
-        if reference.get("controller") and not _same_owner(reference, owner_gvk, objects.name(owner)):
-            raise AlreadyOwnedError(
-                f"{objects.name(obj)} is already controlled by {reference.get('kind')} {reference.get('name')}"
-            )
-    _upsert_reference(obj, _reference(owner, owner_gvk, controller=True))
+    raise ValueError(
+        f"cross-namespace owner references are not allowed: {owner_name} cannot own an object in {namespace} "
+        f"({namespace}/{objects.name(obj)})"
+    )
 
 
-def _same_owner(reference: dict[str, Any], gvk: GroupVersionKind, name: str) -> bool:
+def _same_owner(reference: Mapping[str, Any], gvk: GroupVersionKind, name: str) -> bool:
     group = str(reference.get("apiVersion", "")).rpartition("/")[0]
     return group == gvk.group and reference.get("kind") == gvk.kind and reference.get("name") == name
 

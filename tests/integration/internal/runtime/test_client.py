@@ -13,11 +13,11 @@ from ballast.internal.runtime import (
     STRATEGIC,
     Client,
     GroupVersionKind,
+    ObjectList,
     RESTConfig,
     apierrors,
     labels,
 )
-from ballast.internal.runtime.client import ObjectList
 from ballast.internal.runtime.rest import deadline
 from ballast.internal.runtime.restmapper import NoKindMatchError
 from tests.integration.internal.runtime.envtest.test_control_plane import WIDGET_CRD

@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 
 from ballast.internal.consolidationinputs import read
-from ballast.internal.runtime import Client
+from ballast.internal.runtime import Client, ObjectList
 from ballast.internal.runtime.apierrors import GoneError
-from ballast.internal.runtime.client import ObjectList
 
 
 class Pages:

@@ -8,16 +8,28 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
-from ballast.internal.runtime import Client, ConflictError, FakeAPI, GroupVersionKind, Projection, controllerutil
-from ballast.internal.runtime.controllerutil import (
+from ballast.internal.runtime import (
     AlreadyOwnedError,
+    Client,
+    ConflictError,
+    FakeAPI,
+    GroupVersionKind,
+    Projection,
+    Scheme,
+    controllerutil,
+    get_controller_of,
+    get_reference,
+    new_controller_ref,
+    set_controller_reference,
+)
+from ballast.internal.runtime.controllerutil import (
     OperationResult,
     add_finalizer,
     contains_finalizer,
     merge_patch,
     remove_finalizer,
-    set_controller_reference,
     set_owner_reference,
 )
 from ballast.internal.runtime.decode import ObjectMeta
@@ -174,7 +186,7 @@ def _deployment(name: str = "web", namespace: str = "shop", uid: str = "uid-web"
 
 def test_set_controller_reference_adds_a_blocking_controller_reference() -> None:
     obj = configmap("c", "shop")
-    set_controller_reference(_deployment(), DEPLOYMENT, obj)
+    set_controller_reference(_deployment(), obj, owner_gvk=DEPLOYMENT)
     assert obj["metadata"]["ownerReferences"] == [
         {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "uid-web", "controller": True,
          "blockOwnerDeletion": True},
@@ -183,8 +195,8 @@ def test_set_controller_reference_adds_a_blocking_controller_reference() -> None
 
 def test_setting_the_same_controller_again_refreshes_it() -> None:
     obj = configmap("c", "shop")
-    set_controller_reference(_deployment(uid="old"), DEPLOYMENT, obj)
-    set_controller_reference(_deployment(uid="new"), GroupVersionKind("apps", "v2", "Deployment"), obj)
+    set_controller_reference(_deployment(uid="old"), obj, owner_gvk=DEPLOYMENT)
+    set_controller_reference(_deployment(uid="new"), obj, owner_gvk=GroupVersionKind("apps", "v2", "Deployment"))
     references = obj["metadata"]["ownerReferences"]
     assert len(references) == 1
     assert references[0]["uid"] == "new"
@@ -193,19 +205,19 @@ def test_setting_the_same_controller_again_refreshes_it() -> None:
 
 def test_another_controller_is_refused() -> None:
     obj = configmap("c", "shop")
-    set_controller_reference(_deployment("web"), DEPLOYMENT, obj)
+    set_controller_reference(_deployment("web"), obj, owner_gvk=DEPLOYMENT)
     with pytest.raises(AlreadyOwnedError, match="c is already controlled by Deployment web"):
-        set_controller_reference(_deployment("api"), DEPLOYMENT, obj)
+        set_controller_reference(_deployment("api"), obj, owner_gvk=DEPLOYMENT)
     with pytest.raises(AlreadyOwnedError):
-        set_controller_reference(_deployment("web"), GroupVersionKind("apps", "v1", "StatefulSet"), obj)
+        set_controller_reference(_deployment("web"), obj, owner_gvk=GroupVersionKind("apps", "v1", "StatefulSet"))
     assert len(obj["metadata"]["ownerReferences"]) == 1
 
 
 def test_non_controller_owners_coexist_with_a_controller() -> None:
     obj = configmap("c", "shop")
-    set_owner_reference(_deployment("api"), DEPLOYMENT, obj)
-    set_owner_reference(_deployment("api", uid="newer"), DEPLOYMENT, obj)  # refreshed, not duplicated
-    set_controller_reference(_deployment("web"), DEPLOYMENT, obj)
+    set_owner_reference(_deployment("api"), obj, owner_gvk=DEPLOYMENT)
+    set_owner_reference(_deployment("api", uid="newer"), obj, owner_gvk=DEPLOYMENT)  # refreshed, not duplicated
+    set_controller_reference(_deployment("web"), obj, owner_gvk=DEPLOYMENT)
     references = obj["metadata"]["ownerReferences"]
     assert [(r["name"], r.get("controller", False)) for r in references] == [("api", False), ("web", True)]
     assert references[0]["uid"] == "newer"
@@ -224,18 +236,108 @@ def test_non_controller_owners_coexist_with_a_controller() -> None:
 def test_cross_namespace_ownership_is_refused(owner: dict[str, Any], obj: dict[str, Any], allowed: bool) -> None:
     owner_kind = DEPLOYMENT if owner["metadata"].get("namespace") else NODE
     if allowed:
-        set_controller_reference(owner, owner_kind, obj)
+        set_controller_reference(owner, obj, owner_gvk=owner_kind)
         assert obj["metadata"]["ownerReferences"][0]["name"] == owner["metadata"]["name"]
     else:
         with pytest.raises(ValueError, match="cross-namespace owner references are not allowed"):
-            set_controller_reference(owner, owner_kind, obj)
+            set_controller_reference(owner, obj, owner_gvk=owner_kind)
         assert "ownerReferences" not in obj["metadata"]
 
 
 def test_owner_references_accept_views_as_owners() -> None:
     obj = configmap("c", "shop")
-    set_controller_reference(freeze(_deployment()), DEPLOYMENT, obj)
+    set_controller_reference(freeze(_deployment()), obj, owner_gvk=DEPLOYMENT)
     assert obj["metadata"]["ownerReferences"][0]["uid"] == "uid-web"
+
+
+def _owner(kind: str = "Deployment", name: str = "web", namespace: str = "shop") -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": kind,
+        "metadata": {"name": name, "namespace": namespace, "uid": f"uid-{name}"},
+    }
+
+
+class Database(BaseModel):
+    """A model that does not carry its kind: the scheme says it."""
+
+    metadata: dict[str, Any]
+
+
+DATABASE = GroupVersionKind("db.example.com", "v1", "Database")
+
+
+def test_set_controller_reference_takes_owner_controlled_scheme_and_reads_the_owners_kind() -> None:
+    obj = configmap("c", "shop")
+    set_controller_reference(_owner(), obj)  # controller-runtime's order; the kind is the owner's own
+    assert obj["metadata"]["ownerReferences"] == [new_controller_ref(_owner(), DEPLOYMENT)]
+    scheme = Scheme()
+    scheme.register(DATABASE, Database)
+    owned = configmap("d", "shop")
+    database = Database(metadata={"name": "orders", "namespace": "shop", "uid": "uid-orders"})
+    set_controller_reference(database, owned, scheme=scheme)
+    assert owned["metadata"]["ownerReferences"][0]["apiVersion"] == "db.example.com/v1"
+    assert owned["metadata"]["ownerReferences"][0]["kind"] == "Database"
+    with pytest.raises(ValueError, match=r"cannot tell the kind of the owner orders.*pass scheme="):
+        set_controller_reference(database, configmap("e", "shop"))
+
+
+def test_a_second_controller_is_refused_naming_both_owners() -> None:
+    obj = configmap("c", "shop")
+    set_controller_reference(_owner("Deployment", "web"), obj)
+    with pytest.raises(AlreadyOwnedError) as refused:
+        set_controller_reference(_owner("StatefulSet", "db"), obj)
+    message = str(refused.value)
+    assert "shop/c is already controlled by Deployment web (uid uid-web)" in message
+    assert "StatefulSet db cannot also be its controller" in message
+    assert (refused.value.existing["name"], refused.value.owner["name"]) == ("web", "db")
+    assert [r["name"] for r in obj["metadata"]["ownerReferences"]] == ["web"]
+
+
+def test_a_namespaced_owner_cannot_own_a_cluster_scoped_object_or_one_in_another_namespace() -> None:
+    cluster_scoped: dict[str, Any] = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}
+    with pytest.raises(
+        ValueError, match=r"the cluster-scoped team cannot have a namespaced owner \(Deployment shop/web\)"
+    ):
+        set_controller_reference(_owner(), cluster_scoped)
+    with pytest.raises(ValueError, match="Deployment shop/web cannot own an object in blog"):
+        set_controller_reference(_owner(), configmap("c", "blog"))
+    assert "ownerReferences" not in cluster_scoped["metadata"]
+
+
+def test_get_controller_of_finds_the_controller_reference() -> None:
+    obj = configmap("c", "shop")
+    assert get_controller_of(obj) is None
+    set_owner_reference(_owner("Deployment", "api"), obj)
+    assert get_controller_of(obj) is None  # an owner, not a controller
+    set_controller_reference(_owner("Deployment", "web"), obj)
+    controller = get_controller_of(freeze(obj))  # views too; a plain dict comes back
+    assert controller == new_controller_ref(_owner("Deployment", "web"), DEPLOYMENT)
+    assert type(controller) is dict
+
+
+def test_new_controller_ref_is_a_blocking_controller_reference() -> None:
+    assert new_controller_ref(_owner(), DEPLOYMENT) == {
+        "apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "uid-web", "controller": True,
+        "blockOwnerDeletion": True,
+    }  # fmt: skip
+
+
+def test_get_reference_names_the_object_and_its_version() -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "p", "namespace": "shop", "uid": "u1", "resourceVersion": "42"}}  # fmt: skip
+    assert get_reference(None, pod) == {
+        "apiVersion": "v1", "kind": "Pod", "namespace": "shop", "name": "p", "uid": "u1", "resourceVersion": "42",
+    }  # fmt: skip
+    assert get_reference(None, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}}) == {
+        "apiVersion": "v1", "kind": "Node", "name": "n",
+    }  # fmt: skip
+    scheme = Scheme()
+    scheme.register(DATABASE, Database)
+    database = Database(metadata={"name": "orders", "namespace": "shop", "uid": "u2"})
+    assert get_reference(scheme, database)["apiVersion"] == "db.example.com/v1"
+    with pytest.raises(ValueError, match="cannot tell the kind of the object orders"):
+        get_reference(None, database)
 
 
 # ----------------------------------------------------------------------------------------- finalizers

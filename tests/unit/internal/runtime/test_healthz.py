@@ -10,7 +10,8 @@ from http.server import ThreadingHTTPServer
 
 import pytest
 
-from ballast.internal.runtime.healthz import Checks, evaluate, handler_for, ping
+from ballast.internal.runtime import healthz, ping
+from ballast.internal.runtime.healthz import Checks, evaluate, handler_for
 
 
 def _broken() -> None:
@@ -107,3 +108,8 @@ def test_check_names_are_unique_and_snapshots_are_copies() -> None:
     checks.add("later", ping)
     assert list(snapshot) == ["ping"]
     assert list(checks.snapshot()) == ["ping", "later"]
+
+
+def test_ping_is_exported_from_the_root_and_always_healthy() -> None:
+    assert ping is healthz.ping  # the check every manager's /healthz has
+    assert evaluate({"ping": ping}, set()) == (True, ["[+]ping ok"])
