@@ -2,7 +2,8 @@
 
 ballast-crdgen crd TARGET [TARGET ...] -o DIR [--check]
     One `<group>_<plural>.yaml` per kind into DIR. A TARGET is `module:Kind` (one CustomResource subclass) or
-    `module` (every CustomResource subclass with a `KIND` defined in that module).
+    `module` (every CustomResource subclass with a `KIND` defined in that module; for a package, those of its
+    names defined in the package or its submodules).
 ballast-crdgen rbac MODULE [MODULE ...] --role-name NAME -o FILE [--check]
     One ClusterRole NAME into FILE, from the rules the modules declare (`@rbac(...)` on a reconciler, or a
     module-level `RBAC_RULES` list: `ballast.internal.runtime.rbacgen`), merged and sorted as controller-gen does.
@@ -70,7 +71,8 @@ def _import(name: str) -> ModuleType:
 
 def kinds_of(target: str) -> list[type[CustomResource]]:
     """The kinds a TARGET names: `module:Kind` (a dotted name inside the module is followed), or every concrete
-    CustomResource subclass (one with a `KIND`) a module defines. Raises UsageError naming what is wrong."""
+    CustomResource subclass (one with a `KIND`) a module defines — for a package, every one among its names that
+    the package or one of its submodules defines. Raises UsageError naming what is wrong."""
     module_name, colon, attribute = target.partition(":")
     if not module_name or (colon and not attribute):
         raise UsageError(f"{target!r} is neither module:Kind nor a module")
@@ -81,7 +83,7 @@ def kinds_of(target: str) -> list[type[CustomResource]]:
             for value in vars(module).values()
             if inspect.isclass(value)
             and issubclass(value, CustomResource)
-            and value.__module__ == module.__name__
+            and _defined_in(value, module)
             and "KIND" in vars(value)
         ]
         if not found:
@@ -97,6 +99,12 @@ def kinds_of(target: str) -> list[type[CustomResource]]:
     if "KIND" not in vars(value):
         raise UsageError(f"{target} declares no KIND: it is a base class, not a kind")
     return [value]
+
+
+def _defined_in(kind: type, module: ModuleType) -> bool:
+    # a package's kinds are those its own modules define (`api/v1/__init__.py` importing `api/v1/widget.py`)
+    package = hasattr(module, "__path__")
+    return kind.__module__ == module.__name__ or (package and kind.__module__.startswith(module.__name__ + "."))
 
 
 def _crd(targets: Sequence[str], output: Path, *, check: bool) -> int:

@@ -163,6 +163,22 @@ def test_a_module_target_is_every_kind_it_defines(user_module: Callable[[str], s
     assert main(["crd", importer, "-o", str(tmp_path / "other")]) == 2
 
 
+def test_a_package_target_is_every_kind_its_modules_define(
+    user_module: Callable[[str], str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kinds = user_module(KINDS)
+    package = tmp_path / "crdgen_user_package"
+    (package / "v1").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "v1" / "widget.py").write_text(textwrap.dedent(KINDS))
+    (package / "v1" / "__init__.py").write_text(f"from .widget import Widget\nfrom {kinds} import Gizmo\n")
+    for name in ("crdgen_user_package", "crdgen_user_package.v1", "crdgen_user_package.v1.widget"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+
+    assert main(["crd", "crdgen_user_package.v1", "-o", str(tmp_path / "out")]) == 0
+    assert [path.name for path in (tmp_path / "out").iterdir()] == ["example.com_widgets.yaml"]
+
+
 def test_check_passes_when_up_to_date_and_names_each_stale_or_missing_file(
     user_module: Callable[[str], str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
