@@ -53,6 +53,7 @@ from ballast.controllers import balancer
 from ballast.internal.cmd.wiring import new_manager
 from ballast.internal.runtime import CacheScope, Client, Context, Request, RESTConfig, Scheme
 from ballast.internal.runtime.envtest import Environment
+from ballast.internal.runtime.log import get_logger
 
 from machine import cpu_model
 
@@ -201,7 +202,7 @@ def child(kubeconfig: str, runs: int) -> dict[str, Any]:
     for kind in (Balancer, HPA):
         manager.client.list(kind)  # the informers the controller watches, synced
     request = Request(NAMESPACE, NAME)
-    logger = logging.LoggerAdapter(logging.getLogger("bench"), {})
+    logger = get_logger("bench")
 
     def reconcile() -> tuple[float, float, float]:
         ctx = Context(balancer.NAME, request, "bench", logger, manager.clock)

@@ -85,6 +85,7 @@ from ballast.internal.runtime import (
 )
 from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.backends import RecordingHandler
+from ballast.internal.runtime.log import get_logger
 from ballast.internal.sources import SOURCE_TYPES, FetchResult, FetchTarget, Source, SourceFactory
 from ballast.internal.store import Cycle, HistoryStore, RedisHistoryStore, Series, SeriesKey
 from ballast.internal.store.keys import first_seen_key, times_key, values_key
@@ -445,7 +446,7 @@ def settled(manager: Manager, written: dict[str, int], timeout: float = 120.0) -
 def run_cycle(manager: Manager, collector: RecordingCollector, store: MeasuredStore,
               source: TimedSource) -> dict[str, float]:  # fmt: skip
     request = Request("", SOURCE)
-    ctx = Context(NAME, request, "bench", logging.LoggerAdapter(logging.getLogger("bench"), {}), manager.clock)
+    ctx = Context(NAME, request, "bench", get_logger("bench"), manager.clock)
     store.reset()
     collector.written = {}
     profile_to = os.environ.get("COLLECTION_PROFILE")

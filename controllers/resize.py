@@ -168,10 +168,10 @@ class _Run:
         return {**self.attributes, "policy": self.policy, "namespace": namespace, **extra}
 
 
-def _pod_logger(ctx: Context, run: _Run, pod: Mapping[str, Any]) -> logging.LoggerAdapter[logging.Logger]:
+def _pod_logger(ctx: Context, run: _Run, pod: Mapping[str, Any]) -> Logger:
     values = {"pod": objects.name(pod), "namespace": objects.namespace(pod), "profile": run.profile,
               "policy": run.policy}  # fmt: skip
-    return ctx.logger.with_values(**values) if isinstance(ctx.logger, Logger) else ctx.logger
+    return ctx.logger.with_values(**values)
 
 
 class ResourceAdjuster:

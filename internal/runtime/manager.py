@@ -122,7 +122,22 @@ class _MetricsHandler(BaseHTTPRequestHandler):
 
 
 class Manager:
-    """Owns the shared cache and client and runs every runnable with the right lifecycle."""
+    """Owns the shared cache and client and runs every runnable with the right lifecycle (controller-runtime's
+    `manager.Manager`; its `GetClient()`, `GetCache()`, `GetAPIReader()`, `GetScheme()` are attributes here).
+
+    Attributes:
+        client: what reconcilers use (`GetClient()`): reads from the shared cache (`get`, `list` with indexes),
+            writes straight to the API server; kinds in `uncached` are read live. An `interfaces.Client`.
+        cache: the shared informer cache (`GetCache()`): `get_informer`, `index_field` (add indexes before
+            `start()`), `get`/`list` (`interfaces.Reader`), `wait_for_sync`.
+        api_reader: the API server client itself (`GetAPIReader()`, a `Client`): uncached, consistent reads —
+            paging with `limit`/`continue_`, no indexes — and the writes behind `client`.
+        scheme: the registry of model types and their GroupVersionKinds (`GetScheme()`), shared by every client.
+        clock: the clock of the cache, the controllers and the leader election (a `FakeClock` in tests).
+        logger: the manager's `log.Logger` (`GetLogger()`).
+        healthz, readyz: the `/healthz` and `/readyz` checks (`ping` and `cache-sync` are added).
+        elected: set once this replica leads (or at once when leader election is off).
+    """
 
     def __init__(
         self,

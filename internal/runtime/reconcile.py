@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .clock import Clock
+from .log import Logger
 from .rest import cancelled
 
 
@@ -55,19 +56,41 @@ class TerminalError(Exception):
 
 @dataclass
 class Context:
-    """Per-reconcile context: who is reconciling what, a logger carrying that, and the cooperative deadline.
+    """Per-reconcile context (what Go passes as `ctx context.Context` plus `log.FromContext(ctx)`): who is
+    reconciling what, a logger carrying that, and the cooperative deadline.
 
     The deadline is also honoured by every client call made inside the reconcile (see `rest.deadline`), and so
     is cancellation: once the manager cancels leader-only work (leadership lost), those calls raise
     `CanceledError`.
+
+    Fields:
+        controller: the controller's name (`Builder.named`, or the kind it is `for_`).
+        request: the object being reconciled (the same `Request` the reconciler receives).
+        reconcile_id: a unique id of this reconcile, logged as `reconcileID` (controller-runtime's).
+        logger: a `log.Logger` carrying controller, namespace, name and reconcileID;
+            `ctx.logger.with_values(key=value)` adds more (logr's `WithValues`). A plain `logging.Logger` or
+            `LoggerAdapter` passed in (a test) is wrapped into one.
+        clock: the controller's clock (a `FakeClock` in tests); `remaining()` reads it.
+        deadline: the `clock.monotonic()` time the reconcile must finish by (`reconcile_timeout`), or None.
     """
 
     controller: str
     request: Request
     reconcile_id: str
-    logger: logging.LoggerAdapter[logging.Logger]
+    logger: Logger
     clock: Clock
     deadline: float | None = None
+
+    def __post_init__(self) -> None:
+        logger: object = self.logger
+        if isinstance(logger, Logger):
+            return
+        if isinstance(logger, logging.LoggerAdapter):  # e.g. a test's LoggerAdapter: keep its key/values
+            self.logger = Logger(logger.logger, logger.extra)
+        elif isinstance(logger, logging.Logger):
+            self.logger = Logger(logger)
+        else:
+            raise TypeError(f"Context.logger must be a log.Logger (or a logging.Logger), not {type(logger).__name__}")
 
     def remaining(self) -> float | None:
         """Seconds left before the deadline, or None without one."""

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import logging
-
 from ballast.internal.runtime import Context, RealClock, Request
+from ballast.internal.runtime.log import get_logger
 
 
 def context(namespace: str = "shop", name: str = "nginx") -> Context:
     """A reconcile context as a controller's worker makes one."""
-    logger = logging.LoggerAdapter(logging.getLogger("test.balancer"), {})
+    logger = get_logger("test.balancer")
     return Context("balancer", Request(namespace, name), "test", logger, RealClock())

@@ -5,7 +5,6 @@ history store, a fake clock, and builders for the objects a collection cycle rea
 from __future__ import annotations
 
 import datetime
-import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from ballast.internal.runtime import (
     Scheme,
 )
 from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.internal.runtime.log import get_logger
 from ballast.internal.sources import SOURCE_TYPES, FetchResult, FetchTarget, Source, SourceFactory
 from ballast.internal.store import Cycle, HistoryStore, Series, SeriesKey, StoreUnavailableError, open_store
 from tests.unit.support import register_our_kinds
@@ -265,7 +265,7 @@ class World:
         """Run one reconcile of MetricsSource `source` once the cache has caught up."""
         self.settle()
         request = Request("", source)
-        logger = logging.LoggerAdapter(logging.getLogger("tests.collector"), {})
+        logger = get_logger("tests.collector")
         ctx = Context(NAME, request, "test", logger, self.clock)
         return self.collector.reconcile(ctx, request)
 
