@@ -362,6 +362,7 @@ class DelegatingClient:
         field_manager: str | None = None,
         field_validation: str | None = None,
     ) -> T:
+        """Create `obj` on the API server (`Client.create`); returns the stored object, `obj` left unchanged."""
         return self.writer.create(
             obj, namespace=namespace, dry_run=dry_run, field_manager=field_manager, field_validation=field_validation
         )
@@ -375,6 +376,8 @@ class DelegatingClient:
         field_validation: str | None = None,
         subresource: str | None = None,
     ) -> T:
+        """Replace `obj` on the API server (`Client.update`); returns the stored object, `obj` left unchanged —
+        update the returned object next time (a second update of `obj` is a ConflictError that says so)."""
         return self.writer.update(
             obj, dry_run=dry_run, field_manager=field_manager, field_validation=field_validation,
             subresource=subresource,
@@ -394,6 +397,7 @@ class DelegatingClient:
         force: bool | None = None,
         field_validation: str | None = None,
     ) -> Any:
+        """Patch `obj` on the API server (`Client.patch`); returns the patched object, `obj` left unchanged."""
         return self.writer.patch(
             obj, patch, patch_type=patch_type, name=name, namespace=namespace, subresource=subresource,
             dry_run=dry_run, field_manager=field_manager, force=force, field_validation=field_validation,

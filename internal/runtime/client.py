@@ -565,7 +565,7 @@ class SubResourceClient:
         return orjson.loads(client.transport.request("GET", path).data)
 
     def update(self, obj: T, *, dry_run: bool = False, field_manager: str | None = None) -> T:
-        """PUT the whole object to the subresource (e.g. `status`); returns the stored object."""
+        """PUT the whole object to the subresource (e.g. `status`); returns the stored object, `obj` left unchanged."""
         return self._client.update(obj, dry_run=dry_run, field_manager=field_manager, subresource=self.subresource)
 
     def patch(self, obj: Any, patch: Mapping[str, Any] | Sequence[Any] | bytes, **options: Any) -> Any:

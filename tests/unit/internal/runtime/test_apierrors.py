@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 import pytest
 
-from ballast.internal.runtime import APIStatusError, apierrors
+from ballast.internal.runtime import APIStatusError, Client, ConflictError, apierrors
 from ballast.internal.runtime.apierrors import error_from_response
 
 
@@ -104,3 +106,24 @@ def test_every_api_error_is_an_api_status_error_and_deadlines_are_timeouts() -> 
     for status in (400, 401, 403, 404, 405, 409, 410, 422, 429, 500, 504):
         assert isinstance(error_from_response(status, b""), APIStatusError)
     assert issubclass(apierrors.DeadlineExceededError, TimeoutError)
+
+
+def test_an_update_of_a_stale_argument_says_to_use_the_returned_object(client: Client) -> None:
+    argument: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "shop"}}
+    created = client.create(argument)
+    assert "resourceVersion" not in argument["metadata"]  # writes leave their argument unchanged
+    client.update({**created, "data": {"a": "1"}})
+    with pytest.raises(ConflictError) as conflict:
+        client.update({**created, "data": {"a": "2"}})  # Go's habit: the argument of the last update, reused
+    assert conflict.value.reason == "Conflict"
+    assert f"resourceVersion {created['metadata']['resourceVersion']} is stale" in conflict.value.message
+    assert apierrors.STALE_UPDATE_HINT in str(conflict.value)
+
+
+def test_a_conflict_without_a_resource_version_in_the_argument_gets_no_hint() -> None:
+    plain = error_from_response(409, _status("Conflict", "Precondition failed: uid"), method="DELETE", path="/x")
+    assert isinstance(plain, ConflictError)
+    assert apierrors.STALE_UPDATE_HINT not in str(plain)
+    hinted = apierrors.stale_update_conflict(plain, "7")
+    assert (hinted.status, hinted.method, hinted.path) == (409, "DELETE", "/x")
+    assert str(hinted).endswith(f"Precondition failed: uid (resourceVersion 7 is stale: {apierrors.STALE_UPDATE_HINT})")
