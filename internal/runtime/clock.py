@@ -71,9 +71,17 @@ class RealClock:
 
 
 class FakeClock:
-    """A clock that moves only when told to; thread-safe."""
+    """A clock that moves only when told to; thread-safe.
 
-    def __init__(self, start: datetime.datetime | None = None) -> None:
+    On a Manager or Controller it drives what the reconciler schedules — `ctx.clock`, `Result(requeue_after=…)`,
+    the queue's delays — while a failed reconcile's backoff (5 ms, 10 ms, …) still passes in real time, so a
+    test that advances time for a schedule does not also have to advance it past every retry.
+    `freeze_backoff=True` puts the backoff on this clock too (a retry waits for `advance`), for tests of the
+    backoff itself.
+    """
+
+    def __init__(self, start: datetime.datetime | None = None, *, freeze_backoff: bool = False) -> None:
+        self.freezes_backoff = freeze_backoff
         self._wall = start or datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
         self._mono = 0.0
         self._lock = threading.Lock()

@@ -94,6 +94,8 @@ class Controller:
         self.queue: WorkQueue[Request] = (
             PriorityQueue(name=name, rate_limiter=rate_limiter, clock=self.clock) if queue is None else queue
         )
+        # A FakeClock that leaves error backoff in real time (its default): retries wait on timers, not on it.
+        self._real_time_backoff = not getattr(self.clock, "freezes_backoff", True)
         self.logger = logger or get_logger(f"ballast.runtime.controller.{name}", controller=name)
         self._sources: list[Source] = []
         self._workers: list[threading.Thread] = []
@@ -197,7 +199,7 @@ class Controller:
 
     def _on_error(self, request: Request, priority: int, error: Exception, ctx: Context, logger: Any) -> None:
         # Requeue before counting: whoever sees the metric can rely on the retry being scheduled.
-        self.queue.add_rate_limited(request, priority=priority)
+        self._add_rate_limited(request, priority)
         if isinstance(error, DeadlineExceededError) and ctx.expired():
             self._timeouts.inc()
         if isinstance(error, _PROGRAMMING_ERRORS):
@@ -210,6 +212,15 @@ class Controller:
         self._errors.inc()
         self._total["error"].inc()
 
+    def _add_rate_limited(self, request: Request, priority: int) -> None:
+        limiter = getattr(self.queue, "rate_limiter", None)
+        if not self._real_time_backoff or limiter is None:
+            self.queue.add_rate_limited(request, priority=priority)
+            return
+        retry = threading.Timer(limiter.when(request), self.queue.add, (request,), {"priority": priority})
+        retry.daemon = True  # a queue shut down meanwhile ignores the add
+        retry.start()
+
     def _on_result(self, request: Request, dequeued_at: int, result: Result) -> None:
         priority = dequeued_at if result.priority is None else result.priority
         if result.requeue_after > 0:
@@ -217,7 +228,7 @@ class Controller:
             self.queue.add_after(request, result.requeue_after, priority=priority)
             self._total["requeue_after"].inc()
         elif result.requeue:
-            self.queue.add_rate_limited(request, priority=priority)
+            self._add_rate_limited(request, priority)
             self._total["requeue"].inc()
         else:
             self.queue.forget(request)

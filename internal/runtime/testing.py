@@ -15,7 +15,8 @@ context manager. With the `envtest` pytest fixture (the ballast_envtest plugin) 
             eventually(lambda: annotated(envtest), what="the annotation")   # ...and the controller catches up
 
 For scheduled work, give the manager a `FakeClock` (`Manager(..., clock=FakeClock())`): `ctx.clock`,
-`Result(requeue_after=...)` and the queue's delays then follow `clock.advance(seconds)`.
+`Result(requeue_after=...)` and the queue's delays then follow `clock.advance(seconds)`, while error backoff
+stays in real time unless the clock is `FakeClock(freeze_backoff=True)`.
 """
 
 from __future__ import annotations

@@ -40,7 +40,14 @@ def test_the_entrypoint_is_the_ballastd_console_script() -> None:
     # (tests/packaging/test_image_entrypoint.py runs this same ENTRYPOINT from the built wheel).
     entrypoint = parse().entrypoint()
     assert entrypoint == ["ballastd"]
-    assert PYPROJECT["project"]["scripts"]["ballastd"] == "ballast.internal.cmd.ballastd:main"
+    assert PYPROJECT["project"]["scripts"]["ballastd"] == "ballast.internal.cmd.entry:ballastd"
+
+
+def test_the_image_installs_the_operator_extra() -> None:
+    # Without it ballastd would only say "install ballast[operator]" (internal/cmd/entry.py).
+    text = (REPO / "Dockerfile").read_text()
+    assert "pip wheel --wheel-dir /wheels '.[operator,otel]'" in text
+    assert "pip install --no-index --find-links=/wheels 'ballast[operator,otel]'" in text
 
 
 def test_no_deployed_container_overrides_the_entrypoint() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import queue as stdqueue
 import threading
+import time
 import uuid
 from typing import Any
 
@@ -142,7 +143,9 @@ def test_requeue_after_waits_on_the_clock(manager: Manager, client: Client, cloc
     assert calls.count(request) == 2
 
 
-def test_errors_back_off_and_success_forgets(manager: Manager, client: Client, clock: FakeClock, name: str) -> None:
+def test_errors_back_off_and_success_forgets(api: FakeAPI, client: Client, name: str) -> None:
+    clock = FakeClock(freeze_backoff=True)  # the backoff itself is under test
+    manager = Manager(client=api.client(), clock=clock, graceful_shutdown_timeout=5)
     calls = Calls()
 
     def reconcile(ctx: Context, request: Request) -> Result | None:
@@ -171,6 +174,51 @@ def test_errors_back_off_and_success_forgets(manager: Manager, client: Client, c
         assert controller.queue.num_requeues(request) == 0  # forgotten
     assert sample("controller_runtime_reconcile_errors_total", controller=name) == 2
     assert sample("controller_runtime_reconcile_panics_total", controller=name) == 0
+
+
+def test_under_a_fake_clock_errors_retry_in_real_time_and_schedules_wait_for_the_clock(
+    manager: Manager, client: Client, clock: FakeClock, name: str
+) -> None:
+    """The testing kit's choice: FakeClock() drives what the reconciler schedules, not its error backoff."""
+    calls = Calls()
+
+    def reconcile(ctx: Context, request: Request) -> Result | None:
+        count = calls.record(request)
+        if count <= 2:
+            raise RuntimeError("transient")
+        return Result(requeue_after=60) if count == 3 else None
+
+    controller = Builder(manager).for_("v1/ConfigMap").named(name).complete(reconcile)
+    request = Request("shop", "flaky")
+    with running(manager):
+        client.create(configmap("flaky", "shop"))
+        eventually(lambda: _results(name, "requeue_after") == 1, "two retries without advancing the clock")
+        assert (calls.count(request), _results(name, "error")) == (3, 2)
+        assert _ready(controller) == 0  # the schedule waits for the clock
+        clock.advance(60)
+        eventually(lambda: _results(name, "success") == 1, "the scheduled reconcile")
+    assert calls.count(request) == 4
+
+
+def test_freeze_backoff_puts_the_retries_on_the_fake_clock(api: FakeAPI, client: Client, name: str) -> None:
+    frozen = FakeClock(freeze_backoff=True)
+    manager = Manager(client=api.client(), clock=frozen, graceful_shutdown_timeout=5)
+    calls = Calls()
+
+    def reconcile(ctx: Context, request: Request) -> Result | None:
+        if calls.record(request) == 1:
+            raise RuntimeError("transient")
+        return None
+
+    Builder(manager).for_("v1/ConfigMap").named(name).complete(reconcile)
+    request = Request("shop", "frozen")
+    with running(manager):
+        client.create(configmap("frozen", "shop"))
+        eventually(lambda: _results(name, "error") == 1, "the failure")
+        time.sleep(0.2)  # 40 times the first backoff, in real time: still no retry
+        assert calls.count(request) == 1
+        frozen.advance(1)
+        eventually(lambda: _results(name, "success") == 1, "the retry once the clock moved")
 
 
 def test_a_conflict_is_retried_and_logged_as_info_without_a_traceback(
@@ -247,7 +295,8 @@ def test_a_reconcile_timeout_sets_a_cooperative_deadline(
     Builder(manager).for_("v1/ConfigMap").named(name).with_options(reconcile_timeout=10).complete(reconcile)
     with running(manager):
         client.create(configmap("slow", "shop"))
-        eventually(lambda: sample("controller_runtime_reconcile_timeouts_total", controller=name) == 1, "it")
+        # >= 1: the retries (real-time backoff under this FakeClock) time out too
+        eventually(lambda: sample("controller_runtime_reconcile_timeouts_total", controller=name) >= 1, "it")
     remaining, transport_remaining = observed[0]
     assert remaining == 10
     assert transport_remaining is not None

@@ -69,4 +69,4 @@ def test_an_unknown_protocol_is_refused_by_the_parser(capsys: pytest.CaptureFixt
 
 
 def test_the_image_installs_the_exporters() -> None:
-    assert "'ballast[otel]'" in (REPO / "Dockerfile").read_text()
+    assert "'ballast[operator,otel]'" in (REPO / "Dockerfile").read_text()
