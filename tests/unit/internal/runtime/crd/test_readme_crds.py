@@ -19,7 +19,8 @@ def example(directory: Path) -> ModuleType:
     path = directory / "readme_widgets.py"
     path.write_text(match.group(1))
     spec = importlib.util.spec_from_file_location("readme_widgets", path)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     try:
