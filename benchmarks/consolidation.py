@@ -19,7 +19,7 @@ input), measured interleaved with the plans. Each plan's digest (SHA-256 of its 
 that should not change the advice can be checked against an earlier run. These machines are shared: read the
 medians and ratios.
 
-    .venv/bin/python benchmarks/consolidation.py [--runs 3] [--nodes 500] [--pods 10000] [--seed 17] [--profile]
+    .venv/bin/python benchmarks/consolidation.py [--runs 3] [--nodes 500] [--pods 10000] [--seed 17] [--profile [what-if|current]]
 """
 
 from __future__ import annotations
@@ -348,7 +348,8 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=500)
     parser.add_argument("--pods", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=17)
-    parser.add_argument("--profile", action="store_true", help="cProfile one what-if plan instead of timing")
+    parser.add_argument("--profile", nargs="?", const="what-if", choices=["what-if", "current"],
+                        help="cProfile one plan (default: the what-if) instead of timing")  # fmt: skip
     args = parser.parse_args()
 
     print(f"machine: {cpu_model()}, {os.cpu_count()} cores ({len(os.sched_getaffinity(0))} usable)")
@@ -369,7 +370,7 @@ def main() -> None:
 
     if args.profile:
         profiler = cProfile.Profile()
-        profiler.runcall(what_if)
+        profiler.runcall(what_if if args.profile == "what-if" else current)
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
         pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
         return

@@ -77,7 +77,7 @@ class WorldIndex:
         self._signatures: dict[int, tuple[Pod, object]] = {}
         self.guarded = [(pod, target) for target in self.targets for pod in target.pods if pod.anti_affinity]
         self.launchable: dict[str, list[Offering]] = {}
-        self._spreads: dict[tuple[int, int], tuple[Pod, SpreadCounts]] = {}
+        self._spreads: dict[object, tuple[Pod, SpreadCounts]] = {}
         self._by_term: dict[PodTerm, list[tuple[Pod, Target]]] = {}
         for resident, home in self.guarded:
             for term in resident.anti_affinity:
@@ -134,10 +134,12 @@ class WorldIndex:
         """For `pod`'s `index`-th spread constraint, over the existing targets its node affinity accepts and whose
         domain is known: per domain, how many such targets and how many residents the constraint selects; per
         target, its domain and its count."""
-        key = (id(pod), index)
+        spread = pod.spread[index]
+        signature = self.signature(pod)
+        # Replicas share the answer: it depends only on the namespace, the constraint and the node affinity.
+        key: object = (id(pod), index) if signature is UNCOMPARABLE else (pod.namespace, spread, signature)
         cached = self._spreads.get(key)
         if cached is None:
-            spread = pod.spread[index]
             counts = SpreadCounts({}, {})
             for target in self.targets:
                 domain = target.domain(spread.topology_key)
