@@ -19,7 +19,8 @@ input), measured interleaved with the plans. Each plan's digest (SHA-256 of its 
 that should not change the advice can be checked against an earlier run. These machines are shared: read the
 medians and ratios.
 
-    .venv/bin/python benchmarks/consolidation.py [--runs 3] [--nodes 500] [--pods 10000] [--seed 17] [--profile [what-if|current]]
+    .venv/bin/python benchmarks/consolidation.py [--runs 3] [--nodes 500] [--pods 10000] [--seed 17]
+        [--profile [what-if|current]]
 """
 
 from __future__ import annotations

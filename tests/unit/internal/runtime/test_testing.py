@@ -23,5 +23,10 @@ def test_eventually_quotes_the_last_error_and_consistently_names_when_it_broke()
 
 def test_consistently_returns_when_the_condition_held_for_the_duration() -> None:
     calls: list[int] = []
-    consistently(lambda: calls.append(1) or True, duration=0.05, interval=0.01, what="always")
+
+    def holds() -> bool:
+        calls.append(1)
+        return True
+
+    consistently(holds, duration=0.05, interval=0.01, what="always")
     assert len(calls) >= 2
