@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from .rest import RESTConfig
     from .scheme import Scheme
     from .webhook import WebhookServer
+    from .webhookbuilder import WebhookBuilder
 
 _EXPORTS: dict[str, str] = {
     "APPLY": "client",
@@ -105,6 +106,7 @@ _EXPORTS: dict[str, str] = {
     "Scheme": "scheme",
     "StatusWriter": "interfaces",
     "TerminalError": "reconcile",
+    "WebhookBuilder": "webhookbuilder",
     "WebhookServer": "webhook",
     "Writer": "interfaces",
     "allowed": "admission",
@@ -161,6 +163,7 @@ __all__ = [
     "Scheme",
     "StatusWriter",
     "TerminalError",
+    "WebhookBuilder",
     "WebhookServer",
     "Writer",
     "allowed",

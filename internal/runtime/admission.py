@@ -66,6 +66,7 @@ class AdmissionResponse:
     patch: list[dict[str, Any]] | None = None
     warnings: list[str] = field(default_factory=list)
     audit_annotations: dict[str, str] = field(default_factory=dict)
+    details: dict[str, Any] | None = None  # the status's details (name, group, kind, causes) of a refusal
 
 
 Handler = Callable[[AdmissionRequest], AdmissionResponse]
@@ -218,6 +219,8 @@ def encode_review(api_version: str, uid: str, response: AdmissionResponse) -> by
         status["message"] = response.message
     if response.reason:
         status["reason"] = response.reason
+    if response.details:
+        status["details"] = response.details
     if not response.allowed:
         status["status"] = "Failure"
     body["status"] = status

@@ -207,6 +207,11 @@ class Manager:
         if callable(ready):
             self.add_readyz_check(getattr(server, "name", "webhook"), ready)
 
+    @property
+    def webhook_servers(self) -> tuple[Runnable, ...]:
+        """The webhook servers added, in order (the webhook builder registers on the first `WebhookServer`)."""
+        return tuple(self._webhooks)
+
     def add_healthz_check(self, name: str, check: Check) -> None:
         self.healthz.add(name, check)
 

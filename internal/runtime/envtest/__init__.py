@@ -25,6 +25,7 @@ from .errors import (
 )
 from .kubeconfig import Credentials
 from .kwok import Kwok, usage_annotation
+from .manifests import WebhookInstallOptions
 from .metrics_server import MetricsServer
 from .minicluster import MiniCluster
 from .network import in_private_network, run_in_private_network
@@ -49,6 +50,7 @@ __all__ = [
     "PortInUseError",
     "ProcessStartError",
     "TinyCA",
+    "WebhookInstallOptions",
     "build_assets",
     "find_assets",
     "find_tool",

@@ -5,14 +5,18 @@ from __future__ import annotations
 import base64
 import copy
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from .errors import APIError, ManifestError
 from .rest import JSON, RESTClient
 from .wait import poll_until
+
+if TYPE_CHECKING:
+    from .environment import Environment
 
 Source = str | Path | JSON
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -147,3 +151,73 @@ def install_webhooks(
         )
         installed.append(f"{kind}/{name}")
     return installed
+
+
+@dataclass
+class WebhookInstallOptions:
+    """envtest's `WebhookInstallOptions`: webhook configurations (files or directories in `paths`, rendered
+    objects in `mutating_webhooks`/`validating_webhooks`, e.g. from `webhookbuilder.webhook_configurations`)
+    installed pointing at a local server, with a serving certificate from the environment's CA.
+
+        options = WebhookInstallOptions(mutating_webhooks=configs).install(envtest)
+        server = WebhookServer(host=options.local_serving_host, port=options.local_serving_port,
+                               cert_dir=options.local_serving_cert_dir)
+
+    `install` fills `local_serving_port` (a free port when 0), `local_serving_cert_dir` (`tls.crt`, `tls.key`,
+    `ca.crt`), `local_serving_ca_data` (the caBundle) and `installed` (`Kind/name` of each configuration).
+    """
+
+    paths: Sequence[Source] = ()
+    mutating_webhooks: Sequence[JSON] = ()
+    validating_webhooks: Sequence[JSON] = ()
+    local_serving_host: str = "127.0.0.1"
+    local_serving_port: int = 0
+    local_serving_cert_dir: Path | None = None
+    local_serving_ca_data: bytes = b""
+    installed: list[str] = field(default_factory=list)
+
+    @property
+    def cert_file(self) -> Path:
+        return self._cert_dir() / "tls.crt"
+
+    @property
+    def key_file(self) -> Path:
+        return self._cert_dir() / "tls.key"
+
+    def _cert_dir(self) -> Path:
+        if self.local_serving_cert_dir is None:
+            raise RuntimeError("WebhookInstallOptions.install() has not run yet")
+        return self.local_serving_cert_dir
+
+    def install(self, env: Environment, timeout: float = 10.0) -> WebhookInstallOptions:
+        """Issue the serving certificate (for the host, `localhost` and `127.0.0.1`), pick the port, install
+        every configuration (a service reference becomes `https://host:port<path>`); returns self."""
+        from .ports import suggest_port  # noqa: PLC0415 (the port reservations are only needed here)
+
+        if self.local_serving_port == 0:
+            self.local_serving_port = suggest_port(self.local_serving_host)
+        if self.local_serving_cert_dir is None:
+            hosts = tuple(dict.fromkeys((self.local_serving_host, "localhost", "127.0.0.1")))
+            self.local_serving_cert_dir = env.webhook_cert_dir(hosts)
+        self.local_serving_ca_data = env.ca.cert_pem
+        sources: list[Source] = [*self.paths, *self.mutating_webhooks, *self.validating_webhooks]
+        self.installed = install_webhooks(
+            env.rest,
+            sources,
+            host=self.local_serving_host,
+            port=self.local_serving_port,
+            ca_bundle=self.local_serving_ca_data,
+            timeout=timeout,
+        )
+        return self
+
+    def uninstall(self, env: Environment) -> None:
+        """Delete the installed configurations (a missing one is fine)."""
+        for installed in self.installed:
+            kind, name = installed.split("/", 1)
+            try:
+                env.rest.delete(f"{WEBHOOK_KINDS[kind]}/{name}")
+            except APIError as exc:
+                if exc.status != 404:
+                    raise
+        self.installed = []
