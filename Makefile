@@ -25,10 +25,11 @@ venv: $(VENV)/.installed ## create .venv with the project and its dev tools
 envtest: venv ## build (or find) the control-plane binaries; prints their directory
 	hack/setup-envtest
 
-e2e-tools: venv ## build (or find) kwok and metrics-server v0.8.0, and Karpenter v1.15.0's kwok provider (GOTOOLCHAIN=go1.27.3), for the e2e mini-cluster
+e2e-tools: venv ## build (or find) kwok and metrics-server v0.8.0, and Karpenter v1.15.0's kwok provider (GOTOOLCHAIN=go1.27.3), for the e2e mini-cluster; and hack/admission-load, the admission load generator
 	$(BIN)/ballast-envtest tool kwok
 	$(BIN)/ballast-envtest tool metrics-server
 	$(BIN)/ballast-envtest tool karpenter
+	hack/setup-admission-load
 
 helm: venv ## build (or find) helm v3.22.0 for the chart tests; prints its path
 	hack/setup-helm
@@ -45,6 +46,7 @@ lint: venv ## ruff: lint and formatting
 
 typecheck: venv ## mypy --strict over the package and the tests
 	$(BIN)/mypy
+	$(BIN)/mypy docs/examples/cronjob/tutorial  # a project of its own: its modules are tutorial.*
 	for script in $(HACK_SCRIPTS); do $(BIN)/mypy $$script || exit 1; done  # each is its own __main__
 
 unit: venv ## unit tests (no binaries, no namespace)
@@ -53,8 +55,8 @@ unit: venv ## unit tests (no binaries, no namespace)
 packaging: venv envtest ## the built wheel in a clean venv: console scripts and the pytest plugin
 	$(PY) -m pytest tests/packaging
 
-integration: venv envtest helm ## integration tests on the real kube-apiserver, inside the private test network
-	$(BIN)/ballast-envtest netns -- $(PY) -m pytest tests/integration
+integration: venv envtest helm ## integration tests on the real kube-apiserver (and docs/examples/cronjob), inside the private test network
+	$(BIN)/ballast-envtest netns -- $(PY) -m pytest tests/integration docs/examples/cronjob
 
 test-e2e: venv envtest e2e-tools ## the e2e suite on the mini-cluster (kube-scheduler, kwok, metrics-server), in the test network
 	$(BIN)/ballast-envtest netns -- $(PY) -m pytest tests/e2e
