@@ -1,19 +1,31 @@
 """Admission load through the API server: enrolled pod CREATEs at a steady rate, as `dryRun=All` so every one
 goes through the webhooks (they declare `sideEffects: None`) while nothing is stored and nothing is scheduled —
-the webhook is measured, not etcd or two cores of kwok."""
+the webhook is measured, not etcd or two cores of kwok.
+
+`AdmissionLoad` sends from Python threads of the test process; `GoAdmissionLoad` runs hack/admission-load, a Go
+program outside the GIL, for rates that threads sharing the test's cores cannot offer (200/s in tests/load)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import threading
 import time
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
 
 import orjson
 import urllib3
 
 from ballast.internal.enrollment import MODE_LABEL
 from ballast.internal.runtime.envtest import Environment
+from ballast.internal.runtime.envtest.pytest_plugin import unavailable
 from tests.e2e.support import admin_pool
+from tests.paths import REPOSITORY
+
+ADMISSION_LOAD_BINARY = "BALLAST_ADMISSION_LOAD"
+"""The environment variable naming an admission-load binary to use instead of hack/setup-admission-load's."""
 
 
 class AdmissionLoad:
@@ -103,3 +115,192 @@ class AdmissionLoad:
                 self._stopped.wait(delay)
             else:
                 next_at = time.monotonic()  # behind: do not burst to catch up
+
+
+def admission_load_binary() -> Path:
+    """$BALLAST_ADMISSION_LOAD, else what hack/setup-admission-load cached (`make e2e-tools`; never built from a
+    test): skipped when missing, failed under CI=true."""
+    override = os.environ.get(ADMISSION_LOAD_BINARY)
+    if override:
+        return Path(override)
+    found = subprocess.run(
+        [str(REPOSITORY / "hack" / "setup-admission-load"), "--installed-only"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if found.returncode != 0:
+        unavailable(f"admission-load is not built: {found.stderr.strip()}")
+    return Path(found.stdout.splitlines()[-1])
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    """hack/admission-load's closing JSON document; latencies in seconds (the program prints milliseconds)."""
+
+    sent: int
+    failed: int
+    failures: list[tuple[int, str]]  # the first 20, (status, message); status 0 is a connection error
+    p50: float
+    p90: float
+    p99: float
+    max: float
+    elapsed: float
+    rate_per_second: float
+    late: int  # slots not sent on time (a late tick, or the concurrency bound reached), skipped
+    max_in_flight: int
+    protocol: str  # of the answers, "HTTP/2.0" when the API server took HTTP/2
+
+    @classmethod
+    def parse(cls, text: str) -> LoadResult:
+        document = orjson.loads(text)
+        latencies = document["latencies_ms"]
+        return cls(
+            sent=int(document["sent"]),
+            failed=int(document["failed"]),
+            failures=[(int(f["status"]), str(f["message"])) for f in document["failures"]],
+            p50=latencies["p50"] / 1e3,
+            p90=latencies["p90"] / 1e3,
+            p99=latencies["p99"] / 1e3,
+            max=latencies["max"] / 1e3,
+            elapsed=float(document["elapsed_seconds"]),
+            rate_per_second=float(document["rate_per_second"]),
+            late=int(document["late"]),
+            max_in_flight=int(document.get("max_in_flight", 0)),
+            protocol=str(document.get("protocol", "")),
+        )
+
+
+class GoAdmissionLoad:
+    """`rate` dry-run pod CREATEs per second in `namespace` from hack/admission-load, started on entering.
+
+    Open loop: a request that could not start on time is counted in `late`, never sent in a burst later. It
+    stops by itself after `limit` requests or `duration` seconds (`wait()` waits for that), else when the block
+    exits; then `sent`, `failed`, `failures` (the first 20), `p99()`, `elapsed` and `rate_per_second` are the
+    program's. While it runs, `sent` follows its progress lines (one a second). At most `concurrency` requests are
+    in flight; every one goes over one HTTP/2 connection with the admin's client certificate.
+    """
+
+    def __init__(
+        self,
+        env: Environment,
+        namespace: str,
+        *,
+        rate: float = 200.0,
+        concurrency: int = 64,
+        limit: int | None = None,
+        duration: float | None = None,
+        binary: Path | None = None,
+    ) -> None:
+        self.env = env
+        self.namespace = namespace
+        self.rate = rate
+        self.concurrency = concurrency
+        self.limit = limit
+        self.duration = duration
+        self.binary = binary
+        self.result: LoadResult | None = None
+        self.stderr: list[str] = []  # what the program said that was not a progress line
+        self._progress = 0
+        self._process: subprocess.Popen[str] | None = None
+        self._reader: threading.Thread | None = None
+
+    def argv(self, binary: Path) -> list[str]:
+        admin = self.env.admin
+        argv = [
+            str(binary), f"-server={self.env.server}", f"-namespace={self.namespace}", f"-ca={admin.ca_file}",
+            f"-cert={admin.cert_file}", f"-key={admin.key_file}", f"-rate={self.rate}",
+            f"-concurrency={self.concurrency}", "-stop-on-stdin-eof",
+        ]  # fmt: skip
+        if self.limit is not None:
+            argv.append(f"-limit={self.limit}")
+        if self.duration is not None:
+            argv.append(f"-duration={self.duration}s")
+        return argv
+
+    def __enter__(self) -> GoAdmissionLoad:
+        binary = self.binary or admission_load_binary()
+        # stdin stays open while we run: if this process dies, the program sees its end and stops.
+        self._process = subprocess.Popen(
+            self.argv(binary), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        assert self._process.stderr is not None
+        self._reader = threading.Thread(target=self._read_stderr, args=(self._process.stderr,), daemon=True)
+        self._reader.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _read_stderr(self, stream: IO[str]) -> None:
+        for line in stream:
+            if line.startswith('{"sent":'):
+                self._progress = int(orjson.loads(line)["sent"])
+            else:
+                self.stderr.append(line.rstrip("\n"))
+
+    def wait(self, timeout: float | None = None) -> LoadResult:
+        """Wait for the program to stop by itself (after `limit` or `duration`) and return its figures."""
+        return self._finish(stop=False, timeout=timeout)
+
+    def stop(self, timeout: float = 60.0) -> LoadResult:
+        """Stop offering load, wait for the requests in flight, and return the figures."""
+        return self._finish(stop=True, timeout=timeout)
+
+    def _finish(self, *, stop: bool, timeout: float | None) -> LoadResult:
+        if self.result is not None:
+            return self.result
+        process = self._process
+        assert process is not None, "the load was never started"
+        assert process.stdin is not None
+        assert process.stdout is not None
+        if stop:
+            process.stdin.close()
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise
+        finally:
+            process.stdin.close()
+        out = process.stdout.read()  # one line, written as it exits: the pipe's buffer holds it
+        process.stdout.close()
+        if self._reader is not None:
+            self._reader.join(timeout=10)
+        said = "\n".join(self.stderr[-20:])
+        if process.returncode != 0 or not out.strip():
+            raise RuntimeError(f"admission-load exited {process.returncode}: {said}")
+        self.result = LoadResult.parse(out.strip().splitlines()[-1])
+        return self.result
+
+    def _done(self) -> LoadResult:
+        assert self.result is not None, "the figures are read once the load has stopped (wait, stop or exit)"
+        return self.result
+
+    @property
+    def sent(self) -> int:
+        return self.result.sent if self.result is not None else self._progress
+
+    @property
+    def failed(self) -> int:
+        return self._done().failed
+
+    @property
+    def failures(self) -> list[tuple[int, str]]:
+        return self._done().failures
+
+    @property
+    def late(self) -> int:
+        return self._done().late
+
+    @property
+    def elapsed(self) -> float:
+        return self._done().elapsed
+
+    @property
+    def rate_per_second(self) -> float:
+        return self._done().rate_per_second
+
+    def p99(self) -> float:
+        return self._done().p99

@@ -1,0 +1,3 @@
+module ballast.tightlinesoftware.com/hack/admission-load
+
+go 1.26
