@@ -3,6 +3,8 @@
 - `wire`: `WireModel` (camelCase on the wire, strict, unknown fields kept), `WireEnum`, `Int32`, `Int64`,
   `IntOrString`, `CRDSchema` (the schema-only marker), `list_map`, `ATOMIC_LIST`, `ATOMIC_STRUCT`
 - `meta`: `ObjectMeta`, `OwnerReference`, `LabelSelector`, `Condition` and `Conditions`, `Time`
+- `builtin`: built-in types custom kinds embed — `PodTemplateSpec`, `JobTemplateSpec`, `ObjectReference`,
+  `LocalObjectReference`, `ResourceRequirements` (their CRD schema recorded from the API server's OpenAPI v3)
 - `customresource`: `CustomResource`, the base class of a kind (its class constants say its identity and CRD)
 - `markers`: what kubebuilder users write as `+kubebuilder:` markers (its docstring lists each equivalent)
 - `formats`: Go durations, qualified names, lists of unique strings
@@ -34,6 +36,8 @@ from __future__ import annotations
 
 from ballast.internal.runtime.crdgen import AGE, PrinterColumn, ScaleSubresource, Scope
 
+from . import builtin
+from .builtin import JobTemplateSpec, LocalObjectReference, ObjectReference, PodTemplateSpec, ResourceRequirements
 from .customresource import CustomResource
 from .generate import HEADER, crd_for, crd_schema, rendered_crds, write_crds
 from .markers import (
@@ -74,15 +78,21 @@ __all__ = [
     "Int32",
     "Int64",
     "IntOrString",
+    "JobTemplateSpec",
     "LabelSelector",
+    "LocalObjectReference",
     "ObjectMeta",
+    "ObjectReference",
+    "PodTemplateSpec",
     "PrinterColumn",
+    "ResourceRequirements",
     "ScaleSubresource",
     "Scope",
     "StructuralSchemaError",
     "Time",
     "WireEnum",
     "WireModel",
+    "builtin",
     "cel",
     "check_structural",
     "crd_for",
