@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
 from ballast.runtime.crd import (
     LIST_ATOMIC,
-    PRESERVE_UNKNOWN_FIELDS,
     CustomResource,
     Int32,
     Int64,
+    JobTemplateSpec,
+    ObjectReference,
     Scope,
     Time,
     WireModel,
@@ -21,9 +22,6 @@ from .groupversion_info import GROUP, VERSION
 
 ConcurrencyPolicy = Literal["Allow", "Forbid", "Replace"]
 """How to treat a run that is due while the last one is still active: run both, skip the new one, or replace."""
-
-ObjectReference = dict[str, Any]
-"""A core/v1 ObjectReference (apiVersion, kind, namespace, name, uid, resourceVersion)."""
 
 
 class CronJobSpec(WireModel):
@@ -37,8 +35,8 @@ class CronJobSpec(WireModel):
     """What to do with a run due while the last is still active (the webhook defaults it to Allow)."""
     suspend: bool | None = None
     """Suspend later runs; those already started are left alone."""
-    job_template: Annotated[dict[str, Any], PRESERVE_UNKNOWN_FIELDS]
-    """The Job to create at each run (a batch/v1 JobTemplateSpec)."""
+    job_template: JobTemplateSpec
+    """The Job to create at each run; its schema is the API server's, so a bad template is refused at once."""
     successful_jobs_history_limit: Annotated[Int32, Field(ge=0)] | None = None
     """How many finished Jobs to keep."""
     failed_jobs_history_limit: Annotated[Int32, Field(ge=0)] | None = None

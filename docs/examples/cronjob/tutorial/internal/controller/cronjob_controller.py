@@ -22,6 +22,7 @@ from ballast.runtime import (
     rfc3339,
     set_controller_reference,
 )
+from ballast.runtime.crd import ObjectReference
 from ballast.runtime.rbacgen import rbac
 from tutorial.api.v1 import CronJob
 
@@ -104,7 +105,7 @@ def next_schedule(cronjob: CronJob, now: datetime) -> tuple[datetime | None, dat
 
 def job_for(cronjob: CronJob, at: datetime) -> dict[str, Any]:
     """The Job of the run scheduled at `at`: named after the CronJob and the time, so a run is created once."""
-    template = cronjob.spec.job_template
+    template = cronjob.spec.job_template.to_wire()
     metadata = template.get("metadata") or {}
     job: dict[str, Any] = {
         "apiVersion": "batch/v1",
@@ -146,7 +147,7 @@ class CronJobReconciler:
             return None  # deleted: its Jobs go with it (they are owned)
 
         jobs = classify(list(self.client.list(JOB, request.namespace, index=(JOB_OWNER_KEY, request.name))))
-        active = [get_reference(self.scheme, job) for job in jobs.active] or None
+        active = [ObjectReference.model_validate(get_reference(self.scheme, job)) for job in jobs.active] or None
         status = cronjob.status.model_copy(update={"last_schedule_time": jobs.most_recent, "active": active})
         if status != cronjob.status:
             cronjob = self.client.status().update(cronjob.model_copy(update={"status": status}))

@@ -8,8 +8,10 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from ballast.runtime import FakeClock, Manager, get_controller_of
-from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest import APIError, Environment
 from ballast.runtime.testing import consistently, eventually
 from tutorial.internal.controller.cronjob_controller import SCHEDULED_TIME_ANNOTATION
 
@@ -164,3 +166,14 @@ def test_finished_jobs_beyond_the_history_limits_are_deleted_oldest_first(
             what="the newest successful and the newest failed Job",
         )  # fmt: skip
         assert kept == ["limited-3", "limited-4"]
+
+
+def test_the_job_template_is_validated_by_the_api_servers_own_schema(
+    envtest: Environment, namespace: str, cronjob_crd: None
+) -> None:
+    nameless = cronjob("nameless")
+    nameless["spec"]["jobTemplate"] = {"spec": {"template": {"spec": {"containers": [{"image": "test-image"}]}}}}
+    with pytest.raises(APIError) as refused:
+        envtest.rest.create(cronjobs(namespace), nameless)
+    assert refused.value.status == 422
+    assert "spec.jobTemplate.spec.template.spec.containers[0].name: Required value" in refused.value.message
