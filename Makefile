@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 
 .PHONY: help venv envtest e2e-tools helm karpenter-oracle generate lint typecheck unit packaging integration test-e2e test-karpenter test test-load audit dev demo dev-cluster bench kind-deploy clean
 
-HACK_SCRIPTS := hack/gen-manifests hack/audit
+HACK_SCRIPTS := hack/gen-manifests hack/audit hack/record-builtin-schemas
 KIND_CLUSTER ?= ballast-dev
 KIND_IMAGE ?= ballast:dev
 

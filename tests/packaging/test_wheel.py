@@ -47,6 +47,11 @@ def test_the_wheel_holds_real_files_under_ballast_only(wheel: Path) -> None:
     assert "ballast/internal/runtime/envtest/reaper.py" in names
     assert "ballast/api/__init__.py" in names
     assert "ballast/_runtime_alias.py" in names  # `ballast.runtime`, and the stubs type checkers read for it
+    # The built-in types' recorded schemas: ballast-crdgen reads them for a kind embedding a JobTemplateSpec.
+    assert {
+        "ballast/internal/runtime/crd/builtin_core_v1.json",
+        "ballast/internal/runtime/crd/builtin_batch_v1.json",
+    } <= set(names)
     assert {
         "ballast/runtime/__init__.pyi",
         "ballast/runtime/manager.pyi",
