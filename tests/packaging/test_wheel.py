@@ -107,6 +107,87 @@ def test_a_throwaway_project_gets_a_working_api_server_from_the_fixture(clean_ve
     assert "1 passed" in result.stdout
 
 
+THROWAWAY_KIND = """
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from ballast.runtime.crd import CustomResource, Int32, Scope, WireModel
+
+
+class GreetingSpec(WireModel):
+    language: Literal["en", "fr"] = "en"
+    times: Int32 = Field(default=1, ge=1)
+
+
+class GreetingStatus(WireModel):
+    said: str | None = None
+
+
+class Greeting(CustomResource):
+    \"\"\"A greeting to say.\"\"\"
+
+    GROUP: ClassVar[str] = "example.com"
+    VERSION: ClassVar[str] = "v1"
+    KIND: ClassVar[str] = "Greeting"
+    PLURAL: ClassVar[str] = "greetings"
+    SCOPE: ClassVar[Scope] = "Namespaced"
+    STATUS_SUBRESOURCE: ClassVar[bool] = True
+    spec: GreetingSpec = Field(default_factory=GreetingSpec)
+    status: GreetingStatus = Field(default_factory=GreetingStatus)
+"""
+
+THROWAWAY_TEST = """
+from ballast.runtime import Builder, GroupVersionKind, Manager, Scheme
+from ballast.runtime.testing import eventually, running
+from greetings import Greeting
+
+WORDS = {"en": "hello", "fr": "bonjour"}
+
+
+class Greeter:
+    def __init__(self, manager):
+        self.client = manager.client
+
+    def reconcile(self, ctx, request):
+        greeting = self.client.get(Greeting, request.name, request.namespace)
+        said = " ".join([WORDS[greeting.spec.language]] * greeting.spec.times)
+        if greeting.status.said != said:
+            status = greeting.status.model_copy(update={"said": said})
+            self.client.status().update(greeting.model_copy(update={"status": status}))
+
+
+def test_the_controller_answers_a_greeting(envtest, envtest_namespace):
+    envtest.install_crds(["crds"])
+    scheme = Scheme()
+    scheme.register(GroupVersionKind("example.com", "v1", "Greeting"), Greeting)
+    manager = Manager(envtest.rest_config(), scheme=scheme)
+    Builder(manager).for_(Greeting).complete(Greeter(manager))
+    path = f"/apis/example.com/v1/namespaces/{envtest_namespace}/greetings"
+    with running(manager):
+        envtest.rest.create(path, {"apiVersion": "example.com/v1", "kind": "Greeting", "metadata": {"name": "g"},
+                                   "spec": {"language": "fr", "times": 2}})
+        eventually(lambda: envtest.rest.get(f"{path}/g").get("status", {}).get("said") == "bonjour bonjour",
+                   what="the greeting said")
+"""
+
+
+def test_a_throwaway_project_generates_its_crd_and_tests_its_controller_without_the_operator(
+    clean_venv: Path, tmp_path: Path
+) -> None:
+    """Issue 14's acceptance: installed without ballast[operator], a project of its own makes its CRD with
+    ballast-crdgen and tests its controller on the real API server with the testing kit."""
+    (tmp_path / "greetings.py").write_text(THROWAWAY_KIND)
+    (tmp_path / "test_greeter.py").write_text(THROWAWAY_TEST)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST") and k != "PYTHONPATH"}
+    env["PATH"] = f"{clean_venv / 'bin'}:{env['PATH']}"
+    _run([str(clean_venv / "bin" / "ballast-crdgen"), "crd", "greetings", "-o", "crds"], cwd=tmp_path, env=env)
+    assert [path.name for path in (tmp_path / "crds").iterdir()] == ["example.com_greetings.yaml"]
+    python = str(clean_venv / "bin" / "python")
+    result = _run([python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "test_greeter.py"], cwd=tmp_path, env=env)
+    assert "1 passed" in result.stdout
+
+
 def test_the_runtime_alias_binds_the_installed_modules_and_type_checks(clean_venv: Path, tmp_path: Path) -> None:
     # outside the repository: the installed package, its finder and its stubs, nothing from the source tree
     (tmp_path / "uses_alias.py").write_text(
