@@ -7,49 +7,22 @@ from __future__ import annotations
 import copy
 import uuid
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
-from pydantic import Field
 
 from ballast.internal.runtime import Client, GroupVersionKind, RESTConfig, Scheme
 from ballast.internal.runtime.crd import (
-    CustomResource,
-    JobTemplateSpec,
     ObjectMeta,
     ObjectReference,
-    Scope,
-    WireModel,
     crd_for,
 )
 from ballast.internal.runtime.envtest import Environment
 from ballast.internal.runtime.envtest.errors import APIError
+from tests.unit.internal.runtime.crd.crontab import CronTab
 
-GROUP = "builtin.example.com"
+GROUP = CronTab.GROUP
 CRD_NAME = f"crontabs.{GROUP}"
-
-
-class CronTabSpec(WireModel):
-    schedule: str
-    job_template: JobTemplateSpec
-
-
-class CronTabStatus(WireModel):
-    active: list[ObjectReference] | None = None
-
-
-class CronTab(CustomResource):
-    """A CronJob-like kind."""
-
-    GROUP: ClassVar[str] = GROUP
-    VERSION: ClassVar[str] = "v1"
-    KIND: ClassVar[str] = "CronTab"
-    PLURAL: ClassVar[str] = "crontabs"
-    SCOPE: ClassVar[Scope] = "Namespaced"
-    STATUS_SUBRESOURCE: ClassVar[bool] = True
-
-    spec: CronTabSpec
-    status: CronTabStatus = Field(default_factory=CronTabStatus)
 
 
 TEMPLATE: dict[str, Any] = {

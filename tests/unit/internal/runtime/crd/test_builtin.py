@@ -5,46 +5,21 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 
 from ballast.internal.runtime.crd import (
     Condition,
-    CustomResource,
     JobTemplateSpec,
-    ObjectReference,
-    Scope,
     StructuralSchemaError,
-    WireModel,
     builtin,
     check_structural,
     crd_schema,
 )
 
-
-class CronTabSpec(WireModel):
-    schedule: str
-    job_template: JobTemplateSpec
-
-
-class CronTabStatus(WireModel):
-    active: list[ObjectReference] | None = None
-
-
-class CronTab(CustomResource):
-    """A CronJob-like kind."""
-
-    GROUP: ClassVar[str] = "example.com"
-    VERSION: ClassVar[str] = "v1"
-    KIND: ClassVar[str] = "CronTab"
-    PLURAL: ClassVar[str] = "crontabs"
-    SCOPE: ClassVar[Scope] = "Namespaced"
-    STATUS_SUBRESOURCE: ClassVar[bool] = True
-
-    spec: CronTabSpec
-    status: CronTabStatus = Field(default_factory=CronTabStatus)
+from .crontab import CronTab
 
 
 def _at(schema: dict[str, Any], path: str) -> dict[str, Any]:
