@@ -7,7 +7,6 @@ program outside the GIL, for rates that threads sharing the test's cores cannot 
 
 from __future__ import annotations
 
-import os
 import subprocess
 import threading
 import time
@@ -20,9 +19,8 @@ import urllib3
 
 from ballast.internal.enrollment import MODE_LABEL
 from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.pytest_plugin import unavailable
 from tests.e2e.support import admin_pool
-from tests.paths import REPOSITORY
+from tests.tools import installed_tool
 
 ADMISSION_LOAD_BINARY = "BALLAST_ADMISSION_LOAD"
 """The environment variable naming an admission-load binary to use instead of hack/setup-admission-load's."""
@@ -120,18 +118,7 @@ class AdmissionLoad:
 def admission_load_binary() -> Path:
     """$BALLAST_ADMISSION_LOAD, else what hack/setup-admission-load cached (`make e2e-tools`; never built from a
     test): skipped when missing, failed under CI=true."""
-    override = os.environ.get(ADMISSION_LOAD_BINARY)
-    if override:
-        return Path(override)
-    found = subprocess.run(
-        [str(REPOSITORY / "hack" / "setup-admission-load"), "--installed-only"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if found.returncode != 0:
-        unavailable(f"admission-load is not built: {found.stderr.strip()}")
-    return Path(found.stdout.splitlines()[-1])
+    return installed_tool("admission-load", "setup-admission-load", ADMISSION_LOAD_BINARY)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 import random
 import struct
 import subprocess
@@ -37,8 +36,7 @@ from ballast.internal.consolidation import (
 )
 from ballast.internal.consolidation.pools import UNDERUTILIZED
 from ballast.internal.consolidation.schedule import parse_budget_duration
-from ballast.internal.runtime.envtest.pytest_plugin import unavailable
-from tests.paths import REPOSITORY
+from tests.tools import installed_tool
 
 DISRUPTION = "karpenter.sh/disruption-cost"
 DELETION = "controller.kubernetes.io/pod-deletion-cost"
@@ -275,18 +273,7 @@ def budget_cases(rng: random.Random) -> list[dict[str, Any]]:
 
 def oracle_binary() -> Path:
     """$BALLAST_KARPENTER_ORACLE, else what hack/setup-karpenter-oracle cached (never built from a test)."""
-    override = os.environ.get("BALLAST_KARPENTER_ORACLE")
-    if override:
-        return Path(override)
-    found = subprocess.run(
-        [str(REPOSITORY / "hack" / "setup-karpenter-oracle"), "--installed-only"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if found.returncode != 0:
-        unavailable(f"karpenter-oracle is not built: {found.stderr.strip()}")
-    return Path(found.stdout.splitlines()[-1])
+    return installed_tool("karpenter-oracle", "setup-karpenter-oracle", "BALLAST_KARPENTER_ORACLE")
 
 
 def ask_karpenter(binary: Path, cases: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
