@@ -127,7 +127,12 @@ class SQLiteHistoryStore:
         )
         connection.execute("PRAGMA synchronous = FULL")
         with self._lock:
-            self._connections.append(connection)
+            closed_meanwhile = self.closed  # the property: mypy would keep `_closed` narrowed from above
+            if not closed_meanwhile:
+                self._connections.append(connection)
+        if closed_meanwhile:  # close() ran while it was opened: nobody else would close it
+            connection.close()
+            raise StoreError(f"history store {self._path} is closed")
         self._local.connection = connection
         return connection
 

@@ -7,6 +7,7 @@ program outside the GIL, for rates that threads sharing the test's cores cannot 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 import time
@@ -113,6 +114,32 @@ class AdmissionLoad:
                 self._stopped.wait(delay)
             else:
                 next_at = time.monotonic()  # behind: do not burst to catch up
+
+
+COMPONENTS = ("kube-apiserver", "etcd", "kwok", "metrics-server", "kube-scheduler", "kube-controller-manager")
+
+
+def component_cpu_seconds() -> dict[str, float]:
+    """CPU seconds (user + system) spent so far by each mini-cluster component and by every `ballastd`, summed over
+    their processes, from /proc: the difference of two readings says where the cores went in between."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    spent: dict[str, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # exited meanwhile
+            continue
+        program = Path(argv[0].decode(errors="replace")).name
+        component = program if program in COMPONENTS else None
+        if component is None and b"ballast.internal.cmd.ballastd" in argv:
+            component = "ballastd"
+        if component is not None:
+            fields = stat.rsplit(")", 1)[1].split()
+            spent[component] = spent.get(component, 0.0) + (int(fields[11]) + int(fields[12])) / ticks
+    return spent
 
 
 def admission_load_binary() -> Path:

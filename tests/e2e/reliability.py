@@ -42,6 +42,11 @@ def _e2e(test: str) -> str:
     return f"`ballast-envtest netns -- pytest tests/e2e/{test}`"
 
 
+def _cores(cores: Mapping[str, float]) -> str:
+    busiest = sorted(cores.items(), key=lambda item: -item[1])
+    return "; cores meanwhile: " + ", ".join(f"{name} {share}" for name, share in busiest) if cores else ""
+
+
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "leader_failover",
@@ -119,6 +124,27 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
     ),
     Scenario(
+        "karpenter_delete",
+        "Load: a consolidation DELETE side by side with Karpenter v1.15.0",
+        "Karpenter deletes the node the advisor's first move deletes, with the same score, in one command",
+        "`make test-load` (tests/load/test_karpenter_scenarios.py)",
+        lambda f: (
+            f"{f['first_move']}: score {f['advisor_score']} (Karpenter {f['karpenter_score']}); "
+            f"{f['freed_nodes']} node freed by {f['karpenter_commands']} command; decided "
+            f"{f['decided_after_seconds']} s and converged {f['converged_after_seconds']} s after the change"
+        ),
+    ),
+    Scenario(
+        "karpenter_blocked",
+        "Load: a node blocked by karpenter.sh/do-not-disrupt, side by side with Karpenter v1.15.0",
+        "the advisor's reason is Karpenter's DisruptionBlocked event; Karpenter sends no command",
+        "`make test-load` (tests/load/test_karpenter_scenarios.py)",
+        lambda f: (
+            f"reason {f['reason']!r} (Karpenter's event after {f['karpenter_blocked_after_seconds']} s); "
+            f"{f['karpenter_commands']} commands over {f['watched_seconds']} s"
+        ),
+    ),
+    Scenario(
         "operator_footprint",
         "Load: 1,000 enrolled pods among 1,000 vs 20,000 cluster pods",
         "peak RSS at 20,000 within 1.1 × that at 1,000, for each configuration but the advisor (which lists every "
@@ -137,8 +163,10 @@ SCENARIOS: tuple[Scenario, ...] = (
         "zero failed admissions",
         "`make test-load`",
         lambda f: (
-            f"{f['failed']} failed of {f['admissions']}, {f['rate_per_second']}/s achieved; p99 {f['p99_ms']} ms "
-            f"({f['replicas']} replicas, {f['cluster_pods']} cluster pods)"
+            f"{f['failed']} failed of {f['admissions']}, {f['rate_per_second']}/s achieved of "
+            f"{f.get('offered_per_second', 200)}/s offered ({f.get('late', 0)} slots not started: 64 already in "
+            f"flight); p99 {f['p99_ms']} ms ({f['replicas']} replicas, {f['cluster_pods']} cluster pods)"
+            + _cores(f.get("cores", {}))
         ),
     ),
     Scenario(

@@ -39,7 +39,7 @@ from ballast.internal.runtime.envtest.errors import APIError
 from ballast.internal.runtime.envtest.ports import suggest_port
 from ballast.internal.runtime.envtest.wait import poll_until
 from tests.e2e.figures import record
-from tests.e2e.load import GoAdmissionLoad, admission_load_binary
+from tests.e2e.load import GoAdmissionLoad, admission_load_binary, component_cpu_seconds
 from tests.e2e.support import PAUSE_IMAGE, MountedSecret, Operator, Replicas, admin_pool, create_namespace
 from tests.integration.internal.cmd.ballastd.conftest import install_operator_objects
 from tests.integration.redis_server import RedisServer, redis_server_or_skip
@@ -261,8 +261,10 @@ def test_footprint_does_not_grow_with_cluster_pods_and_admission_holds_200_per_s
         with Replicas(cluster, stand_in, redis.url) as replicas:
             poll_until(lambda: len(replicas.leaders()) == 1, timeout=30, what="one leader")
             # From Go, outside this process: Python threads here shared the GIL and the cores and offered ~157/s.
+            cpu_before, load_began = component_cpu_seconds(), time.monotonic()
             with GoAdmissionLoad(env, load_namespace, rate=RATE, duration=LOAD_SECONDS, binary=generator) as load:
                 load.wait(timeout=LOAD_SECONDS + 90)
+            cpu_after, load_seconds = component_cpu_seconds(), time.monotonic() - load_began
         stand_in.stop()
     finally:
         redis.stop()
@@ -278,8 +280,10 @@ def test_footprint_does_not_grow_with_cluster_pods_and_admission_holds_200_per_s
     })  # fmt: skip
     record("admission_load", {"admissions": load.sent, "failed": load.failed, "replicas": 2,
                               "cluster_pods": CLUSTER_PODS, "rate_per_second": round(load.rate_per_second),
-                              "p99_ms": round(load.p99() * 1e3, 1), "late": load.late,
-                              "generator": "hack/admission-load"})  # fmt: skip
+                              "offered_per_second": round(RATE), "p99_ms": round(load.p99() * 1e3, 1),
+                              "late": load.late, "generator": "hack/admission-load",
+                              "cores": {name: round((spent - cpu_before.get(name, 0.0)) / load_seconds, 2)
+                                        for name, spent in sorted(cpu_after.items())}})  # fmt: skip
     assert mutated >= ENROLLED  # every enrolled pod went through the webhook
     assert load.failures == [], load.failures[:5]
     for name in BOUNDED:

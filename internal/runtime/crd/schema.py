@@ -106,6 +106,8 @@ def _clean(node: Schema) -> None:
     node.pop("title", None)
     if "default" in node and node["default"] is None:
         del node["default"]
+    elif isinstance(node.get("default"), dict | list):
+        node["default"] = _without_nulls(node["default"])  # a model instance as default dumps its unset fields
     if DEFAULT_MARKER in node:
         node["default"] = node.pop(DEFAULT_MARKER)
     if node.get("additionalProperties") is True:
@@ -120,6 +122,16 @@ def _clean(node: Schema) -> None:
     if isinstance(node.get("description"), str):
         node["description"] = node["description"].strip()
     _rename_constraints(node)
+
+
+def _without_nulls(value: Any) -> Any:
+    # An optional field left unset is absent on the wire, never null: the API server refuses a null default
+    # where the field is not nullable.
+    if isinstance(value, dict):
+        return {key: _without_nulls(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [_without_nulls(item) for item in value]
+    return value
 
 
 def _mark_untyped(node: Schema) -> None:

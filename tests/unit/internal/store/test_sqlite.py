@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -115,6 +116,37 @@ def test_close_waits_for_a_call_in_progress_on_another_thread_which_completes(tm
         store.read(CPU)
     with SQLiteHistoryStore(tmp_path / "h.db") as reopened:
         assert reopened.read(CPU).values == (7,)
+
+
+def test_a_connection_opened_while_close_runs_is_closed_and_the_call_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SQLiteHistoryStore(tmp_path / "h.db")
+    opened: list[sqlite3.Connection] = []
+    connect = sqlite3.connect
+
+    def connect_then_close_the_store(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        connection: sqlite3.Connection = connect(*args, **kwargs)
+        opened.append(connection)
+        store.close()  # another thread closes the store between connect() and registering the connection
+        return connection
+
+    monkeypatch.setattr(sqlite3, "connect", connect_then_close_the_store)
+    errors: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            store.read(CPU)
+        except StoreError as exc:
+            errors.append(exc)
+
+    reader = threading.Thread(target=read)  # a thread without a connection yet
+    reader.start()
+    reader.join()
+    assert [str(error) for error in errors] == [f"history store {tmp_path / 'h.db'} is closed"]
+    assert len(opened) == 1
+    with pytest.raises(sqlite3.ProgrammingError, match="closed database"):
+        opened[0].execute("SELECT 1")
 
 
 _CLOSE_UNDER_READERS = """

@@ -35,6 +35,7 @@ from ballast.internal.runtime.crd import (
     min_items,
     minimum,
     model_markers,
+    openapi_schema,
     pattern,
     schema_format,
 )
@@ -165,6 +166,21 @@ def test_python_defaults_are_rendered_and_the_default_marker_wins() -> None:
     assert spec("tags").get("default") is None  # a default_factory is not a schema default
     assert spec("fallback")["default"] == {"name": "http", "port": 80}
     assert spec("replicas")["default"] == 3
+
+
+class Probe(WireModel):
+    path: str = "/healthz"
+    timeout_seconds: Int32 | None = None
+
+
+class Checked(WireModel):
+    probe: Probe = Probe()  # a model instance as the default (not a default_factory)
+
+
+def test_a_model_instance_default_lists_only_its_set_fields_not_nulls() -> None:
+    schema = openapi_schema(Checked)
+    assert schema["properties"]["probe"]["default"] == {"path": "/healthz"}
+    check_structural(schema)
 
 
 def test_cel_rules_on_a_field_add_up_with_their_messages() -> None:
