@@ -125,8 +125,7 @@ def _clean(node: Schema) -> None:
 
 
 def _without_nulls(value: Any) -> Any:
-    # An optional field left unset is absent on the wire, never null: the API server refuses a null default
-    # where the field is not nullable.
+    # An optional field left unset is absent on the wire, never null: the default says what a client would send.
     if isinstance(value, dict):
         return {key: _without_nulls(item) for key, item in value.items() if item is not None}
     if isinstance(value, list):
