@@ -205,6 +205,10 @@ def test_watch_expiry_from_etcd_compaction_under_write_load_loses_no_update(plan
             settle(plane, manager, reconciled)
     finally:
         proxy.stop()
-    assert informer.expired >= cuts, (informer.expired, informer.relists)
+    # Each cut left the informer's version compacted, so each cost a relist. Most announce themselves with a 410;
+    # a watch opened while etcd compacts its previous revision can get a 500 ("etcd event received with
+    # PrevKv=nil") from the API server instead, and the informer relists just the same.
+    assert informer.relists >= cuts, (informer.expired, informer.relists)
+    assert informer.expired >= 1, (informer.expired, informer.relists)
     record("watch_expiry", {"cuts": cuts, "expired_410": informer.expired, "relists": informer.relists,
                             "writes": writer.writes, "reconciles": reconciled.count})  # fmt: skip
