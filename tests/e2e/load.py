@@ -128,18 +128,22 @@ def component_cpu_seconds() -> dict[str, float]:
         if not entry.name.isdigit():
             continue
         try:
-            stat = (entry / "stat").read_text()
             argv = (entry / "cmdline").read_bytes().split(b"\0")
+            program = Path(argv[0].decode(errors="replace")).name
+            component = program if program in COMPONENTS else None
+            if component is None and b"ballast.internal.cmd.ballastd" in argv:
+                component = "ballastd"
+            if component is not None:
+                spent[component] = spent.get(component, 0.0) + cpu_ticks(int(entry.name)) / ticks
         except OSError:  # exited meanwhile
             continue
-        program = Path(argv[0].decode(errors="replace")).name
-        component = program if program in COMPONENTS else None
-        if component is None and b"ballast.internal.cmd.ballastd" in argv:
-            component = "ballastd"
-        if component is not None:
-            fields = stat.rsplit(")", 1)[1].split()
-            spent[component] = spent.get(component, 0.0) + (int(fields[11]) + int(fields[12])) / ticks
     return spent
+
+
+def cpu_ticks(pid: int) -> int:
+    """User + system CPU time of `pid` so far, in clock ticks (/proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
 
 
 def admission_load_binary() -> Path:

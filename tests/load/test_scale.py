@@ -39,7 +39,7 @@ from ballast.internal.runtime.envtest.errors import APIError
 from ballast.internal.runtime.envtest.ports import suggest_port
 from ballast.internal.runtime.envtest.wait import poll_until
 from tests.e2e.figures import record
-from tests.e2e.load import GoAdmissionLoad, admission_load_binary, component_cpu_seconds
+from tests.e2e.load import GoAdmissionLoad, admission_load_binary, component_cpu_seconds, cpu_ticks
 from tests.e2e.support import PAUSE_IMAGE, MountedSecret, Operator, Replicas, admin_pool, create_namespace
 from tests.integration.internal.cmd.ballastd.conftest import install_operator_objects
 from tests.integration.redis_server import RedisServer, redis_server_or_skip
@@ -86,21 +86,16 @@ def _rss_kib(pid: int) -> int:
     return 0
 
 
-def _cpu_ticks(pid: int) -> int:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
-
-
 def footprint(pid: int) -> Footprint:
     """Peak RSS and CPU seconds of `pid`'s process tree over WINDOW_SECONDS, sampled every second."""
     ticks = os.sysconf("SC_CLK_TCK")
-    began = sum(_cpu_ticks(p) for p in _tree(pid))
+    began = sum(cpu_ticks(p) for p in _tree(pid))
     peak = 0
     deadline = time.monotonic() + WINDOW_SECONDS
     while time.monotonic() < deadline:
         peak = max(peak, sum(_rss_kib(p) for p in _tree(pid)))
         time.sleep(1.0)
-    spent = sum(_cpu_ticks(p) for p in _tree(pid)) - began
+    spent = sum(cpu_ticks(p) for p in _tree(pid)) - began
     return Footprint(round(peak / 1024, 1), round(spent / ticks, 2))
 
 
