@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -78,23 +79,29 @@ def test_a_held_write_lock_is_unavailable_and_the_cycle_can_be_retried(tmp_path:
     store.close()
 
 
+def raised_on_another_thread(call: Callable[[], object]) -> list[BaseException]:
+    """What `call` raised when run on a thread of its own (empty when it returned)."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as exc:  # handed to the test, which asserts on it
+            errors.append(exc)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join()
+    return errors
+
+
 def test_a_closed_store_refuses_calls_from_any_thread(tmp_path: Path) -> None:
     store = SQLiteHistoryStore(tmp_path / "h.db")
     store.read(CPU)
-    errors: list[BaseException] = []
-
-    def other_thread() -> None:
-        try:
-            store.read(CPU)
-        except BaseException as exc:
-            errors.append(exc)
-
     store.close()
     with pytest.raises(StoreError, match="is closed"):
         store.read(CPU)
-    worker = threading.Thread(target=other_thread)
-    worker.start()
-    worker.join()
+    errors = raised_on_another_thread(lambda: store.read(CPU))
     assert len(errors) == 1
     assert isinstance(errors[0], StoreError)
 
@@ -132,17 +139,8 @@ def test_a_connection_opened_while_close_runs_is_closed_and_the_call_refused(
         return connection
 
     monkeypatch.setattr(sqlite3, "connect", connect_then_close_the_store)
-    errors: list[BaseException] = []
-
-    def read() -> None:
-        try:
-            store.read(CPU)
-        except StoreError as exc:
-            errors.append(exc)
-
-    reader = threading.Thread(target=read)  # a thread without a connection yet
-    reader.start()
-    reader.join()
+    errors = raised_on_another_thread(lambda: store.read(CPU))  # a thread without a connection yet
+    assert all(isinstance(error, StoreError) for error in errors)
     assert [str(error) for error in errors] == [f"history store {tmp_path / 'h.db'} is closed"]
     assert len(opened) == 1
     with pytest.raises(sqlite3.ProgrammingError, match="closed database"):
