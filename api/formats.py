@@ -1,6 +1,6 @@
 """The string formats our CRD schemas check on the API server: Go durations and Kubernetes qualified names
 (label keys), as OpenAPI `pattern`s and CEL rules (`x-kubernetes-validations`) — the framework's
-(`ballast.internal.runtime.crd.formats`, `enum` from `ballast.internal.runtime.crd.markers`), re-exported here.
+(`ballast.runtime.crd.formats`, `enum` from `ballast.runtime.crd.markers`), re-exported here.
 
 They change the generated schema only (`CRDSchema`), never the models' own validation: an object stored before
 a rule existed must still be read, so that the operator can say it is invalid (docs/design.md, difference 26).
@@ -10,7 +10,7 @@ The exact checks, with messages naming the field, are the domain's (`ballast.int
 
 from __future__ import annotations
 
-from ballast.internal.runtime.crd.formats import (
+from ballast.runtime.crd.formats import (
     DURATION_MAX_LENGTH,
     DURATION_PATTERN,
     DURATION_UNITS,
@@ -24,7 +24,7 @@ from ballast.internal.runtime.crd.formats import (
     qualified_name,
     unique_items,
 )
-from ballast.internal.runtime.crd.markers import enum
+from ballast.runtime.crd.markers import enum
 
 __all__ = [
     "DURATION_MAX_LENGTH",

@@ -3,7 +3,7 @@ them as models. `ballast.internal.manifests.crds` renders the CRD of each."""
 
 from __future__ import annotations
 
-from ballast.internal.runtime import GroupVersionKind, Scheme
+from ballast.runtime import GroupVersionKind, Scheme
 
 from .balancer.v1alpha1 import Balancer
 from .ballast.v1 import (

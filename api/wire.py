@@ -1,5 +1,5 @@
 """The base of every API model and the schema markers next to its fields: the framework's
-(`ballast.internal.runtime.crd.wire`), re-exported for the kinds of `ballast.api`.
+(`ballast.runtime.crd.wire`), re-exported for the kinds of `ballast.api`.
 
 camelCase on the wire, snake_case in Python, unknown fields kept; `CRDSchema` markers (`x-kubernetes-list-type`,
 `x-kubernetes-map-type`, `format`) so the generated CRD schema carries them; the fixed-width integer types of the
@@ -8,7 +8,7 @@ Kubernetes API.
 
 from __future__ import annotations
 
-from ballast.internal.runtime.crd.wire import (
+from ballast.runtime.crd.wire import (
     ACRONYMS,
     ATOMIC_LIST,
     ATOMIC_STRUCT,

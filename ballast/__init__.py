@@ -1,12 +1,9 @@
 """Ballast for Python: right-sizing operator and a controller-runtime-style framework.
 
-The top-level folders (`api/`, `controllers/`, `webhook/`, `internal/`) are reached as `ballast.*`
-through relative symlinks in this package (docs/design.md, layout). `ballast.runtime` is not a symlink: it is
-the framework, `ballast.internal.runtime`, bound under a public name to the same module objects (`_runtime_alias`).
+The top-level folders are reached as `ballast.*` through relative symlinks in this package (docs/design.md,
+layout): `ballast.api`, `ballast.controllers`, `ballast.webhook`, the framework `ballast.runtime` (its files are
+in `internal/runtime/`) and `ballast.internal`, a real package whose sub-packages are symlinks to `internal/`'s,
+the framework's excepted, so each source file is importable under one module name only.
 """
 
-from ballast import _runtime_alias
-
 __version__ = "0.1.0.dev0"
-
-_runtime_alias.install()  # `ballast.runtime` binds the modules of `ballast.internal.runtime` (see the module)

@@ -51,9 +51,9 @@ from ballast.api.balancer.v1alpha1 import Balancer
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers import balancer
 from ballast.internal.cmd.wiring import new_manager
-from ballast.internal.runtime import CacheScope, Client, Context, Request, RESTConfig, Scheme
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.log import get_logger
+from ballast.runtime import CacheScope, Client, Context, Request, RESTConfig, Scheme
+from ballast.runtime.envtest import Environment
+from ballast.runtime.log import get_logger
 
 from machine import cpu_model
 

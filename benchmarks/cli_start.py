@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ballast.internal.manifests.crds import all_crds
-from ballast.internal.runtime.envtest import Environment
+from ballast.runtime.envtest import Environment
 
 from machine import cpu_model
 

@@ -71,7 +71,10 @@ from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF, PROFILE_REF_IND
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.naming import measurement_hash, policy_key
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import (
+from ballast.internal.sources import SOURCE_TYPES, FetchResult, FetchTarget, Source, SourceFactory
+from ballast.internal.store import Cycle, HistoryStore, RedisHistoryStore, Series, SeriesKey
+from ballast.internal.store.keys import first_seen_key, times_key, values_key
+from ballast.runtime import (
     APPLY,
     CacheScope,
     Client,
@@ -83,12 +86,9 @@ from ballast.internal.runtime import (
     Scheme,
     objects,
 )
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.backends import RecordingHandler
-from ballast.internal.runtime.log import get_logger
-from ballast.internal.sources import SOURCE_TYPES, FetchResult, FetchTarget, Source, SourceFactory
-from ballast.internal.store import Cycle, HistoryStore, RedisHistoryStore, Series, SeriesKey
-from ballast.internal.store.keys import first_seen_key, times_key, values_key
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.backends import RecordingHandler
+from ballast.runtime.log import get_logger
 
 from machine import cpu_model, redis_server
 

@@ -22,8 +22,8 @@ from pathlib import Path
 import yaml
 
 from ballast.internal.consolidationinputs import ReadSettings, advise, read_inputs
-from ballast.internal.runtime import Client, RESTConfig
-from ballast.internal.runtime.envtest import Environment
+from ballast.runtime import Client, RESTConfig
+from ballast.runtime.envtest import Environment
 
 ROOT = Path(__file__).resolve().parent.parent
 CRD_DIR = ROOT / "config" / "crd" / "bases"

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ballast.internal.runtime.envtest import find_assets
+from ballast.runtime.envtest import find_assets
 
 from machine import cpu_model
 

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import urllib3
 
-from ballast.internal.runtime.envtest import Environment, find_assets
-from ballast.internal.runtime.envtest.process import ControlPlaneProcess
+from ballast.runtime.envtest import Environment, find_assets
+from ballast.runtime.envtest.process import ControlPlaneProcess
 
 from machine import cpu_model
 

@@ -65,15 +65,15 @@ import msgspec
 import orjson
 import urllib3
 
-from ballast.internal.runtime import Client, GroupVersionKind, Projection, RESTConfig
-from ballast.internal.runtime.client import ListerWatcher
-from ballast.internal.runtime.decode import Decoder, DictDecoder, ProjectionDecoder
-from ballast.internal.runtime.gvk import GroupVersionResource, RESTMapping
-from ballast.internal.runtime.informer import FuncHandler, SharedIndexInformer
-from ballast.internal.runtime.objects import object_key
-from ballast.internal.runtime.rest import Transport
-from ballast.internal.runtime.restmapper import RESTMapper
-from ballast.internal.runtime.store import NAMESPACE_INDEX, Indexer, namespace_index
+from ballast.runtime import Client, GroupVersionKind, Projection, RESTConfig
+from ballast.runtime.client import ListerWatcher
+from ballast.runtime.decode import Decoder, DictDecoder, ProjectionDecoder
+from ballast.runtime.gvk import GroupVersionResource, RESTMapping
+from ballast.runtime.informer import FuncHandler, SharedIndexInformer
+from ballast.runtime.objects import object_key
+from ballast.runtime.rest import Transport
+from ballast.runtime.restmapper import RESTMapper
+from ballast.runtime.store import NAMESPACE_INDEX, Indexer, namespace_index
 
 from machine import cpu_model
 
@@ -682,7 +682,7 @@ LIVE_READERS = [
 
 
 def live(fixture: bytes, pods: int, rounds: int) -> dict[str, Any]:
-    from ballast.internal.runtime.envtest import Environment  # noqa: PLC0415
+    from ballast.runtime.envtest import Environment  # noqa: PLC0415
 
     items: list[dict[str, Any]] = orjson.loads(fixture)["items"][:pods]
     namespace = "bench-informer"

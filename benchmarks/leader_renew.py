@@ -20,8 +20,8 @@ import time
 
 import orjson
 
-from ballast.internal.runtime import Client, LeaderElectionConfig, LeaderElector, ProcessLeaderElector, RESTConfig
-from ballast.internal.runtime.envtest import Environment
+from ballast.runtime import Client, LeaderElectionConfig, LeaderElector, ProcessLeaderElector, RESTConfig
+from ballast.runtime.envtest import Environment
 
 from machine import cpu_model
 

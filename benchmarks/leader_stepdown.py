@@ -22,10 +22,10 @@ import threading
 import time
 from typing import Any
 
-from ballast.internal.runtime import Client, LeaderElectionConfig, LeaderElector, ProcessLeaderElector, RESTConfig
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.blackhole import BlackHoleProxy, address_of, through
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime import Client, LeaderElectionConfig, LeaderElector, ProcessLeaderElector, RESTConfig
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.blackhole import BlackHoleProxy, address_of, through
+from ballast.runtime.envtest.wait import poll_until
 
 from machine import cpu_model
 

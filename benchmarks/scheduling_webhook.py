@@ -67,7 +67,8 @@ import orjson
 import webhook
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
 from ballast.api.scheme import KINDS, add_to_scheme
-from ballast.internal.runtime import (
+from ballast.internal.scheduling import merge_detailed, pod_template, select_compiled, target_for, with_pod_spec
+from ballast.runtime import (
     AdmissionRequest,
     Cache,
     CacheScope,
@@ -78,10 +79,9 @@ from ballast.internal.runtime import (
     WebhookServer,
     patched,
 )
-from ballast.internal.runtime.admission import decode_review, encode_review
-from ballast.internal.runtime.cache import DelegatingClient
-from ballast.internal.runtime.log import setup_logging
-from ballast.internal.scheduling import merge_detailed, pod_template, select_compiled, target_for, with_pod_spec
+from ballast.runtime.admission import decode_review, encode_review
+from ballast.runtime.cache import DelegatingClient
+from ballast.runtime.log import setup_logging
 from ballast.webhook import scheduling
 from ballast.webhook.scheduling import MUTATE_PATH, SchedulingMutator
 from webhook import Bench, Server, Step, find_sustained, measured

@@ -92,14 +92,14 @@ import jsonpatch
 import orjson
 import yaml
 
-from ballast.internal.runtime import AdmissionRequest, AdmissionResponse, WebhookServer, patched
-from ballast.internal.runtime.admission import decode_review, encode_review
-from ballast.internal.runtime.webhook import MAX_BODY_BYTES
+from ballast.runtime import AdmissionRequest, AdmissionResponse, WebhookServer, patched
+from ballast.runtime.admission import decode_review, encode_review
+from ballast.runtime.webhook import MAX_BODY_BYTES
 
 from machine import cpu_model, free_port
 
 if TYPE_CHECKING:
-    from ballast.internal.runtime.envtest import Environment
+    from ballast.runtime.envtest import Environment
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -1103,7 +1103,7 @@ class Bench:
         self.work = work
         self.venv = venv
         # Imported here: the server processes started from this file load only what a webhook process needs.
-        from ballast.internal.runtime.certs import CertificateAuthority  # noqa: PLC0415
+        from ballast.runtime.certs import CertificateAuthority  # noqa: PLC0415
 
         ca = CertificateAuthority("bench-webhook-ca")
         self.cert_dir = work / "certs"
@@ -1520,7 +1520,7 @@ def benchmark(args: argparse.Namespace) -> int:
         )
         if any(name.startswith("kopf") for name in names):
             print("starting envtest (kopf needs an API server for its discovery) …", flush=True)
-            from ballast.internal.runtime.envtest import Environment  # noqa: PLC0415 - not in the servers
+            from ballast.runtime.envtest import Environment  # noqa: PLC0415 - not in the servers
 
             bench.env = Environment(network_mode="loopback")
             bench.env.start()

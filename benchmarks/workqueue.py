@@ -27,9 +27,9 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from ballast.internal.runtime.metrics import REGISTRY
-from ballast.internal.runtime.priorityqueue import PriorityQueue
-from ballast.internal.runtime.workqueue import Queue, RateLimitingQueue
+from ballast.runtime.metrics import REGISTRY
+from ballast.runtime.priorityqueue import PriorityQueue
+from ballast.runtime.workqueue import Queue, RateLimitingQueue
 
 from machine import cpu_model
 

@@ -66,7 +66,8 @@ from ballast.internal.placement import (
     request_from_spec,
     summarize_targets,
 )
-from ballast.internal.runtime import (
+from ballast.internal.telemetry.balancer import forget_balancer, record_balancer
+from ballast.runtime import (
     APPLY,
     APIStatusError,
     Builder,
@@ -82,12 +83,11 @@ from ballast.internal.runtime import (
     Result,
     objects,
 )
-from ballast.internal.runtime import labels as label_selectors
-from ballast.internal.runtime.conditions import FALSE, TRUE, condition, find_status_condition
-from ballast.internal.runtime.handler import RequestQueue
-from ballast.internal.runtime.informer import Registration, SharedIndexInformer
-from ballast.internal.runtime.restmapper import NoKindMatchError
-from ballast.internal.telemetry.balancer import forget_balancer, record_balancer
+from ballast.runtime import labels as label_selectors
+from ballast.runtime.conditions import FALSE, TRUE, condition, find_status_condition
+from ballast.runtime.handler import RequestQueue
+from ballast.runtime.informer import Registration, SharedIndexInformer
+from ballast.runtime.restmapper import NoKindMatchError
 
 NAME = "balancer"
 FIELD_MANAGER = "ballast-balancer"

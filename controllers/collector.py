@@ -81,21 +81,6 @@ from ballast.internal.enrollment import BALLAST_CONFIG_NAME, PROFILE_REF_INDEX
 from ballast.internal.enrollment.config import validate_ballast_config
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import (
-    APPLY,
-    APIStatusError,
-    Builder,
-    Context,
-    Controller,
-    EnqueueRequestsFromMapFunc,
-    Manager,
-    NotFoundError,
-    Request,
-    Result,
-    objects,
-)
-from ballast.internal.runtime.predicate import generation_changed
-from ballast.internal.runtime.source import Channel
 from ballast.internal.sources import (
     SOURCE_TYPES,
     BackingOffError,
@@ -115,6 +100,21 @@ from ballast.internal.telemetry import (
     STORE_ERRORS,
     profile_attributes,
 )
+from ballast.runtime import (
+    APPLY,
+    APIStatusError,
+    Builder,
+    Context,
+    Controller,
+    EnqueueRequestsFromMapFunc,
+    Manager,
+    NotFoundError,
+    Request,
+    Result,
+    objects,
+)
+from ballast.runtime.predicate import generation_changed
+from ballast.runtime.source import Channel
 
 NAME = "metricscollector"
 FIELD_MANAGER = "ballast-collector"

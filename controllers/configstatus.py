@@ -19,10 +19,10 @@ from ballast.api.ballast.v1 import BallastConfig, MetricsSource
 from ballast.api.ballast.v1.policyspec import VALID
 from ballast.internal.enrollment.config import validate_ballast_config
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import APPLY, Builder, Context, Controller, Manager, NotFoundError, Request, Result
-from ballast.internal.runtime.conditions import condition, find_status_condition
-from ballast.internal.runtime.predicate import generation_changed
 from ballast.internal.sources import validate_metrics_source
+from ballast.runtime import APPLY, Builder, Context, Controller, Manager, NotFoundError, Request, Result
+from ballast.runtime.conditions import condition, find_status_condition
+from ballast.runtime.predicate import generation_changed
 
 FIELD_MANAGER = "ballast-configstatus"
 EVENT_COMPONENT = "ballast"

@@ -34,7 +34,8 @@ from ballast.api.ballast.v1 import (
 from ballast.api.ballast.v1.consolidationreport import CATALOGUE_VALID, INPUTS_VALID, READY
 from ballast.internal.consolidation import BALANCED, BALANCED_K, HOURS_PER_MONTH, ConsolidationInputError, Move, Plan
 from ballast.internal.consolidationinputs import Advice, Inputs, ReadSettings, advise, read_inputs
-from ballast.internal.runtime import (
+from ballast.internal.telemetry.consolidation import APPROVED, REJECTED, record_refresh
+from ballast.runtime import (
     APPLY,
     AlreadyExistsError,
     APIStatusError,
@@ -50,11 +51,10 @@ from ballast.internal.runtime import (
     objects,
     rfc3339,
 )
-from ballast.internal.runtime.conditions import FALSE, TRUE, condition, find_status_condition
-from ballast.internal.runtime.predicate import Funcs
-from ballast.internal.runtime.restmapper import NoKindMatchError
-from ballast.internal.runtime.source import Channel
-from ballast.internal.telemetry.consolidation import APPROVED, REJECTED, record_refresh
+from ballast.runtime.conditions import FALSE, TRUE, condition, find_status_condition
+from ballast.runtime.predicate import Funcs
+from ballast.runtime.restmapper import NoKindMatchError
+from ballast.runtime.source import Channel
 
 NAME = "consolidation"
 FIELD_MANAGER = "ballast-consolidation"

@@ -40,7 +40,8 @@ from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.naming import measurement_hash, selector_labels
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.policy import OwnerReader, Resolver, pod_identity, policy_key_for
-from ballast.internal.runtime import (
+from ballast.internal.telemetry import PODS_PROCESSED, WORKLOAD_PROFILES_CREATED, profile_attributes
+from ballast.runtime import (
     APPLY,
     AlreadyExistsError,
     Builder,
@@ -53,10 +54,9 @@ from ballast.internal.runtime import (
     Result,
     objects,
 )
-from ballast.internal.runtime.handler import MapFunc
-from ballast.internal.runtime.predicate import Funcs
-from ballast.internal.runtime.source import Channel
-from ballast.internal.telemetry import PODS_PROCESSED, WORKLOAD_PROFILES_CREATED, profile_attributes
+from ballast.runtime.handler import MapFunc
+from ballast.runtime.predicate import Funcs
+from ballast.runtime.source import Channel
 
 NAME = "workloadwatcher-pod"
 FIELD_MANAGER = "ballast-workloadwatcher-pod"

@@ -11,7 +11,8 @@ from ballast.api.ballast.v1 import BallastConfig
 from ballast.internal.enrollment import BALLAST_CONFIG_NAME, KILL_SWITCH_CONFIGMAP
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import (
+from ballast.internal.telemetry import KILL_SWITCH_ACTIVE, KILL_SWITCH_TRANSITIONS
+from ballast.runtime import (
     Builder,
     Context,
     Controller,
@@ -21,7 +22,6 @@ from ballast.internal.runtime import (
     Request,
     Result,
 )
-from ballast.internal.telemetry import KILL_SWITCH_ACTIVE, KILL_SWITCH_TRANSITIONS
 
 NAME = "killswitch"
 CONFIGMAP = "v1/ConfigMap"

@@ -12,8 +12,8 @@ import threading
 
 from ballast.internal.enrollment import LEGACY_POD_FINALIZER
 from ballast.internal.enrollment.legacy import remove_legacy_finalizer
-from ballast.internal.runtime import Manager, objects
-from ballast.internal.runtime.log import get_logger
+from ballast.runtime import Manager, objects
+from ballast.runtime.log import get_logger
 
 PAGE_SIZE = 500
 _log = get_logger("ballast.migration")

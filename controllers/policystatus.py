@@ -12,8 +12,8 @@ from ballast.api.ballast.v1.policyspec import VALID
 from ballast.internal.naming import policy_discriminator
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.policy import validate_policy
-from ballast.internal.runtime import APPLY, Builder, Context, Controller, Manager, NotFoundError, Request, Result
-from ballast.internal.runtime.conditions import condition, find_status_condition
+from ballast.runtime import APPLY, Builder, Context, Controller, Manager, NotFoundError, Request, Result
+from ballast.runtime.conditions import condition, find_status_condition
 
 FIELD_MANAGER = "ballast-policystatus"
 PolicyKind = type[ClusterResourcePolicy] | type[ResourcePolicy]

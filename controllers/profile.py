@@ -29,7 +29,10 @@ from ballast.internal.enrollment import (
 from ballast.internal.enrollment.config import validate_ballast_config
 from ballast.internal.naming import tuple_hash
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import (
+from ballast.internal.stats import parse_duration
+from ballast.internal.store import HistoryStore
+from ballast.internal.telemetry import WORKLOAD_PROFILES_PURGED, profile_attributes
+from ballast.runtime import (
     APPLY,
     Builder,
     Context,
@@ -41,10 +44,7 @@ from ballast.internal.runtime import (
     Result,
     objects,
 )
-from ballast.internal.runtime.conditions import condition, find_status_condition, kept_transition_time
-from ballast.internal.stats import parse_duration
-from ballast.internal.store import HistoryStore
-from ballast.internal.telemetry import WORKLOAD_PROFILES_PURGED, profile_attributes
+from ballast.runtime.conditions import condition, find_status_condition, kept_transition_time
 
 NAME = "workloadwatcher-profile"
 FIELD_MANAGER = "ballast-workloadwatcher-profile"

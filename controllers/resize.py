@@ -80,7 +80,14 @@ from ballast.internal.resize import (
     supports_in_place,
     wanted_condition,
 )
-from ballast.internal.runtime import (
+from ballast.internal.telemetry import (
+    APPLY_LIMIT_SCALED,
+    RESIZE_APPLIED,
+    RESIZE_FAILED,
+    RESIZE_SKIPPED,
+    profile_attributes,
+)
+from ballast.runtime import (
     APPLY,
     STRATEGIC,
     APIStatusError,
@@ -96,16 +103,9 @@ from ballast.internal.runtime import (
     Result,
     objects,
 )
-from ballast.internal.runtime.log import Logger
-from ballast.internal.runtime.predicate import Funcs
-from ballast.internal.runtime.source import Channel
-from ballast.internal.telemetry import (
-    APPLY_LIMIT_SCALED,
-    RESIZE_APPLIED,
-    RESIZE_FAILED,
-    RESIZE_SKIPPED,
-    profile_attributes,
-)
+from ballast.runtime.log import Logger
+from ballast.runtime.predicate import Funcs
+from ballast.runtime.source import Channel
 
 NAME = "resourceadjuster"
 FIELD_MANAGER = "ballast-resize"

@@ -27,7 +27,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
-from ballast.internal.runtime import (
+from ballast.internal.scheduling.conditions import (
+    CONDITION_NAME,
+    Rendering,
+    render_match_conditions,
+    rendered_record,
+)
+from ballast.internal.scheduling.policies import as_wire
+from ballast.internal.telemetry.match_conditions import record_match_conditions
+from ballast.runtime import (
     APPLY,
     APIStatusError,
     Builder,
@@ -40,14 +48,6 @@ from ballast.internal.runtime import (
     Request,
     Result,
 )
-from ballast.internal.scheduling.conditions import (
-    CONDITION_NAME,
-    Rendering,
-    render_match_conditions,
-    rendered_record,
-)
-from ballast.internal.scheduling.policies import as_wire
-from ballast.internal.telemetry.match_conditions import record_match_conditions
 
 NAME = "schedulingpolicy"
 FIELD_MANAGER = "ballast-schedulingpolicy"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import settings
 
-from ballast.internal.runtime.envtest.pytest_plugin import in_ci
+from ballast.runtime.envtest.pytest_plugin import in_ci
 
 settings.register_profile("ballast", deadline=None)
 settings.load_profile("ballast")

@@ -6,7 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from ballast.internal.runtime.envtest.pytest_plugin import unavailable
+from ballast.runtime.envtest.pytest_plugin import unavailable
 from tests.paths import REPOSITORY
 
 

@@ -36,7 +36,15 @@ from ballast.internal.enrollment import (
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.policy import OwnerReader, OwnerReferenceError, PolicyCache, Resolution, Resolver, pod_identity
-from ballast.internal.runtime import (
+from ballast.internal.stats.ready import ready_recommendations
+from ballast.internal.telemetry import (
+    APPLY_APPLIED,
+    APPLY_LIMIT_SCALED,
+    APPLY_SKIPPED,
+    WEBHOOK_MUTATIONS,
+    profile_attributes,
+)
+from ballast.runtime import (
     AdmissionRequest,
     AdmissionResponse,
     NotFoundError,
@@ -47,15 +55,7 @@ from ballast.internal.runtime import (
     errored,
     patched,
 )
-from ballast.internal.runtime.log import Logger, get_logger
-from ballast.internal.stats.ready import ready_recommendations
-from ballast.internal.telemetry import (
-    APPLY_APPLIED,
-    APPLY_LIMIT_SCALED,
-    APPLY_SKIPPED,
-    WEBHOOK_MUTATIONS,
-    profile_attributes,
-)
+from ballast.runtime.log import Logger, get_logger
 
 from .reader import Reader
 from .recommendations import Mutation, annotate, apply_recommendations

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ballast.api.ballast.v1 import ClusterResourcePolicy, ResourcePolicy
 from ballast.internal.policy import validate_policy
-from ballast.internal.runtime import WebhookServer
+from ballast.runtime import WebhookServer
 
 from .specs import SPEC_UNCHANGED, SpecValidation, invalid_message
 

@@ -14,6 +14,6 @@ candidate policy lists `kinds` at all (`policy.Resolver` checks that first).
 
 from __future__ import annotations
 
-from ballast.internal.runtime import Reader
+from ballast.runtime import Reader
 
 __all__ = ["Reader"]

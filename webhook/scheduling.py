@@ -20,19 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ballast.api.kupid.v1alpha1 import GROUP, VERSION
-from ballast.internal.runtime import (
-    AdmissionRequest,
-    AdmissionResponse,
-    NotFoundError,
-    WebhookServer,
-    allowed,
-    denied,
-    errored,
-    patched,
-)
-from ballast.internal.runtime.log import Logger, RateLimitedLog, get_logger
-from ballast.internal.runtime.objects import FrozenDict, thaw
-from ballast.internal.runtime.recorder import WARNING, EventRecorder
 from ballast.internal.scheduling import (
     APPLIED,
     CONFLICT,
@@ -56,6 +43,19 @@ from ballast.internal.scheduling import (
 )
 from ballast.internal.scheduling.policies import as_wire
 from ballast.internal.telemetry import KUPID_REQUESTS, SCHEDULING_ADMISSION_DURATION, SCHEDULING_POLICY_APPLICATIONS
+from ballast.runtime import (
+    AdmissionRequest,
+    AdmissionResponse,
+    NotFoundError,
+    WebhookServer,
+    allowed,
+    denied,
+    errored,
+    patched,
+)
+from ballast.runtime.log import Logger, RateLimitedLog, get_logger
+from ballast.runtime.objects import FrozenDict, thaw
+from ballast.runtime.recorder import WARNING, EventRecorder
 
 from .reader import Reader
 

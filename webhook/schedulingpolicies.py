@@ -15,8 +15,8 @@ removed) is allowed, so a policy stored before validation existed can still be r
 from __future__ import annotations
 
 from ballast.api.kupid.v1alpha1 import GROUP
-from ballast.internal.runtime import WebhookServer
 from ballast.internal.scheduling import CLUSTER_KIND, NAMESPACED_KIND, validate_scheduling_policy
+from ballast.runtime import WebhookServer
 
 from .specs import SPEC_UNCHANGED, ObjectValidation, invalid_message
 

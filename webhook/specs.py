@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ballast.api.ballast.v1 import GROUP
-from ballast.internal.runtime import AdmissionRequest, AdmissionResponse, allowed, denied, errored
-from ballast.internal.runtime.log import get_logger
+from ballast.runtime import AdmissionRequest, AdmissionResponse, allowed, denied, errored
+from ballast.runtime.log import get_logger
 
 SPEC_UNCHANGED = "spec unchanged"
 SpecValidator = Callable[[Mapping[str, Any]], list[str]]

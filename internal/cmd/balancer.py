@@ -30,8 +30,8 @@ from ballast.internal.placement import (
     request_from_spec,
     summarize_targets,
 )
-from ballast.internal.runtime import GroupVersionKind
-from ballast.internal.runtime import labels as label_selectors
+from ballast.runtime import GroupVersionKind
+from ballast.runtime import labels as label_selectors
 
 BALANCER = f"{Balancer.GROUP}/{Balancer.VERSION}/{Balancer.KIND}"
 DEFAULT_NAMESPACE = "default"
@@ -88,7 +88,7 @@ def _api_error(exc: Any) -> str:
 
 def _scale(client: Any, namespace: str, target: Mapping[str, Any]) -> Mapping[str, Any]:
     """The target's scale subresource; raises StatusError naming the target and the object."""
-    from ballast.internal.runtime import APIStatusError  # noqa: PLC0415
+    from ballast.runtime import APIStatusError  # noqa: PLC0415
 
     ref = target.get("scaleTargetRef") or {}
     where = f"target {target.get('name')} ({_ref_text(ref)} in namespace {namespace})"
@@ -106,7 +106,7 @@ def _scale(client: Any, namespace: str, target: Mapping[str, Any]) -> Mapping[st
 
 def _pods(client: Any, namespace: str, name: str, selector: str) -> list[Mapping[str, Any]]:
     """The pods `selector` selects in `namespace` ('' selects every pod, as it does for the controller)."""
-    from ballast.internal.runtime import APIStatusError  # noqa: PLC0415
+    from ballast.runtime import APIStatusError  # noqa: PLC0415
 
     try:
         label_selectors.parse(selector)
@@ -278,7 +278,7 @@ def render_json(status: Status) -> str:
 def run(args: argparse.Namespace, now: datetime.datetime | None = None) -> int:
     """`ballast balancer status` with parsed flags; returns 0, or 1 for a missing Balancer, an unreadable target,
     a refused spec or an unreachable API server."""
-    from ballast.internal.runtime import APIStatusError, NotFoundError  # noqa: PLC0415
+    from ballast.runtime import APIStatusError, NotFoundError  # noqa: PLC0415
 
     namespace = args.namespace or DEFAULT_NAMESPACE
     try:

@@ -279,7 +279,7 @@ def connect(args: argparse.Namespace, *, typed: bool = True) -> Any:
 
     Raises what loading the kubeconfig raises (e.g. `ConfigException` for an unknown context).
     """
-    from ballast.internal.runtime import Client, RESTConfig, Scheme  # noqa: PLC0415
+    from ballast.runtime import Client, RESTConfig, Scheme  # noqa: PLC0415
 
     scheme = Scheme()
     if typed:

@@ -272,15 +272,15 @@ def build(args: argparse.Namespace) -> Any:
     from ballast.internal.enrollment import LEADER_ELECTION_ID  # noqa: PLC0415
     from ballast.internal.killswitch import KillSwitchState  # noqa: PLC0415
     from ballast.internal.operator import DryRun, OperatorOptions  # noqa: PLC0415
-    from ballast.internal.runtime import (  # noqa: PLC0415
+    from ballast.internal.store import open_store  # noqa: PLC0415
+    from ballast.runtime import (  # noqa: PLC0415
         Client,
         LeaderElectionConfig,
         ProcessLeaderElector,
         RESTConfig,
         Scheme,
     )
-    from ballast.internal.runtime.selfsigned import MUTATING, VALIDATING, SelfSignedCertificates  # noqa: PLC0415
-    from ballast.internal.store import open_store  # noqa: PLC0415
+    from ballast.runtime.selfsigned import MUTATING, VALIDATING, SelfSignedCertificates  # noqa: PLC0415
 
     controllers = enabled_controllers(args.controllers)
     telemetry = otlp_runnables(args) if args.otel_metrics_endpoint else []  # flags checked before connecting
@@ -366,7 +366,7 @@ def self_signed_configurations(args: argparse.Namespace, mutating: Any, validati
 
 def webhook_server(args: argparse.Namespace) -> Any:
     """The admission server the `--webhook-*` flags describe; ValueError naming a flag that is out of range."""
-    from ballast.internal.runtime import WebhookServer  # noqa: PLC0415
+    from ballast.runtime import WebhookServer  # noqa: PLC0415
 
     for flag, value in (("--webhook-max-body-bytes", args.webhook_max_body_bytes),
                         ("--webhook-max-connections", args.webhook_max_connections)):  # fmt: skip
@@ -479,7 +479,7 @@ def refresh_policy(args: argparse.Namespace) -> Any:
 def apply_crds(args: argparse.Namespace) -> int:
     """Server-side apply every CRD (rendered in-process from the models), forcing ownership of the fields."""
     from ballast.internal.manifests.crds import all_crds  # noqa: PLC0415
-    from ballast.internal.runtime import Client, RESTConfig  # noqa: PLC0415
+    from ballast.runtime import Client, RESTConfig  # noqa: PLC0415
 
     client = Client.from_config(RESTConfig.load(args.kubeconfig))
     for crd in all_crds():
@@ -491,7 +491,7 @@ def apply_crds(args: argparse.Namespace) -> int:
 def uninstall(args: argparse.Namespace, client: Any = None) -> int:
     """`ballastd uninstall` (see `ballast.internal.cmd.uninstall`); `client` defaults to `--kubeconfig`'s."""
     from ballast.internal.cmd.uninstall import uninstall as run_uninstall  # noqa: PLC0415
-    from ballast.internal.runtime import Client, RESTConfig  # noqa: PLC0415
+    from ballast.runtime import Client, RESTConfig  # noqa: PLC0415
 
     client = client if client is not None else Client.from_config(RESTConfig.load(args.kubeconfig))
     return run_uninstall(
@@ -500,7 +500,7 @@ def uninstall(args: argparse.Namespace, client: Any = None) -> int:
 
 
 def _setup_logging(args: argparse.Namespace) -> None:
-    from ballast.internal.runtime.log import setup_logging  # noqa: PLC0415
+    from ballast.runtime.log import setup_logging  # noqa: PLC0415
 
     levels = {}
     for component, loggers in COMPONENT_LOGGERS.items():

@@ -449,7 +449,7 @@ def gather(client: Any, catalogue: tuple[str, str] | Mapping[str, Any], source: 
 def run(args: argparse.Namespace) -> int:
     """`ballast consolidation plan` with parsed flags; returns 0, or 1 naming what was wrong: a bad --k, a
     catalogue that is missing, unreadable or empty, input the planner refuses, an unreachable API server."""
-    from ballast.internal.runtime import APIStatusError  # noqa: PLC0415
+    from ballast.runtime import APIStatusError  # noqa: PLC0415
 
     source = args.catalogue or DEFAULT_CATALOGUE
     catalogue: tuple[str, str] | Mapping[str, Any]

@@ -51,8 +51,8 @@ from ballast.internal.enroll import (
 )
 from ballast.internal.enroll.report import EXIT_USAGE, converged_note, found_line, header, options_lines
 from ballast.internal.enrollment import BALLAST_CONFIG_NAME, MODES
-from ballast.internal.runtime import APIStatusError, Client, Clock, NotFoundError, RealClock
-from ballast.internal.runtime.restmapper import NoKindMatchError
+from ballast.runtime import APIStatusError, Client, Clock, NotFoundError, RealClock
+from ballast.runtime.restmapper import NoKindMatchError
 
 API_FAILURES = (APIStatusError, OSError, NoKindMatchError)
 """What a call to the API server can raise: an error status, a connection or timeout error, an unserved kind."""

@@ -15,7 +15,7 @@ from ballast.internal.explain import explain, gather, parse_pod_ref
 
 def run(args: argparse.Namespace) -> int:
     """`ballast explain` with parsed flags; returns 0, or 1 for a bad reference, a missing pod or no cluster."""
-    from ballast.internal.runtime import APIStatusError, NotFoundError  # noqa: PLC0415
+    from ballast.runtime import APIStatusError, NotFoundError  # noqa: PLC0415
 
     try:
         namespace, name = parse_pod_ref(args.pod, args.namespace)

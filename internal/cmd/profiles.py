@@ -144,7 +144,7 @@ def render(profiles: Sequence[Mapping[str, Any]], output: str | None, now: datet
 
 def run(args: argparse.Namespace) -> int:
     """`ballast profiles` with parsed flags; returns 0, or 1 when a named profile is missing or the API fails."""
-    from ballast.internal.runtime import APIStatusError, NotFoundError  # noqa: PLC0415
+    from ballast.runtime import APIStatusError, NotFoundError  # noqa: PLC0415
 
     try:
         client = connect(args, typed=False)

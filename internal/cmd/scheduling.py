@@ -72,7 +72,7 @@ def gather(client: Any, namespace: str | None) -> ClusterState:
     """Read the cluster. Raises NotFoundError when `namespace` does not exist, and what the API raises for the
     namespaces themselves (without their labels no cluster policy can be judged); a kind that is not served or
     not readable is left out and named in `unreadable`."""
-    from ballast.internal.runtime import APIStatusError  # noqa: PLC0415
+    from ballast.runtime import APIStatusError  # noqa: PLC0415
 
     failures = (APIStatusError, LookupError)
     namespaces = [client.get("v1/Namespace", namespace)] if namespace else list(client.list_all("v1/Namespace"))
@@ -228,7 +228,7 @@ def _read(path: str) -> str:
 def run(args: argparse.Namespace) -> int:
     """`ballast scheduling preview` with parsed flags; returns 0, or 1 for a bad file, a missing namespace or
     an unreachable API server."""
-    from ballast.internal.runtime import APIStatusError, NotFoundError  # noqa: PLC0415
+    from ballast.runtime import APIStatusError, NotFoundError  # noqa: PLC0415
 
     source = "stdin" if args.filename == "-" else args.filename
     try:

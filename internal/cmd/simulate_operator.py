@@ -43,7 +43,10 @@ from ballast.internal.operator import OperatorOptions
 from ballast.internal.quantity import parse_quantity
 from ballast.internal.quantity.format import format_bytes, format_cpu_millis
 from ballast.internal.resize.outcome import POD_RESIZE_PENDING, REASON_INFEASIBLE
-from ballast.internal.runtime import (
+from ballast.internal.simulate.model import CPU, EPHEMERAL, MEMORY, STEP_SECONDS, Cluster, Fleet, PodState
+from ballast.internal.sources import KubeletSummarySource, KubernetesMetricsSource, SourceFactory
+from ballast.internal.store import HistoryStore, open_store
+from ballast.runtime import (
     AdmissionRequest,
     Client,
     Context,
@@ -56,12 +59,9 @@ from ballast.internal.runtime import (
     objects,
     rfc3339,
 )
-from ballast.internal.runtime.apierrors import ForbiddenError
-from ballast.internal.runtime.event import UpdateEvent
-from ballast.internal.runtime.log import get_logger
-from ballast.internal.simulate.model import CPU, EPHEMERAL, MEMORY, STEP_SECONDS, Cluster, Fleet, PodState
-from ballast.internal.sources import KubeletSummarySource, KubernetesMetricsSource, SourceFactory
-from ballast.internal.store import HistoryStore, open_store
+from ballast.runtime.apierrors import ForbiddenError
+from ballast.runtime.event import UpdateEvent
+from ballast.runtime.log import get_logger
 from ballast.webhook.pods import PodMutator
 
 from .wiring import new_manager

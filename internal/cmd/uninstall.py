@@ -13,9 +13,9 @@ import time
 from typing import Any, TextIO
 
 from ballast.internal.enrollment import PROFILE_CLEANUP_FINALIZER
-from ballast.internal.runtime import APIStatusError, ConflictError, NotFoundError
-from ballast.internal.runtime.labels import from_label_selector
-from ballast.internal.runtime.restmapper import NoKindMatchError
+from ballast.runtime import APIStatusError, ConflictError, NotFoundError
+from ballast.runtime.labels import from_label_selector
+from ballast.runtime.restmapper import NoKindMatchError
 
 WORKLOAD_PROFILE_KIND = "ballast.tightlinesoftware.com/v1/WorkloadProfile"
 

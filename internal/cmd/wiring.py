@@ -14,8 +14,8 @@ if TYPE_CHECKING:  # the modules themselves load inside the functions below
     from ballast.internal.collection import RefreshPolicy
     from ballast.internal.killswitch import KillSwitchState
     from ballast.internal.operator import OperatorOptions
-    from ballast.internal.runtime import Client, Manager, WebhookServer
     from ballast.internal.store import HistoryStore
+    from ballast.runtime import Client, Manager, WebhookServer
 
 CONTROLLERS = (
     "workloadwatcher-pod",
@@ -64,7 +64,7 @@ def new_manager(client: Client, *, namespace: str, scheduling: bool = True, **op
         PodProjection,
         profile_ref_index,
     )
-    from ballast.internal.runtime import CacheScope, Manager, Projection  # noqa: PLC0415
+    from ballast.runtime import CacheScope, Manager, Projection  # noqa: PLC0415
 
     manager = Manager(
         client=client,

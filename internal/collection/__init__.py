@@ -17,7 +17,7 @@
 
 from __future__ import annotations
 
-from ballast.internal.runtime import rfc3339  # the times a cycle writes
+from ballast.runtime import rfc3339  # the times a cycle writes
 
 from .attribution import Attribution, MeasuredPod, MeasuredProfile, PodKey, attribute, measured_pod
 from .ceilings import (

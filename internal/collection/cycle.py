@@ -7,9 +7,9 @@ import datetime
 from dataclasses import dataclass, field
 
 from ballast.api.ballast.v1 import WorkloadProfile
-from ballast.internal.runtime import rfc3339
 from ballast.internal.stats import parse_duration
 from ballast.internal.store import SeriesKey
+from ballast.runtime import rfc3339
 
 from .attribution import Attribution, MeasuredProfile
 from .policy import PolicyView

@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from ballast.api.ballast.v1.workloadprofile import READY
-from ballast.internal.runtime.conditions import condition
+from ballast.runtime.conditions import condition
 
 from .policy import PolicyView
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ballast.internal.quantity import QuantityError, to_units
-from ballast.internal.runtime.labels import Selector, SelectorError, from_label_selector
 from ballast.internal.stats.duration import parse_duration
+from ballast.runtime.labels import Selector, SelectorError, from_label_selector
 
 from .catalogue import ON_DEMAND, SPOT, Catalogue
 from .cost import eviction_cost, is_daemonset_pod, is_mirror_pod, is_reschedulable, is_terminating, pod_key

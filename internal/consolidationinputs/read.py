@@ -40,9 +40,9 @@ from ballast.internal.consolidation import (
     pool_from_nodepool,
 )
 from ballast.internal.consolidation.pools import INSTANCE_TYPE_LABEL
-from ballast.internal.runtime import Client, GroupVersionKind, NotFoundError
-from ballast.internal.runtime.apierrors import GoneError
-from ballast.internal.runtime.restmapper import NoKindMatchError
+from ballast.runtime import Client, GroupVersionKind, NotFoundError
+from ballast.runtime.apierrors import GoneError
+from ballast.runtime.restmapper import NoKindMatchError
 
 from .whatif import ContainerRequests, pod_requests, profile_name, profile_requests
 

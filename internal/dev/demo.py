@@ -45,10 +45,10 @@ from ballast.internal.manifests.crds import all_crds
 from ballast.internal.manifests.webhooks import webhook_configurations
 from ballast.internal.quantity import parse_quantity
 from ballast.internal.resize import exceeds_drift
-from ballast.internal.runtime import rfc3339
-from ballast.internal.runtime.envtest import Backend, Environment, EnvtestError
-from ballast.internal.runtime.envtest.errors import APIError
-from ballast.internal.runtime.envtest.rest import RESTClient
+from ballast.runtime import rfc3339
+from ballast.runtime.envtest import Backend, Environment, EnvtestError
+from ballast.runtime.envtest.errors import APIError
+from ballast.runtime.envtest.rest import RESTClient
 
 from .metrics import PodMetricsSource, metrics_handler, rest_pod_lister
 from .operator import DevOperator

@@ -21,9 +21,9 @@ import orjson
 import urllib3
 
 from ballast.internal.enrollment import managed_container_bodies
-from ballast.internal.runtime import rfc3339
-from ballast.internal.runtime.envtest.errors import APIError
-from ballast.internal.runtime.envtest.rest import RESTClient
+from ballast.runtime import rfc3339
+from ballast.runtime.envtest.errors import APIError
+from ballast.runtime.envtest.rest import RESTClient
 
 from .scenario import NAME_LABEL, usage_profile
 from .usage import SyntheticUsage

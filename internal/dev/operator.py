@@ -13,9 +13,9 @@ from pathlib import Path
 
 import urllib3
 
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.ports import suggest_port
-from ballast.internal.runtime.envtest.process import ControlPlaneProcess
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.ports import suggest_port
+from ballast.runtime.envtest.process import ControlPlaneProcess
 
 from .scenario import OPERATOR_NAMESPACE
 

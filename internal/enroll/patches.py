@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ballast.internal.enrollment import MODE_LABEL
-from ballast.internal.runtime import rfc3339
+from ballast.runtime import rfc3339
 
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 """The template annotation `kubectl rollout restart` stamps; changing it rolls the pods."""

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ballast.internal.runtime import labels as label_selectors
+from ballast.runtime import labels as label_selectors
 
 from .identity import template_mode
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ballast.internal.runtime import objects
+from ballast.runtime import objects
 
 from .keys import PROFILE_REF
 from .pod import PodProjection

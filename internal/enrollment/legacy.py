@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ballast.internal.runtime import ConflictError, NotFoundError
-from ballast.internal.runtime.interfaces import Client
+from ballast.runtime import ConflictError, NotFoundError
+from ballast.runtime.interfaces import Client
 
 from .keys import LEGACY_POD_FINALIZER
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from ballast.internal.runtime import Projection
+from ballast.runtime import Projection
 
 
 class Resources(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):

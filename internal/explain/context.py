@@ -18,8 +18,8 @@ from ballast.internal.enrollment import (
     managed_container_bodies,
 )
 from ballast.internal.policy import MAX_OWNER_DEPTH, OwnerLookup, Policy, controller_reference
-from ballast.internal.runtime import APIStatusError
 from ballast.internal.scheduling import CLUSTER_KIND, NAMESPACED_KIND
+from ballast.runtime import APIStatusError
 
 KUPID = "kupid.gardener.cloud/v1alpha1"
 

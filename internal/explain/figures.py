@@ -20,8 +20,8 @@ from ballast.api.ballast.v1 import MetricConfig, Recommendation, ResourcePolicyS
 from ballast.internal.apply import LimitPlan, limit_plan
 from ballast.internal.enrollment import applied_annotation
 from ballast.internal.quantity import QuantityError, human_quantity, to_units
-from ballast.internal.runtime import rfc3339
 from ballast.internal.stats import EMPTY_STATS, parse_headroom, recommend
+from ballast.runtime import rfc3339
 
 PERCENTILES = ("p50", "p75", "p90", "p95", "p99")
 """The percentiles a profile's `usageStats` displays, in the order they are printed."""

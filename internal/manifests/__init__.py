@@ -6,5 +6,5 @@
 - `webhooks`: the Mutating/ValidatingWebhookConfiguration of the admission handlers in `ballast.webhook`.
 
 The generic parts — a CRD from a kind's declaration, RBAC objects from rules — are the framework's
-(`ballast.internal.runtime.crdgen`, `ballast.internal.runtime.rbacgen`); these modules hold what is Ballast's.
+(`ballast.runtime.crdgen`, `ballast.runtime.rbacgen`); these modules hold what is Ballast's.
 """

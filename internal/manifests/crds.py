@@ -2,7 +2,7 @@
 to `config/crd/bases/` and the chart's `crds/`, and `ballastd apply-crds` applies the same objects in-process
 (`all_crds()`).
 
-The CRDs are the framework's (`ballast.internal.runtime.crd.generate`, as `ballast-crdgen crd` renders them for
+The CRDs are the framework's (`ballast.runtime.crd.generate`, as `ballast-crdgen crd` renders them for
 any kind): each kind's schema is its model's structural OpenAPI schema, checked; the rest of the CRD — names,
 scope, short names, printer columns, subresources, rendering — comes from the kind's class constants. Only the
 header of the files is ours.
@@ -19,8 +19,8 @@ import yaml
 from ballast.api.customresource import CustomResource
 from ballast.api.schema import Schema
 from ballast.api.scheme import KINDS
-from ballast.internal.runtime import crdgen
-from ballast.internal.runtime.crd import generate
+from ballast.runtime import crdgen
+from ballast.runtime.crd import generate
 
 CONFIG_OUTPUT = Path("config/crd/bases")
 HELM_OUTPUT = Path("config/helm/ballast/crds")

@@ -1,5 +1,5 @@
 """The operator's API permissions, declared as data (kubebuilder's RBAC markers; the data types and the object
-rendering are `ballast.internal.runtime.rbacgen`'s).
+rendering are `ballast.runtime.rbacgen`'s).
 
 Each `Rule` names the lanes that use it and says why; each `Role` groups rules by the `Feature` that needs them,
 so a grant exists only where the feature is on. `hack/gen-manifests` renders them twice, from the same data:
@@ -45,8 +45,8 @@ from pathlib import Path
 from typing import Any
 
 from ballast.internal.enrollment import KILL_SWITCH_CONFIGMAP, LEADER_ELECTION_ID
-from ballast.internal.runtime import rbacgen
-from ballast.internal.runtime.rbacgen import Grant, Placement, Rule
+from ballast.runtime import rbacgen
+from ballast.runtime.rbacgen import Grant, Placement, Rule
 
 from .crds import all_crds
 from .scheduling import configuration_name

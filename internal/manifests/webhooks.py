@@ -25,7 +25,7 @@ from typing import Any
 
 from ballast.api.ballast.v1 import GROUP, BallastConfig, ClusterResourcePolicy, MetricsSource, ResourcePolicy
 from ballast.internal.enrollment import MODE_LABEL
-from ballast.internal.runtime import rbacgen
+from ballast.runtime import rbacgen
 from ballast.webhook import configuration, pods, policies
 
 from .admission import (

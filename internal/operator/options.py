@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ballast.internal.runtime import Clock, RealClock
+from ballast.runtime import Clock, RealClock
 
 
 @dataclass(frozen=True)

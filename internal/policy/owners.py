@@ -15,9 +15,9 @@ from typing import Any, Protocol
 
 from cachetools import LRUCache
 
-from ballast.internal.runtime import GroupVersionKind, NotFoundError
-from ballast.internal.runtime.apierrors import ForbiddenError
-from ballast.internal.runtime.restmapper import NoKindMatchError
+from ballast.runtime import GroupVersionKind, NotFoundError
+from ballast.runtime.apierrors import ForbiddenError
+from ballast.runtime.restmapper import NoKindMatchError
 
 _MISSING = object()
 

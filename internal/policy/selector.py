@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ballast.api.ballast.v1.policyspec import PolicySelector
-from ballast.internal.runtime.labels import Selector, SelectorError, from_label_selector
+from ballast.runtime.labels import Selector, SelectorError, from_label_selector
 
 from .facts import PodFacts
 from .pattern import Pattern, PatternError, compile_pattern

@@ -7,7 +7,7 @@ import datetime
 from typing import Any
 
 from ballast.internal.enrollment import LAST_RESIZE, RESIZE_BLOCKED, RESIZE_BLOCKED_AT
-from ballast.internal.runtime import rfc3339
+from ballast.runtime import rfc3339
 
 BLOCKED_MESSAGE_BYTES = 256
 

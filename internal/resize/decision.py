@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ballast.internal.enrollment import LAST_RESIZE, PROFILE_REF, RESIZE_BLOCKED, RESIZE_BLOCKED_AT, wants_resize
-from ballast.internal.runtime import objects
+from ballast.runtime import objects
 
 from .annotations import within
 from .outcome import REASON_INFEASIBLE, resize_outcome

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ballast.internal.runtime import objects
+from ballast.runtime import objects
 
 POD_RESIZE_PENDING = "PodResizePending"
 POD_RESIZE_IN_PROGRESS = "PodResizeInProgress"

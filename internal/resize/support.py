@@ -10,7 +10,7 @@ from typing import Any
 
 from ballast.api.ballast.v1 import WorkloadProfile
 from ballast.api.meta import Condition
-from ballast.internal.runtime.conditions import condition
+from ballast.runtime.conditions import condition
 
 IN_PLACE_RESIZE = "InPlaceResize"
 """Profile condition type written by the resize lane (False/Unsupported on API servers before 1.35)."""

@@ -14,14 +14,14 @@ deadline honoured by every client call made inside it (a Python thread cannot be
 
 The names a controller-runtime user reaches for first are re-exported here. The import rule (the project keeps
 it, tests/unit/internal/runtime/test_import_rule.py checks it): a name this package exports is imported from it
-(`from ballast.internal.runtime import Builder, NotFoundError`), never from the module that defines it; every
-other name comes from its module (`from ballast.internal.runtime.apierrors import GoneError`, or
-`from ballast.internal.runtime import apierrors` and `apierrors.GoneError`). Module paths stay public:
+(`from ballast.runtime import Builder, NotFoundError`), never from the module that defines it; every
+other name comes from its module (`from ballast.runtime.apierrors import GoneError`, or
+`from ballast.runtime import apierrors` and `apierrors.GoneError`). Module paths stay public:
 `workqueue`, `priorityqueue`, `event`, `apierrors`, `predicate`, `handler`, `source`, `conditions`, … and the
 logger names `ballast.runtime.*`.
 
 The re-exports are resolved on first use (PEP 562): importing the package, or one of its modules
-(`ballast.internal.runtime.rest`), loads only what that needs, not the manager, the webhook server and the rest —
+(`ballast.runtime.rest`), loads only what that needs, not the manager, the webhook server and the rest —
 which is what keeps a command-line tool built on the client quick to start.
 """
 

@@ -3,7 +3,7 @@ typed models alike.
 
 - A dict condition is the wire shape: `type`, `status` ("True"/"False"/"Unknown"), `reason`, `message`,
   `lastTransitionTime` (RFC 3339 text) and optionally `observedGeneration`.
-- A typed condition is any object with the attributes of `TypedCondition` (`ballast.internal.runtime.crd.meta.Condition`
+- A typed condition is any object with the attributes of `TypedCondition` (`ballast.runtime.crd.meta.Condition`
   is one; this module does not import it, so it goes by attribute names). Its `last_transition_time` is a
   datetime.
 

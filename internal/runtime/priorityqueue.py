@@ -21,9 +21,9 @@ from collections.abc import Hashable
 from heapq import heappop, heappush
 from typing import Generic, TypeVar
 
-from ballast.internal.runtime.clock import Clock
-from ballast.internal.runtime.ratelimiter import RateLimiter, default_priority_queue_rate_limiter
-from ballast.internal.runtime.workqueue import _attach_metrics, _QueueBase
+from ballast.runtime.clock import Clock
+from ballast.runtime.ratelimiter import RateLimiter, default_priority_queue_rate_limiter
+from ballast.runtime.workqueue import _attach_metrics, _QueueBase
 
 T = TypeVar("T", bound=Hashable)
 

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Hashable
 from typing import Generic, Protocol, TypeVar
 
-from ballast.internal.runtime.clock import Clock, RealClock
+from ballast.runtime.clock import Clock, RealClock
 
 T = TypeVar("T", bound=Hashable)
 T_contra = TypeVar("T_contra", bound=Hashable, contravariant=True)

@@ -29,9 +29,9 @@ from collections.abc import Callable, Hashable, Sized
 from heapq import heappop, heappush
 from typing import Generic, Protocol, TypeVar
 
-from ballast.internal.runtime.clock import Clock, RealClock
-from ballast.internal.runtime.metrics import WORKQUEUE_BUCKETS, WORKQUEUE_COLLECTOR
-from ballast.internal.runtime.ratelimiter import RateLimiter, default_controller_rate_limiter
+from ballast.runtime.clock import Clock, RealClock
+from ballast.runtime.metrics import WORKQUEUE_BUCKETS, WORKQUEUE_COLLECTOR
+from ballast.runtime.ratelimiter import RateLimiter, default_controller_rate_limiter
 
 T = TypeVar("T", bound=Hashable)
 

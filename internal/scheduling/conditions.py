@@ -36,7 +36,7 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ballast.internal.runtime.labels import Requirement, Selector, from_label_selector
+from ballast.runtime.labels import Requirement, Selector, from_label_selector
 
 from .matching import policy_matches
 from .policies import (

@@ -10,7 +10,7 @@ from typing import Any, Generic, TypeVar
 
 import orjson
 
-from ballast.internal.runtime.labels import Selector, SelectorError, from_label_selector
+from ballast.runtime.labels import Selector, SelectorError, from_label_selector
 
 from .order import order_policies
 from .outcome import ERROR, PolicyOutcome

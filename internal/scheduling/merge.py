@@ -11,7 +11,7 @@ import orjson
 from pydantic import ValidationError
 
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicySpec
-from ballast.internal.runtime.objects import thaw
+from ballast.runtime.objects import thaw
 
 from .affinity import NODE_AFFINITY, POD_AFFINITIES, PREFERRED, REQUIRED, TERMS, merge_affinity, union
 from .outcome import APPLIED, CONFLICT, ERROR, UNCHANGED, FieldConflict, MergeResult, PolicyOutcome

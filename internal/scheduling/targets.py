@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ballast.internal.runtime.objects import thaw
+from ballast.runtime.objects import thaw
 
 POLICIES_ANNOTATION = "ballast.tightlinesoftware.com/scheduling-policies"
 """On an admitted Pod for which at least one policy matched: the matched policies in merge order, comma-separated

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 
-from ballast.internal.runtime import Clock
+from ballast.runtime import Clock
 
 from .base import BackingOffError, FetchError, FetchResult, FetchTarget, Source
 

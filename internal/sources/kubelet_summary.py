@@ -20,7 +20,7 @@ from typing import Protocol
 
 import msgspec
 
-from ballast.internal.runtime import APIStatusError
+from ballast.runtime import APIStatusError
 
 from .base import FetchError, FetchResult, FetchTarget, UsageSample
 
@@ -38,7 +38,7 @@ class Response(Protocol):
 
 
 class Transport(Protocol):
-    """The part of `ballast.internal.runtime.rest.Transport` this source uses (`client.transport`)."""
+    """The part of `ballast.runtime.rest.Transport` this source uses (`client.transport`)."""
 
     def request(self, method: str, path: str, *, timeout: float | None = None) -> Response: ...
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from ballast.internal.enrollment import MODE_LABEL
 from ballast.internal.quantity import QuantityError
-from ballast.internal.runtime import APIStatusError, Client
-from ballast.internal.runtime.restmapper import NoKindMatchError
+from ballast.runtime import APIStatusError, Client
+from ballast.runtime.restmapper import NoKindMatchError
 
 from .base import FetchError, FetchResult, FetchTarget, UsageSample
 from .units import usage_units

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from ballast.internal.runtime import Client
+from ballast.runtime import Client
 
 from . import kubelet_summary, kubernetes_metrics
 from .base import Source

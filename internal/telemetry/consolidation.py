@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 from prometheus_client import Counter, Gauge, Histogram
 
-from ballast.internal.runtime.metrics import REGISTRY
+from ballast.runtime.metrics import REGISTRY
 
 SCORE_BUCKETS = (0.1, 0.25, 0.33, 0.5, 1.0, 2.0, 5.0, 10.0)
 """Karpenter's `karpenter_consolidation_score` buckets."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from prometheus_client import Gauge
 
-from ballast.internal.runtime.metrics import REGISTRY
+from ballast.runtime.metrics import REGISTRY
 
 SCHEDULING_MATCH_CONDITIONS = Gauge(
     "ballast_scheduling_match_conditions",

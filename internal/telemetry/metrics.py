@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
-from ballast.internal.runtime.metrics import REGISTRY
+from ballast.runtime.metrics import REGISTRY
 
 LabelSet = frozenset[tuple[str, str]]
 OTEL_NAMES: dict[str, str] = {}

@@ -25,8 +25,8 @@ from urllib.parse import urlsplit
 
 from prometheus_client.registry import CollectorRegistry
 
-from ballast.internal.runtime.log import get_logger
-from ballast.internal.runtime.metrics import REGISTRY
+from ballast.runtime.log import get_logger
+from ballast.runtime.metrics import REGISTRY
 
 from .metrics import OTEL_NAMES
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ballast.internal.runtime.log import record_fields
+from ballast.runtime.log import record_fields
 
 from .otlp import OTLPSettings, new_exporter, otel_resource
 

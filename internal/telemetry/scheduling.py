@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Histogram
 
-from ballast.internal.runtime.metrics import REGISTRY
+from ballast.runtime.metrics import REGISTRY
 
 KUPID_REQUEST_TYPES = ("processed", "allowed", "denied", "mutated", "error")
 

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from ballast.internal.runtime.envtest import (
+from ballast.runtime.envtest import (
     APIError,
     AssetsNotFoundError,
     BuildError,
     MiniCluster,
     in_private_network,
 )
-from ballast.internal.runtime.envtest.ports import suggest_port
-from ballast.internal.runtime.envtest.pytest_plugin import unavailable
+from ballast.runtime.envtest.ports import suggest_port
+from ballast.runtime.envtest.pytest_plugin import unavailable
 from tests.e2e import reliability
 from tests.e2e.figures import FIGURES_DIR
 from tests.e2e.support import MountedSecret, Operator, kubeconfig_tokens, leaked, private_key_lines, store_passwords

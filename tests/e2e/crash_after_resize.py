@@ -20,8 +20,8 @@ from typing import Any
 import orjson
 
 from ballast.internal.cmd import ballastd
-from ballast.internal.runtime import objects
-from ballast.internal.runtime.client import SubResourceClient
+from ballast.runtime import objects
+from ballast.runtime.client import SubResourceClient
 
 MARKER_VARIABLE = "BALLAST_E2E_CRASH_MARKER"
 PATCH_LINE = "RESIZE-PATCH"

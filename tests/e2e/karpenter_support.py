@@ -27,18 +27,18 @@ from ballast.internal.consolidation import Plan
 from ballast.internal.manifests.rbac import NAMESPACE as OPERATOR_NAMESPACE
 from ballast.internal.manifests.rbac import roles
 from ballast.internal.quantity import parse_quantity
-from ballast.internal.runtime.envtest import (
+from ballast.runtime.envtest import (
     AssetsNotFoundError,
     BuildError,
     MiniCluster,
     in_private_network,
 )
-from ballast.internal.runtime.envtest.ports import suggest_port
-from ballast.internal.runtime.envtest.process import ControlPlaneProcess
-from ballast.internal.runtime.envtest.pytest_plugin import unavailable
-from ballast.internal.runtime.envtest.tools import find_tool, module_dir
-from ballast.internal.runtime.envtest.wait import WaitTimeoutError, poll_until
-from ballast.internal.runtime.rbacgen import Grant
+from ballast.runtime.envtest.ports import suggest_port
+from ballast.runtime.envtest.process import ControlPlaneProcess
+from ballast.runtime.envtest.pytest_plugin import unavailable
+from ballast.runtime.envtest.tools import find_tool, module_dir
+from ballast.runtime.envtest.wait import WaitTimeoutError, poll_until
+from ballast.runtime.rbacgen import Grant
 from tests.e2e.support import running_pods
 from tests.integration.config.rbac.config_rbac import (
     CONFIG_RBAC,

@@ -19,7 +19,7 @@ import orjson
 import urllib3
 
 from ballast.internal.enrollment import MODE_LABEL
-from ballast.internal.runtime.envtest import Environment
+from ballast.runtime.envtest import Environment
 from tests.e2e.support import admin_pool
 from tests.tools import installed_tool
 

@@ -16,9 +16,9 @@ import yaml
 
 from ballast.internal.enrollment import LEADER_ELECTION_ID
 from ballast.internal.manifests.webhooks import webhook_configurations
-from ballast.internal.runtime.envtest import Environment, MiniCluster, network
-from ballast.internal.runtime.envtest.errors import APIError
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime.envtest import Environment, MiniCluster, network
+from ballast.runtime.envtest.errors import APIError
+from ballast.runtime.envtest.wait import poll_until
 from tests.integration.internal.cmd.ballastd.conftest import Ballastd
 
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"

@@ -31,9 +31,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ballast.internal.enrollment import APPLIED_PREFIX, KILL_SWITCH_CONFIGMAP, MODE_LABEL, PROFILE_REF
-from ballast.internal.runtime.envtest import MiniCluster, usage_annotation
-from ballast.internal.runtime.envtest.errors import APIError
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime.envtest import MiniCluster, usage_annotation
+from ballast.runtime.envtest.errors import APIError
+from ballast.runtime.envtest.wait import poll_until
 from tests.e2e.figures import record
 from tests.e2e.support import (
     OPERATOR_NAMESPACE,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ballast.internal.runtime.envtest import MiniCluster, usage_annotation
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime.envtest import MiniCluster, usage_annotation
+from ballast.runtime.envtest.wait import poll_until
 from tests.e2e.support import Operator, create_namespace, running_pods
 from tests.unit.api.balancer_samples import EXAMPLES
 

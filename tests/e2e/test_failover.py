@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ballast.internal.enrollment import MODE_LABEL
-from ballast.internal.runtime.envtest import MiniCluster, usage_annotation
-from ballast.internal.runtime.envtest.kubelet import ResizeActuator
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime.envtest import MiniCluster, usage_annotation
+from ballast.runtime.envtest.kubelet import ResizeActuator
+from ballast.runtime.envtest.wait import poll_until
 from tests.e2e.crash_after_resize import MARKER_VARIABLE, PATCH_LINE
 from tests.e2e.figures import record
 from tests.e2e.support import Operator, Replicas, create_namespace, deployment, running_pods

@@ -34,9 +34,9 @@ import pytest
 
 from ballast.internal.cmd.consolidation import _move_json as move_json
 from ballast.internal.cmd.consolidation import plan_json
-from ballast.internal.runtime.envtest import MiniCluster
-from ballast.internal.runtime.envtest.tools import module_dir
-from ballast.internal.runtime.envtest.wait import WaitTimeoutError, poll_until
+from ballast.runtime.envtest import MiniCluster
+from ballast.runtime.envtest.tools import module_dir
+from ballast.runtime.envtest.wait import WaitTimeoutError, poll_until
 from tests.e2e.figures import record
 from tests.e2e.karpenter_support import (
     NAMESPACE,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from ballast.internal.quantity import parse_quantity
-from ballast.internal.runtime.envtest import MiniCluster, usage_annotation
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime.envtest import MiniCluster, usage_annotation
+from ballast.runtime.envtest.wait import poll_until
 from tests.e2e.support import create_namespace, deployment, running_pods
 
 

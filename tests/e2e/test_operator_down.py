@@ -13,9 +13,9 @@ import pytest
 
 from ballast.internal.enrollment import MODE_LABEL, POLICY_REF
 from ballast.internal.manifests.webhooks import MUTATE_POD_WEBHOOK
-from ballast.internal.runtime.envtest import MiniCluster
-from ballast.internal.runtime.envtest.errors import APIError
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime.envtest import MiniCluster
+from ballast.runtime.envtest.errors import APIError
+from ballast.runtime.envtest.wait import poll_until
 from tests.e2e.figures import record
 from tests.e2e.support import Operator, create_namespace
 from tests.integration.internal.cmd.ballastd.conftest import pod

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from ballast.internal.enrollment import MODE_LABEL
-from ballast.internal.runtime.envtest import MiniCluster, usage_annotation
-from ballast.internal.runtime.envtest.errors import APIError
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime.envtest import MiniCluster, usage_annotation
+from ballast.runtime.envtest.errors import APIError
+from ballast.runtime.envtest.wait import poll_until
 from tests.e2e.figures import record
 from tests.e2e.support import Operator, Replicas, create_namespace, deployment
 from tests.integration.redis_server import RedisServer, redis_server_or_skip

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 import urllib3
 
-from ballast.internal.runtime import Builder, CacheScope, Context, Manager, NotFoundError, Request, RESTConfig, Result
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.errors import APIError
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime import Builder, CacheScope, Context, Manager, NotFoundError, Request, RESTConfig, Result
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.errors import APIError
+from ballast.runtime.envtest.wait import poll_until
 from tests.e2e.figures import record
 from tests.e2e.proxy import CuttableProxy
 from tests.unit.internal.runtime.support import running

@@ -15,10 +15,10 @@ import pytest
 
 from ballast.internal.enrollment import MODE_LABEL
 from ballast.internal.quantity import parse_quantity
-from ballast.internal.runtime.envtest import MiniCluster, usage_annotation
-from ballast.internal.runtime.envtest.errors import APIError
-from ballast.internal.runtime.envtest.kubelet import ResizeActuator
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime.envtest import MiniCluster, usage_annotation
+from ballast.runtime.envtest.errors import APIError
+from ballast.runtime.envtest.kubelet import ResizeActuator
+from ballast.runtime.envtest.wait import poll_until
 from tests.e2e.support import Operator, create_namespace, deployment, running_pods
 
 PROFILE = "checkout--api--default-a9696153"

@@ -10,8 +10,8 @@ import time
 
 from cryptography import x509
 
-from ballast.internal.runtime.envtest import MiniCluster
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime.envtest import MiniCluster
+from ballast.runtime.envtest.wait import poll_until
 from tests.e2e.figures import record
 from tests.e2e.load import AdmissionLoad
 from tests.e2e.support import Operator, create_namespace

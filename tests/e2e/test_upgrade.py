@@ -14,8 +14,8 @@ import subprocess
 import sys
 import time
 
-from ballast.internal.runtime.envtest import MiniCluster
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime.envtest import MiniCluster
+from ballast.runtime.envtest.wait import poll_until
 from tests.e2e.figures import record
 from tests.e2e.load import AdmissionLoad
 from tests.e2e.support import Operator, Replicas, create_namespace

@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from ballast.internal.runtime import APIStatusError, Client
+from ballast.runtime import APIStatusError, Client
 
 
 @contextlib.contextmanager

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from ballast.internal.runtime.envtest import Environment
+from ballast.runtime.envtest import Environment
 from tests.integration.redis_server import RedisServer, redis_server_or_skip
 
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from ballast.api.customresource import CustomResource
 from ballast.internal.manifests.crds import crd_for
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.errors import APIError
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.errors import APIError
+from ballast.runtime.envtest.wait import poll_until
 
 ADDED_CHECKS = ("pattern", "enum", "x-kubernetes-validations", "maxLength", "maxItems")
 """Schema keys difference 26 added to the configuration kinds."""

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import redis
 
-from ballast.internal.runtime.envtest.ports import suggest_port
-from ballast.internal.runtime.envtest.pytest_plugin import unavailable
+from ballast.runtime.envtest.ports import suggest_port
+from ballast.runtime.envtest.pytest_plugin import unavailable
 
 READY_TIMEOUT = 15.0
 _PR_SET_PDEATHSIG = 1

@@ -7,7 +7,7 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterator
 
-from ballast.internal.runtime import WebhookServer
+from ballast.runtime import WebhookServer
 
 
 @contextlib.contextmanager

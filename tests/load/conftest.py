@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ballast.internal.runtime.envtest import AssetsNotFoundError, BuildError, MiniCluster, in_private_network
-from ballast.internal.runtime.envtest.pytest_plugin import unavailable
+from ballast.runtime.envtest import AssetsNotFoundError, BuildError, MiniCluster, in_private_network
+from ballast.runtime.envtest.pytest_plugin import unavailable
 from tests.e2e import reliability
 from tests.e2e.figures import FIGURES_DIR
 from tests.paths import CRD_DIR

@@ -34,10 +34,10 @@ import pytest
 import urllib3
 
 from ballast.internal.enrollment import MODE_LABEL
-from ballast.internal.runtime.envtest import Environment, MiniCluster
-from ballast.internal.runtime.envtest.errors import APIError
-from ballast.internal.runtime.envtest.ports import suggest_port
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime.envtest import Environment, MiniCluster
+from ballast.runtime.envtest.errors import APIError
+from ballast.runtime.envtest.ports import suggest_port
+from ballast.runtime.envtest.wait import poll_until
 from tests.e2e.figures import record
 from tests.e2e.load import GoAdmissionLoad, admission_load_binary, component_cpu_seconds, cpu_ticks
 from tests.e2e.support import PAUSE_IMAGE, MountedSecret, Operator, Replicas, admin_pool, create_namespace

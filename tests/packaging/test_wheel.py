@@ -43,22 +43,20 @@ def test_the_wheel_holds_real_files_under_ballast_only(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         infos = {info.filename: info for info in archive.infolist()}
-    assert "ballast/internal/runtime/envtest/environment.py" in names
-    assert "ballast/internal/runtime/envtest/reaper.py" in names
+    assert "ballast/runtime/envtest/environment.py" in names
+    assert "ballast/runtime/envtest/reaper.py" in names
     assert "ballast/api/__init__.py" in names
-    assert "ballast/_runtime_alias.py" in names  # `ballast.runtime`, and the stubs type checkers read for it
+    # The framework is under one name: no file of it under ballast/internal/, each file once.
+    assert not [name for name in names if name.startswith("ballast/internal/runtime/")]
+    assert len(names) == len(set(names))
     # The built-in types' recorded schemas: ballast-crdgen reads them for a kind embedding a JobTemplateSpec.
     assert {
-        "ballast/internal/runtime/crd/builtin_core_v1.json",
-        "ballast/internal/runtime/crd/builtin_batch_v1.json",
+        "ballast/runtime/crd/builtin_core_v1.json",
+        "ballast/runtime/crd/builtin_batch_v1.json",
     } <= set(names)
-    assert {
-        "ballast/runtime/__init__.pyi",
-        "ballast/runtime/manager.pyi",
-        "ballast/runtime/envtest/__init__.pyi",
-    } <= set(names)
+    assert not [name for name in names if name.endswith(".pyi")]  # one module object per file, no stub tree
     # Real files, not symlinks (the symlink bit would sit in the high bits of external_attr).
-    mode = infos["ballast/internal/runtime/envtest/environment.py"].external_attr >> 16
+    mode = infos["ballast/runtime/envtest/environment.py"].external_attr >> 16
     assert mode & 0o170000 in (0, 0o100000)
     top_level = {name.split("/")[0] for name in names if not name.startswith("ballast-")}
     assert top_level == {"ballast"}
@@ -188,30 +186,26 @@ def test_a_throwaway_project_generates_its_crd_and_tests_its_controller_without_
     assert "1 passed" in result.stdout
 
 
-def test_the_runtime_alias_binds_the_installed_modules_and_type_checks(clean_venv: Path, tmp_path: Path) -> None:
-    # outside the repository: the installed package, its finder and its stubs, nothing from the source tree
-    (tmp_path / "uses_alias.py").write_text(
+def test_the_framework_has_one_name_in_the_installed_package_and_type_checks(clean_venv: Path, tmp_path: Path) -> None:
+    # outside the repository: the installed package only, nothing from the source tree
+    (tmp_path / "uses_runtime.py").write_text(
         textwrap.dedent("""
+        import pkgutil
         import sys
 
+        import ballast.internal
         import ballast.runtime.informer
-        from ballast.internal.runtime import Client as InternalClient
-        from ballast.runtime import Client, Manager
+        from ballast.runtime import Manager
         from ballast.runtime.envtest import Environment
-
-
-        def same(client: Client) -> InternalClient:
-            return client
-
 
         manager: type[Manager] = Manager
         environment: type[Environment] = Environment
         if __name__ == "__main__":
-            import ballast.internal.runtime.envtest as envtest
-            print(Client is InternalClient, Environment is envtest.Environment,
-                  sys.modules["ballast.runtime.informer"] is sys.modules["ballast.internal.runtime.informer"])
+            import ballast.runtime.envtest as envtest
+            print(Environment is envtest.Environment, "ballast.runtime.informer" in sys.modules,
+                  "runtime" not in [info.name for info in pkgutil.iter_modules(ballast.internal.__path__)])
         """)
     )
     python = str(clean_venv / "bin" / "python")
-    assert _run([python, "uses_alias.py"], cwd=tmp_path).stdout.split() == ["True", "True", "True"]
-    _run([python, "-m", "mypy", "--strict", "--no-incremental", "uses_alias.py"], cwd=tmp_path)
+    assert _run([python, "uses_runtime.py"], cwd=tmp_path).stdout.split() == ["True", "True", "True"]
+    _run([python, "-m", "mypy", "--strict", "--no-incremental", "uses_runtime.py"], cwd=tmp_path)

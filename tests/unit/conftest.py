@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ballast.internal.runtime import FakeAPI
+from ballast.runtime import FakeAPI
 from tests.unit.support import register_our_kinds
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ballast.api.scheme import KINDS
-from ballast.internal.runtime import FakeAPI, GroupVersionKind
+from ballast.runtime import FakeAPI, GroupVersionKind
 
 API = TypeVar("API", bound=FakeAPI)
 

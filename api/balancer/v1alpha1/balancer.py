@@ -19,7 +19,7 @@ from pydantic import ConfigDict, Field
 from ballast.api.customresource import CustomResource
 from ballast.api.meta import Conditions, LabelSelector
 from ballast.api.wire import CRDSchema, Int32, WireModel, list_map
-from ballast.internal.runtime.crdgen import AGE, PrinterColumn, ScaleSubresource
+from ballast.runtime.crdgen import AGE, PrinterColumn, ScaleSubresource
 
 from .groupversion import GROUP, VERSION
 

@@ -10,7 +10,7 @@ from ballast.api.customresource import CustomResource
 from ballast.api.formats import duration, qualified_name, unique_items
 from ballast.api.meta import Conditions
 from ballast.api.wire import WireModel
-from ballast.internal.runtime.crdgen import AGE, PrinterColumn
+from ballast.runtime.crdgen import AGE, PrinterColumn
 
 from .groupversion import GROUP, VERSION
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ballast.api.customresource import CustomResource
-from ballast.internal.runtime.crdgen import AGE, PrinterColumn
+from ballast.runtime.crdgen import AGE, PrinterColumn
 
 from .groupversion import GROUP, VERSION
 from .policyspec import ResourcePolicySpec, ResourcePolicyStatus

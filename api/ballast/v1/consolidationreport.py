@@ -11,7 +11,7 @@ from __future__ import annotations
 from ballast.api.customresource import CustomResource
 from ballast.api.meta import Conditions, Time
 from ballast.api.wire import Int32, WireModel
-from ballast.internal.runtime.crdgen import AGE, PrinterColumn
+from ballast.runtime.crdgen import AGE, PrinterColumn
 
 from .groupversion import GROUP, VERSION
 

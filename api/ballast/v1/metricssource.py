@@ -10,7 +10,7 @@ from ballast.api.customresource import CustomResource
 from ballast.api.formats import enum, positive_duration
 from ballast.api.meta import Conditions
 from ballast.api.wire import Int64, WireModel
-from ballast.internal.runtime.crdgen import AGE, PrinterColumn
+from ballast.runtime.crdgen import AGE, PrinterColumn
 
 from .groupversion import GROUP, VERSION
 

@@ -9,7 +9,7 @@ from typing import Literal
 from ballast.api.customresource import CustomResource
 from ballast.api.meta import Conditions, Time
 from ballast.api.wire import Int32, Int64, WireModel
-from ballast.internal.runtime.crdgen import AGE, PrinterColumn
+from ballast.runtime.crdgen import AGE, PrinterColumn
 
 from .groupversion import GROUP, VERSION
 

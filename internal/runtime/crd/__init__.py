@@ -34,7 +34,7 @@ The names below are re-exported here; every other name comes from its module.
 
 from __future__ import annotations
 
-from ballast.internal.runtime.crdgen import AGE, PrinterColumn, ScaleSubresource, Scope
+from ballast.runtime.crdgen import AGE, PrinterColumn, ScaleSubresource, Scope
 
 from . import builtin
 from .builtin import JobTemplateSpec, LocalObjectReference, ObjectReference, PodTemplateSpec, ResourceRequirements

@@ -6,7 +6,7 @@ ballast-crdgen crd TARGET [TARGET ...] -o DIR [--check]
     names defined in the package or its submodules).
 ballast-crdgen rbac MODULE [MODULE ...] --role-name NAME -o FILE [--check]
     One ClusterRole NAME into FILE, from the rules the modules declare (`@rbac(...)` on a reconciler, or a
-    module-level `RBAC_RULES` list: `ballast.internal.runtime.rbacgen`), merged and sorted as controller-gen does.
+    module-level `RBAC_RULES` list: `ballast.runtime.rbacgen`), merged and sorted as controller-gen does.
 
 With `--check` nothing is written: the exit status is 1, and each file that differs or is missing is named on
 stderr, when the output is out of date. Bad input (a module that does not import, a name that is not a
@@ -26,7 +26,7 @@ from pathlib import Path
 from types import ModuleType
 
 from ballast import __version__
-from ballast.internal.runtime import rbacgen
+from ballast.runtime import rbacgen
 
 from .customresource import CustomResource
 from .generate import HEADER, rendered_crds, write_files

@@ -1,6 +1,6 @@
 """The base class of every typed kind: its identity on the API server (group, version, kind, plural, scope), the
 API paths built from it, and what its CustomResourceDefinition shows (short names, printer columns, subresources:
-`PrinterColumn`, `AGE` and `ScaleSubresource` come from `ballast.internal.runtime.crdgen`, which renders the CRD).
+`PrinterColumn`, `AGE` and `ScaleSubresource` come from `ballast.runtime.crdgen`, which renders the CRD).
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
-from ballast.internal.runtime.crdgen import PrinterColumn, ScaleSubresource, Scope
-from ballast.internal.runtime.gvk import path_segment
+from ballast.runtime.crdgen import PrinterColumn, ScaleSubresource, Scope
+from ballast.runtime.gvk import path_segment
 
 from .meta import ObjectMeta
 from .wire import WireModel

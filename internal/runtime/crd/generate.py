@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ballast.internal.runtime import crdgen
+from ballast.runtime import crdgen
 
 from .customresource import CustomResource
 from .schema import Schema, check_structural, openapi_schema

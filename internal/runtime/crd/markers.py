@@ -23,7 +23,7 @@ Each kubebuilder marker and its equivalent here:
 - preserve-unknown-fields: `PRESERVE_UNKNOWN_FIELDS` (a `dict[str, Any]` or `Any` gets it without asking)
   — `+kubebuilder:pruning:PreserveUnknownFields`
 - embedded objects: `EMBEDDED_RESOURCE`                       — `+kubebuilder:validation:EmbeddedResource`
-- int-or-string: `IntOrString` (`ballast.internal.runtime.crd.wire`)  — `intstr.IntOrString`
+- int-or-string: `IntOrString` (`ballast.runtime.crd.wire`)  — `intstr.IntOrString`
 - nullable: `X | None` without a `None` default                      — `+nullable`
 - printer columns: `PRINTER_COLUMNS = (PrinterColumn("Ready", "string", ".status.ready"), AGE)` on the kind
   — `+kubebuilder:printcolumn:name=Ready,type=string,JSONPath=.status.ready`

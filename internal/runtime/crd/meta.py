@@ -2,7 +2,7 @@
 
 `ObjectMeta` is lenient: it types the fields controllers read and keeps every other field (managedFields,
 future additions) as it came. `Condition` has the fields of `metav1.Condition`. The condition helpers are the
-runtime's (`ballast.internal.runtime.conditions`, on typed models and dicts alike), re-exported here:
+runtime's (`ballast.runtime.conditions`, on typed models and dicts alike), re-exported here:
 `set_status_condition` follows `meta.SetStatusCondition`, so `lastTransitionTime` moves only when the status flips.
 """
 
@@ -13,8 +13,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, PlainSerializer, Strict
 
-from ballast.internal.runtime.clock import rfc3339
-from ballast.internal.runtime.conditions import find_status_condition, remove_status_condition, set_status_condition
+from ballast.runtime.clock import rfc3339
+from ballast.runtime.conditions import find_status_condition, remove_status_condition, set_status_condition
 
 from .wire import ATOMIC_LIST, ATOMIC_STRUCT, Int64, WireModel, list_map
 

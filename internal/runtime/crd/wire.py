@@ -1,6 +1,6 @@
 """The base of every typed API model: camelCase on the wire, snake_case in Python, unknown fields kept.
 
-Also `CRDSchema`, the schema-only marker every other marker is made of (`ballast.internal.runtime.crd.markers`),
+Also `CRDSchema`, the schema-only marker every other marker is made of (`ballast.runtime.crd.markers`),
 the list and map markers server-side apply reads (`x-kubernetes-list-type`, `x-kubernetes-map-type`), and the
 fixed-width integer types of the Kubernetes API (`Int32`, `Int64`, `IntOrString`).
 """
@@ -17,7 +17,7 @@ from pydantic.config import JsonDict
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from ballast.internal.runtime import objects
+from ballast.runtime import objects
 
 # Words spelled in capitals inside a camelCase name (`orphanTTL`, `maxCV`). A model wanting other spellings sets
 # `Field(alias=...)` on the field, or its own `model_config = ConfigDict(alias_generator=...)`.

@@ -1,6 +1,6 @@
 """envtest for Python: a real kube-apiserver + etcd per test session, as controller-runtime's envtest.
 
-    from ballast.internal.runtime.envtest import Environment
+    from ballast.runtime.envtest import Environment
 
     with Environment(crd_paths=["config/crd/bases"]) as env:
         print(env.kubeconfig_path)

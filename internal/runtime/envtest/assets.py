@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from ballast.internal.runtime.clock import rfc3339
+from ballast.runtime.clock import rfc3339
 
 from .errors import AssetsNotFoundError, BuildError
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 
-from ballast.internal.runtime.certs import CertificateAuthority, CertPair, signing_key_pair
+from ballast.runtime.certs import CertificateAuthority, CertPair, signing_key_pair
 
 ENVTEST_VALIDITY = datetime.timedelta(hours=168)
 

@@ -394,7 +394,7 @@ class Environment:
     def rest_config(self, **options: Any) -> Any:
         """The framework's `RESTConfig` for the admin user, for `Manager(...)` or `Client.from_config(...)` — Go's
         `testEnv.Start()` result. `options` are RESTConfig's fields (`qps`, `burst`, `timeout`, `user_agent`)."""
-        from ballast.internal.runtime.rest import RESTConfig  # noqa: PLC0415 - envtest runs without the framework
+        from ballast.runtime.rest import RESTConfig  # noqa: PLC0415 - envtest runs without the framework
 
         return RESTConfig(self.client_configuration(), **options)
 

@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from ballast.api.balancer.v1alpha1 import MAX_TARGETS, TARGET_NAME_MAX_LENGTH, Balancer
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.errors import EnvtestError
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.errors import EnvtestError
 from tests.paths import CRD_DIR
 from tests.unit.api.balancer_samples import EXAMPLES, balancer, documents
 from tests.unit.api.samples import STATUSES

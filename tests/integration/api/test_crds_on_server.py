@@ -23,8 +23,8 @@ from ballast.api.customresource import CustomResource
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
 from ballast.api.scheme import KINDS
 from ballast.internal.manifests.crds import crd_name
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.errors import APIError
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.errors import APIError
 from tests.paths import CRD_DIR
 from tests.unit.api.samples import CONDITION, JSON, STATUSES, kind_id, sample
 

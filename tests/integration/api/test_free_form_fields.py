@@ -13,9 +13,9 @@ import pytest
 from ballast.api.customresource import CustomResource
 from ballast.api.schema import openapi_schema
 from ballast.api.wire import WireModel
-from ballast.internal.runtime import crdgen
-from ballast.internal.runtime.crdgen import Scope
-from ballast.internal.runtime.envtest import Environment
+from ballast.runtime import crdgen
+from ballast.runtime.crdgen import Scope
+from ballast.runtime.envtest import Environment
 
 
 class TemplatedSpec(WireModel):

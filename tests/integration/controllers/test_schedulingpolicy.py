@@ -28,7 +28,16 @@ from ballast.api.kupid.v1alpha1 import PodSchedulingPolicy
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers.schedulingpolicy import FIELD_MANAGER, RENDERED_ANNOTATION, STATE_ANNOTATION, setup
 from ballast.internal.manifests.scheduling import MUTATE_WEBHOOK, scheduling_webhook_configurations
-from ballast.internal.runtime import (
+from ballast.internal.scheduling import ENFORCE_ANNOTATION, policy_matches
+from ballast.internal.scheduling.conditions import (
+    CONDITION_NAME,
+    MAX_EXPRESSION_LENGTH,
+    RENDERED,
+    TOO_LONG,
+    cel_string,
+    render_match_conditions,
+)
+from ballast.runtime import (
     JSON_PATCH,
     AdmissionRequest,
     AdmissionResponse,
@@ -40,17 +49,8 @@ from ballast.internal.runtime import (
     WebhookServer,
     allowed,
 )
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.scheduling import ENFORCE_ANNOTATION, policy_matches
-from ballast.internal.scheduling.conditions import (
-    CONDITION_NAME,
-    MAX_EXPRESSION_LENGTH,
-    RENDERED,
-    TOO_LONG,
-    cel_string,
-    render_match_conditions,
-)
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.wait import poll_until
 from ballast.webhook.scheduling import MUTATE_PATH
 from tests.integration.webhook_server import serving
 from tests.paths import CRD_DIR

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from ballast.internal.runtime.envtest import Environment
+from ballast.runtime.envtest import Environment
 from tests.e2e.load import GoAdmissionLoad
 
 RATE = 200.0

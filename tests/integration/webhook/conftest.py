@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 
 from ballast.api.scheme import add_to_scheme
-from ballast.internal.runtime import Client, RESTConfig, Scheme
-from ballast.internal.runtime.envtest import Environment
+from ballast.runtime import Client, RESTConfig, Scheme
+from ballast.runtime.envtest import Environment
 from tests.paths import CRD_DIR
 
 

@@ -23,7 +23,7 @@ from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.manifests.webhooks import webhook_configurations
 from ballast.internal.naming import policy_discriminator, profile_name, tuple_labels
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import (
+from ballast.runtime import (
     APIStatusError,
     Cache,
     Client,
@@ -31,9 +31,9 @@ from ballast.internal.runtime import (
     WebhookServer,
     metrics,
 )
-from ballast.internal.runtime.cache import DelegatingClient
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime.cache import DelegatingClient
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.wait import poll_until
 from ballast.webhook import configuration, pods, policies
 from tests.integration.cleanup import deleted_afterwards
 from tests.integration.lax_schema import lax_schema

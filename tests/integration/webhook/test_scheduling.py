@@ -15,7 +15,8 @@ import pytest
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy
 from ballast.api.scheme import add_to_scheme
 from ballast.internal.manifests.scheduling import scheduling_webhook_configurations
-from ballast.internal.runtime import (
+from ballast.internal.scheduling import ENFORCE_ANNOTATION, POLICIES_ANNOTATION
+from ballast.runtime import (
     APIStatusError,
     Cache,
     CacheScope,
@@ -25,10 +26,9 @@ from ballast.internal.runtime import (
     Scheme,
     WebhookServer,
 )
-from ballast.internal.runtime.cache import DelegatingClient
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.scheduling import ENFORCE_ANNOTATION, POLICIES_ANNOTATION
+from ballast.runtime.cache import DelegatingClient
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.wait import poll_until
 from ballast.webhook import scheduling
 from tests.integration.webhook_server import serve
 from tests.paths import CRD_DIR

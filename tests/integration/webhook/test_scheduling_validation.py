@@ -15,10 +15,10 @@ import yaml
 
 from ballast.api.kupid.v1alpha1 import GROUP, VERSION, ClusterPodSchedulingPolicy, PodSchedulingPolicy
 from ballast.internal.manifests.scheduling import VALIDATE_WEBHOOK, scheduling_webhook_configurations
-from ballast.internal.runtime import APIStatusError, Client, WebhookServer
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.errors import EnvtestError
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime import APIStatusError, Client, WebhookServer
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.errors import EnvtestError
+from ballast.runtime.envtest.wait import poll_until
 from ballast.webhook import schedulingpolicies
 from tests.integration.cleanup import deleted_afterwards
 from tests.integration.webhook_server import serve

@@ -12,8 +12,8 @@ from typing import cast
 import orjson
 import pytest
 
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.wait import poll_until
 from tests.e2e.load import GoAdmissionLoad, LoadResult
 
 DOCUMENT = {

@@ -10,8 +10,8 @@ from pydantic import BaseModel
 
 from ballast.api.ballast.v1 import BallastConfig, WorkloadProfile
 from ballast.internal.enrollment import MODE_LABEL
-from ballast.internal.runtime import AdmissionRequest, GroupVersionKind, NotFoundError, ObjectList
-from ballast.internal.runtime.interfaces import FieldSelector, Index, LabelSelector
+from ballast.runtime import AdmissionRequest, GroupVersionKind, NotFoundError, ObjectList
+from ballast.runtime.interfaces import FieldSelector, Index, LabelSelector
 
 IDENTITY = ["app.kubernetes.io/name", "app.kubernetes.io/component"]
 APP_LABELS = {"app.kubernetes.io/name": "billing", "app.kubernetes.io/component": "api"}

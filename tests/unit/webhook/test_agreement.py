@@ -17,8 +17,8 @@ from ballast.internal.enrollment import PROFILE_REF
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.naming import policy_discriminator
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import Client, FakeAPI, Scheme, objects
 from ballast.internal.telemetry import WEBHOOK_MUTATIONS
+from ballast.runtime import Client, FakeAPI, Scheme, objects
 from ballast.webhook.pods import PodMutator
 from tests.unit.internal.policy.builders import crp, rp
 from tests.unit.internal.runtime.support import eventually, running

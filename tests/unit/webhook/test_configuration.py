@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime import AdmissionResponse
+from ballast.runtime import AdmissionResponse
 from ballast.webhook.configuration import invalid_message, validate_configuration_request
 
 from .support import JSON, review

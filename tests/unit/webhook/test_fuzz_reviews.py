@@ -45,10 +45,10 @@ from ballast.internal.cmd.wiring import Dependencies, new_manager, register_webh
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.manifests.webhooks import all_webhook_configurations
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import FakeAPI, Scheme, objects
-from ballast.internal.runtime.admission import SUPPORTED_VERSIONS
-from ballast.internal.runtime.certs import CertificateAuthority
 from ballast.internal.store import SQLiteHistoryStore
+from ballast.runtime import FakeAPI, Scheme, objects
+from ballast.runtime.admission import SUPPORTED_VERSIONS
+from ballast.runtime.certs import CertificateAuthority
 from ballast.webhook import configuration, pods, policies, scheduling, schedulingpolicies
 from tests.figures import write_figures
 from tests.unit.internal.policy.builders import crp

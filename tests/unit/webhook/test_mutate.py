@@ -16,9 +16,6 @@ from ballast.api.ballast.v1 import ResourcePolicy
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.naming import policy_discriminator, profile_name, tuple_labels
 from ballast.internal.operator import DryRun, OperatorOptions
-from ballast.internal.runtime import AdmissionResponse
-from ballast.internal.runtime.admission import encode_review
-from ballast.internal.runtime.apierrors import ServerTimeoutError
 from ballast.internal.telemetry import (
     APPLY_APPLIED,
     APPLY_LIMIT_SCALED,
@@ -26,6 +23,9 @@ from ballast.internal.telemetry import (
     WEBHOOK_MUTATIONS,
     LabelledCounter,
 )
+from ballast.runtime import AdmissionResponse
+from ballast.runtime.admission import encode_review
+from ballast.runtime.apierrors import ServerTimeoutError
 from ballast.webhook.pods import PodMutator
 from tests.unit.internal.policy.builders import crp, rp
 

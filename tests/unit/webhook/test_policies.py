@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime import AdmissionResponse
+from ballast.runtime import AdmissionResponse
 from ballast.webhook.policies import invalid_policy_message, validate_policy_request
 
 from .support import JSON, review

@@ -13,8 +13,8 @@ from ballast.api.wire import as_model
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.naming import policy_discriminator, profile_name, tuple_labels
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import Cache, Client, FakeAPI, Scheme, objects
-from ballast.internal.runtime.cache import DelegatingClient
+from ballast.runtime import Cache, Client, FakeAPI, Scheme, objects
+from ballast.runtime.cache import DelegatingClient
 from ballast.webhook.pods import PodMutator
 from ballast.webhook.reader import Reader
 from tests.unit.internal.policy.builders import crp

@@ -10,9 +10,9 @@ import jsonpatch
 import pytest
 
 from ballast.api.scheme import add_to_scheme
-from ballast.internal.runtime import AdmissionRequest, FakeAPI, Scheme
 from ballast.internal.scheduling import ENFORCE_ANNOTATION, POLICIES_ANNOTATION
 from ballast.internal.telemetry import KUPID_REQUESTS, SCHEDULING_POLICY_APPLICATIONS
+from ballast.runtime import AdmissionRequest, FakeAPI, Scheme
 from ballast.webhook.scheduling import (
     DAEMONSET_POD,
     MIRROR_POD,

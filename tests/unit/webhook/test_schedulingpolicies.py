@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime import AdmissionResponse, WebhookServer
+from ballast.runtime import AdmissionResponse, WebhookServer
 from ballast.webhook.schedulingpolicies import (
     SPEC_UNCHANGED,
     VALIDATE_PATH,

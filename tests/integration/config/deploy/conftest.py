@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import yaml
 
-from ballast.internal.runtime import APPLY, Client, RESTConfig
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.pytest_plugin import unavailable
+from ballast.runtime import APPLY, Client, RESTConfig
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.pytest_plugin import unavailable
 from tests.paths import REPOSITORY
 
 REPO = REPOSITORY

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from ballast.internal.manifests.crds import all_crds
-from ballast.internal.runtime import Client, NotFoundError, RESTConfig
-from ballast.internal.runtime.envtest import Environment
+from ballast.runtime import Client, NotFoundError, RESTConfig
+from ballast.runtime.envtest import Environment
 from tests.integration.config.deploy.conftest import CERT_MANAGER_STAND_INS, CHART, PRESETS, values_args
 
 CRP = "ballast.tightlinesoftware.com/v1/ClusterResourcePolicy"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ballast.internal.runtime.envtest import Environment
+from ballast.runtime.envtest import Environment
 from tests.integration.config.deploy.conftest import PRESETS, kustomize, render
 from tests.pod_security import containers, pod_templates, restricted_problems
 

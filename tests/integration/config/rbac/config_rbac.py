@@ -15,9 +15,9 @@ import orjson
 import yaml
 
 from ballast.internal.manifests.rbac import NAMESPACE
-from ballast.internal.runtime.envtest import APIError, Environment
-from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.rbacgen import Grant
+from ballast.runtime.envtest import APIError, Environment
+from ballast.runtime.envtest.wait import poll_until
+from ballast.runtime.rbacgen import Grant
 from tests.paths import REPOSITORY
 
 ROOT = REPOSITORY

@@ -43,10 +43,10 @@ from ballast.internal.manifests.rbac import (
 )
 from ballast.internal.manifests.webhooks import all_webhook_configurations
 from ballast.internal.quantity import format_bytes
-from ballast.internal.runtime import Client, RESTConfig
-from ballast.internal.runtime.envtest import APIError, Environment, json_handler, network
-from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.rbacgen import Grant
+from ballast.runtime import Client, RESTConfig
+from ballast.runtime.envtest import APIError, Environment, json_handler, network
+from ballast.runtime.envtest.wait import poll_until
+from ballast.runtime.rbacgen import Grant
 from tests.integration.internal.cmd.ballastd.conftest import (
     GROUP_VERSION,
     OPERATOR_NAMESPACE,

@@ -20,10 +20,10 @@ import yaml
 
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers.balancer import setup
-from ballast.internal.runtime import Manager, RESTConfig, Scheme
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.errors import APIError
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime import Manager, RESTConfig, Scheme
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.errors import APIError
+from ballast.runtime.envtest.wait import poll_until
 from tests.paths import CRD_DIR
 from tests.unit.api.balancer_samples import EXAMPLES, balancer
 from tests.unit.internal.runtime.support import running

@@ -21,13 +21,13 @@ from ballast.controllers.collector import setup
 from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF_INDEX, PodProjection, profile_ref_index
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import CacheScope, Manager, RESTConfig, Scheme
-from ballast.internal.runtime import labels as label_selectors
-from ballast.internal.runtime.envtest import Backend, Environment
-from ballast.internal.runtime.envtest.backends import RecordingHandler
-from ballast.internal.runtime.envtest.errors import APIError
-from ballast.internal.runtime.envtest.wait import poll_until
 from ballast.internal.store import HistoryStore, RedisHistoryStore, SQLiteHistoryStore
+from ballast.runtime import CacheScope, Manager, RESTConfig, Scheme
+from ballast.runtime import labels as label_selectors
+from ballast.runtime.envtest import Backend, Environment
+from ballast.runtime.envtest.backends import RecordingHandler
+from ballast.runtime.envtest.errors import APIError
+from ballast.runtime.envtest.wait import poll_until
 from tests.integration.redis_server import RedisServer
 from tests.paths import CRD_DIR
 

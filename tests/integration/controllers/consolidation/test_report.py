@@ -27,10 +27,10 @@ from ballast.api.scheme import add_to_scheme
 from ballast.controllers.consolidation import AdvisorSettings, setup
 from ballast.internal.consolidation import WHEN_EMPTY_OR_UNDERUTILIZED
 from ballast.internal.consolidationinputs import ReadSettings, advise, read_inputs
-from ballast.internal.runtime import Client, Manager, RESTConfig, Scheme
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.errors import APIError
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime import Client, Manager, RESTConfig, Scheme
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.errors import APIError
+from ballast.runtime.envtest.wait import poll_until
 from tests.unit.controllers.consolidation import scenario
 from tests.unit.internal.runtime.support import running
 

@@ -15,9 +15,9 @@ from ballast.api.scheme import add_to_scheme
 from ballast.internal.cmd.wiring import CONTROLLERS, Dependencies, add_core_lanes, new_manager
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import Client, Manager, RESTConfig, Scheme
-from ballast.internal.runtime.envtest import Environment
 from ballast.internal.store import HistoryStore, open_store
+from ballast.runtime import Client, Manager, RESTConfig, Scheme
+from ballast.runtime.envtest import Environment
 from tests.unit.internal.runtime.support import running
 
 IDENTITY = ["app.kubernetes.io/name", "app.kubernetes.io/component"]

@@ -13,10 +13,10 @@ from ballast.internal.cmd.wiring import CONTROLLERS, Dependencies, add_core_lane
 from ballast.internal.enrollment import LEGACY_POD_FINALIZER, POLICY_REF, PROFILE_REF
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import Client, NotFoundError
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.wait import poll_until
 from ballast.internal.store import Cycle, Sample, SeriesKey, open_store
+from ballast.runtime import Client, NotFoundError
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.wait import poll_until
 from tests.unit.internal.runtime.support import running
 
 from .conftest import CRP, Operator, ballast_config, pod

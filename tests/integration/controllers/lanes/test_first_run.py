@@ -13,9 +13,9 @@ import pytest
 
 from ballast.api.ballast.v1 import WorkloadProfile
 from ballast.internal.enrollment import PROFILE_CLEANUP_FINALIZER, PROFILE_REF
-from ballast.internal.runtime import Client
-from ballast.internal.runtime.envtest.wait import poll_until
 from ballast.internal.telemetry import PODS_PROCESSED
+from ballast.runtime import Client
+from ballast.runtime.envtest.wait import poll_until
 
 from .conftest import Operator, ballast_config, pod
 

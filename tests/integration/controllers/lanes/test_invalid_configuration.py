@@ -15,10 +15,10 @@ import pytest
 
 from ballast.api.ballast.v1 import BallastConfig, MetricsSource
 from ballast.internal.enrollment import PROFILE_REF
-from ballast.internal.runtime import Client
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.errors import APIError
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime import Client
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.errors import APIError
+from ballast.runtime.envtest.wait import poll_until
 from tests.integration.lax_schema import store_invalid
 
 from .conftest import IDENTITY, Operator, ballast_config, pod

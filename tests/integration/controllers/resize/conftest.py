@@ -17,7 +17,7 @@ from ballast.api.scheme import add_to_scheme
 from ballast.controllers.resize import EVENT_COMPONENT, NAME, setup
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import DryRun, OperatorOptions
-from ballast.internal.runtime import (
+from ballast.runtime import (
     MERGE,
     STRATEGIC,
     Client,
@@ -31,9 +31,9 @@ from ballast.internal.runtime import (
     Scheme,
     objects,
 )
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.log import get_logger
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.wait import poll_until
+from ballast.runtime.log import get_logger
 from tests.paths import CRD_DIR
 from tests.unit.controllers.resize.builders import POD, Recs, cluster_policy, new_manager, pod, profile, profile_status
 

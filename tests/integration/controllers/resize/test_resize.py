@@ -16,9 +16,9 @@ from ballast.internal.enrollment import LAST_RESIZE, RESIZE_BLOCKED, RESIZE_BLOC
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import DryRun, OperatorOptions
 from ballast.internal.resize import IN_PLACE_RESIZE
-from ballast.internal.runtime import APPLY
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime import APPLY
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.wait import poll_until
 from tests.integration.controllers.resize.conftest import Lane, World, new_client
 from tests.unit.controllers.resize.builders import container, new_manager, resources_of
 from tests.unit.internal.runtime.support import running

@@ -24,8 +24,8 @@ import pytest
 from ballast.internal.dev.demo import recommendations_of
 from ballast.internal.dev.scenario import CHECKOUT, COLD_START_POD
 from ballast.internal.quantity import parse_quantity
-from ballast.internal.runtime.envtest import AssetsNotFoundError, find_assets
-from ballast.internal.runtime.envtest.pytest_plugin import unavailable
+from ballast.runtime.envtest import AssetsNotFoundError, find_assets
+from ballast.runtime.envtest.pytest_plugin import unavailable
 
 ANNOTATION = "ballast.tightlinesoftware.com/"
 

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from ballast.internal.runtime import Client, RESTConfig
-from ballast.internal.runtime.envtest import Environment
+from ballast.runtime import Client, RESTConfig
+from ballast.runtime.envtest import Environment
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from ballast.internal.runtime import (
+from ballast.runtime import (
     APPLY,
     JSON_PATCH,
     STRATEGIC,
@@ -18,8 +18,8 @@ from ballast.internal.runtime import (
     apierrors,
     labels,
 )
-from ballast.internal.runtime.rest import deadline
-from ballast.internal.runtime.restmapper import NoKindMatchError
+from ballast.runtime.rest import deadline
+from ballast.runtime.restmapper import NoKindMatchError
 from tests.integration.internal.runtime.envtest.test_control_plane import WIDGET_CRD
 
 

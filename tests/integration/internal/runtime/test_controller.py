@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import urllib3
 
-from ballast.internal.runtime import Builder, Client, Context, Manager, Request, RESTConfig, Result, TerminalError
-from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.objects import namespace as namespace_of
-from ballast.internal.runtime.predicate import new_predicate_funcs
+from ballast.runtime import Builder, Client, Context, Manager, Request, RESTConfig, Result, TerminalError
+from ballast.runtime.envtest.wait import poll_until
+from ballast.runtime.objects import namespace as namespace_of
+from ballast.runtime.predicate import new_predicate_funcs
 from tests.unit.internal.runtime.support import running
 
 

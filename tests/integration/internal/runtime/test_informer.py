@@ -11,12 +11,12 @@ import orjson
 import pytest
 import urllib3
 
-from ballast.internal.runtime import Client, GroupVersionKind, Projection, RESTConfig
-from ballast.internal.runtime.client import ListerWatcher, WatchStream
-from ballast.internal.runtime.decode import DictDecoder, ProjectionDecoder
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.informer import FuncHandler, SharedIndexInformer
+from ballast.runtime import Client, GroupVersionKind, Projection, RESTConfig
+from ballast.runtime.client import ListerWatcher, WatchStream
+from ballast.runtime.decode import DictDecoder, ProjectionDecoder
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.wait import poll_until
+from ballast.runtime.informer import FuncHandler, SharedIndexInformer
 
 CONFIGMAP = GroupVersionKind("", "v1", "ConfigMap")
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime import Client, LeaderElectionConfig, LeaderElector, Manager, RESTConfig
-from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.manager import ManagerError
+from ballast.runtime import Client, LeaderElectionConfig, LeaderElector, Manager, RESTConfig
+from ballast.runtime.envtest.wait import poll_until
+from ballast.runtime.manager import ManagerError
 
 # Short timings keep the tests quick; the relations between them are the production ones.
 FAST = {"lease_duration": 2.0, "renew_deadline": 1.5, "retry_period": 0.25}

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
-from ballast.internal.runtime import (
+from ballast.runtime import (
     Builder,
     Client,
     Context,
@@ -25,10 +25,10 @@ from ballast.internal.runtime import (
     RESTConfig,
     Result,
 )
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.blackhole import BlackHoleProxy, address_of, through
-from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.manager import ManagerError
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.blackhole import BlackHoleProxy, address_of, through
+from ballast.runtime.envtest.wait import poll_until
+from ballast.runtime.manager import ManagerError
 
 # A margin between step-down (retry + renew deadline = 4 s after the last renewal) and lease expiry (6 s).
 TIMINGS = {"lease_duration": 6.0, "renew_deadline": 3.0, "retry_period": 1.0}

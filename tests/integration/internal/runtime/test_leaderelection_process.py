@@ -18,8 +18,8 @@ from typing import Any
 import orjson
 import pytest
 
-from ballast.internal.runtime import Client, LeaderElectionConfig, LeaderElector, ProcessLeaderElector, RESTConfig
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime import Client, LeaderElectionConfig, LeaderElector, ProcessLeaderElector, RESTConfig
+from ballast.runtime.envtest.wait import poll_until
 
 LEASE = "coordination.k8s.io/v1/Lease"
 TIMINGS: dict[str, Any] = {"lease_duration": 3.0, "renew_deadline": 2.0, "retry_period": 0.5}
@@ -149,9 +149,9 @@ def test_the_child_stops_renewing_when_its_parent_is_killed(
     script = textwrap.dedent(f"""
         import sys, threading, orjson
         from pathlib import Path
-        from ballast.internal.runtime.leaderelection import LeaderElectionConfig
-        from ballast.internal.runtime.leaderelection_process import ProcessLeaderElector
-        from ballast.internal.runtime.rest import RESTConfig
+        from ballast.runtime.leaderelection import LeaderElectionConfig
+        from ballast.runtime.leaderelection_process import ProcessLeaderElector
+        from ballast.runtime.rest import RESTConfig
         rest = RESTConfig.from_portable(orjson.loads(Path({str(settings)!r}).read_bytes()))
         config = LeaderElectionConfig(name={lease!r}, namespace={envtest_namespace!r}, lease_duration=3.0,
                                       renew_deadline=2.0, retry_period=0.5, release_on_cancel={release!r})

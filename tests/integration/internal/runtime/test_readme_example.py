@@ -6,8 +6,8 @@ import re
 import threading
 from typing import Any
 
-from ballast.internal.runtime import Client, Manager, RESTConfig
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime import Client, Manager, RESTConfig
+from ballast.runtime.envtest.wait import poll_until
 from tests.paths import REPOSITORY
 
 README = REPOSITORY / "README.md"

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime import Manager
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.testing import running
+from ballast.runtime import Manager
+from ballast.runtime.envtest import Environment
+from ballast.runtime.testing import running
 from tests.paths import REPOSITORY
 
 README = REPOSITORY / "README.md"

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from cryptography import x509
 
-from ballast.internal.runtime import AdmissionRequest, AdmissionResponse, Client, WebhookServer, metrics, patched
-from ballast.internal.runtime.certs import CertificateAuthority
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.selfsigned import MUTATING, SelfSignedCertificates
+from ballast.runtime import AdmissionRequest, AdmissionResponse, Client, WebhookServer, metrics, patched
+from ballast.runtime.certs import CertificateAuthority
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.wait import poll_until
+from ballast.runtime.selfsigned import MUTATING, SelfSignedCertificates
 
 LABEL = "admitted-by"
 

@@ -12,11 +12,11 @@ import pytest
 import urllib3
 from pydantic import Field
 
-from ballast.internal.runtime import Manager, WebhookBuilder, WebhookServer
-from ballast.internal.runtime.crd import CustomResource, Int32, Scope, WireModel, crd_for
-from ballast.internal.runtime.envtest import APIError, Environment, WebhookInstallOptions
-from ballast.internal.runtime.testing import eventually, running
-from ballast.internal.runtime.webhookbuilder import (
+from ballast.runtime import Manager, WebhookBuilder, WebhookServer
+from ballast.runtime.crd import CustomResource, Int32, Scope, WireModel, crd_for
+from ballast.runtime.envtest import APIError, Environment, WebhookInstallOptions
+from ballast.runtime.testing import eventually, running
+from ballast.runtime.webhookbuilder import (
     AdmissionContext,
     FieldError,
     Invalid,

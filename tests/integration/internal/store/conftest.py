@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime.envtest.certs import TinyCA
 from ballast.internal.store import HistoryStore, RedisHistoryStore, SQLiteHistoryStore
+from ballast.runtime.envtest.certs import TinyCA
 from tests.integration.redis_server import RedisServer, TLSFiles, redis_server_or_skip
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ballast.internal.runtime import Context, RealClock, Request
-from ballast.internal.runtime.log import get_logger
+from ballast.runtime import Context, RealClock, Request
+from ballast.runtime.log import get_logger
 
 
 def context(namespace: str = "shop", name: str = "nginx") -> Context:

@@ -25,9 +25,9 @@ from ballast.controllers.balancer import (
     selector_string,
     setup,
 )
-from ballast.internal.runtime import FakeAPI, FakeClock, GroupVersionKind, Manager, Request, Scheme
-from ballast.internal.runtime.apierrors import ForbiddenError
 from ballast.internal.telemetry.balancer import BALANCER_PROBLEM_REPLICAS, BALANCER_REPLICAS
+from ballast.runtime import FakeAPI, FakeClock, GroupVersionKind, Manager, Request, Scheme
+from ballast.runtime.apierrors import ForbiddenError
 from tests.unit.api.balancer_samples import balancer, documents
 from tests.unit.controllers.balancer.support import context
 from tests.unit.internal.runtime.support import eventually, running

@@ -17,7 +17,9 @@ from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF, PROFILE_REF_IND
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.naming import measurement_hash, policy_key, selector_labels, tuple_labels
 from ballast.internal.operator import DryRun, OperatorOptions
-from ballast.internal.runtime import (
+from ballast.internal.sources import SOURCE_TYPES, FetchResult, FetchTarget, Source, SourceFactory
+from ballast.internal.store import Cycle, HistoryStore, Series, SeriesKey, StoreUnavailableError, open_store
+from ballast.runtime import (
     APPLY,
     CacheScope,
     Context,
@@ -30,10 +32,8 @@ from ballast.internal.runtime import (
     Result,
     Scheme,
 )
-from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.log import get_logger
-from ballast.internal.sources import SOURCE_TYPES, FetchResult, FetchTarget, Source, SourceFactory
-from ballast.internal.store import Cycle, HistoryStore, Series, SeriesKey, StoreUnavailableError, open_store
+from ballast.runtime.envtest.wait import poll_until
+from ballast.runtime.log import get_logger
 from tests.unit.support import register_our_kinds
 
 GROUP = "ballast.tightlinesoftware.com"

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from ballast.api.ballast.v1 import WorkloadProfile
-from ballast.internal.runtime import MERGE, NotFoundError
 from ballast.internal.stats.ready import ready_recommendations
+from ballast.runtime import MERGE, NotFoundError
 from tests.unit.controllers.collector.support import World
 
 CPU_AVG = {"resource": "cpu", "field": "request", "source": "metrics", "aggregation": "avg", "headroom": "1.25"}

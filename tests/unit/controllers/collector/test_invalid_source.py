@@ -11,8 +11,8 @@ import pytest
 
 from ballast.controllers.collector import MetricsCollector
 from ballast.internal.collection.ready import INVALID_SOURCE_REASON
-from ballast.internal.runtime import NotFoundError
 from ballast.internal.sources import SOURCE_TYPES, FetchResult, UsageSample
+from ballast.runtime import NotFoundError
 from tests.unit.controllers.collector.support import API_VERSION, World, measured_by_two_sources
 
 BANANA = 'spec.config.pollInterval: invalid duration "banana": must be a Go duration such as "60s", "15m" or "1h30m"'

@@ -17,7 +17,7 @@ from ballast.api.scheme import add_to_scheme
 from ballast.controllers import configstatus
 from ballast.internal.cmd.wiring import new_manager
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import FakeAPI, FakeClock, Scheme
+from ballast.runtime import FakeAPI, FakeClock, Scheme
 from tests.unit.internal.runtime.support import eventually, running
 from tests.unit.support import register_our_kinds
 

@@ -18,8 +18,8 @@ from ballast.internal.cmd.wiring import new_manager
 from ballast.internal.enrollment import LEGACY_POD_FINALIZER, MODE_LABEL, POLICY_REF, PROFILE_REF
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import Client, FakeAPI, NotFoundError, Scheme, objects
-from ballast.internal.runtime.metrics import RECONCILE_ERRORS
+from ballast.runtime import Client, FakeAPI, NotFoundError, Scheme, objects
+from ballast.runtime.metrics import RECONCILE_ERRORS
 from tests.unit.internal.policy.builders import crp
 from tests.unit.internal.runtime.support import eventually, running
 from tests.unit.webhook.support import APP_LABELS, DEFAULT_PROFILE, NAMESPACE, ballast_config, pod

@@ -12,8 +12,8 @@ from ballast.internal.enrollment import KILL_SWITCH_CONFIGMAP
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.killswitch.state import CONFIGMAP_REASON, SUSPENDED_REASON
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import Client, FakeAPI, Manager, Scheme
 from ballast.internal.telemetry import KILL_SWITCH_TRANSITIONS
+from ballast.runtime import Client, FakeAPI, Manager, Scheme
 from tests.unit.internal.runtime.support import eventually, running
 
 NAMESPACE = "ballast-system"

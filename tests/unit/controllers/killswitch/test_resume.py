@@ -16,7 +16,7 @@ from ballast.internal.enrollment import PROFILE_REF
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.killswitch.state import CONFIGMAP_REASON
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import Client, FakeAPI, Scheme, objects
+from ballast.runtime import Client, FakeAPI, Scheme, objects
 from tests.unit.internal.policy.builders import crp
 from tests.unit.internal.runtime.support import eventually, running, sample
 from tests.unit.support import register_our_kinds

@@ -9,7 +9,7 @@ import pytest
 
 from ballast.controllers import migration
 from ballast.internal.enrollment import LEGACY_POD_FINALIZER, MODE_LABEL
-from ballast.internal.runtime import FakeAPI, Manager
+from ballast.runtime import FakeAPI, Manager
 from tests.unit.internal.runtime.support import eventually, running
 
 OTHER = "example.com/keep-me"

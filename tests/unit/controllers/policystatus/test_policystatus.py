@@ -17,7 +17,7 @@ from ballast.controllers import policystatus
 from ballast.internal.cmd.wiring import new_manager
 from ballast.internal.naming import policy_discriminator
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import Client, FakeAPI, FakeClock, Scheme
+from ballast.runtime import Client, FakeAPI, FakeClock, Scheme
 from tests.unit.internal.runtime.support import eventually, running
 from tests.unit.support import register_our_kinds
 

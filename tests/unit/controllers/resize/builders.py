@@ -7,7 +7,7 @@ from typing import Any
 
 from ballast.api.ballast.v1 import WorkloadProfile
 from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF, PROFILE_REF_INDEX, PodProjection, profile_ref_index
-from ballast.internal.runtime import CacheScope, Client, Manager
+from ballast.runtime import CacheScope, Client, Manager
 
 POD = "v1/Pod"
 IMAGE = "registry.k8s.io/pause:3.10"

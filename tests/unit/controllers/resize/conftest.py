@@ -16,10 +16,10 @@ from ballast.controllers.resize import EVENT_COMPONENT, NAME, setup
 from ballast.internal.enrollment import MODE_LABEL
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import DryRun, OperatorOptions
-from ballast.internal.runtime import MERGE, Client, Context, FakeAPI, FakeClock, Request, Result, Scheme
-from ballast.internal.runtime import objects as runtime_objects
-from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.log import get_logger
+from ballast.runtime import MERGE, Client, Context, FakeAPI, FakeClock, Request, Result, Scheme
+from ballast.runtime import objects as runtime_objects
+from ballast.runtime.envtest.wait import poll_until
+from ballast.runtime.log import get_logger
 from tests.unit.controllers.resize.builders import POD, Recs, new_manager, pod, profile, profile_status
 from tests.unit.support import register_our_kinds
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from ballast.controllers.resize import NAME, profile_predicate
-from ballast.internal.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
+from ballast.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
 from tests.unit.controllers.resize.conftest import Harness
 
 

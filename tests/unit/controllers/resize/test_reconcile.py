@@ -11,11 +11,11 @@ from ballast.controllers.resize import PROFILE_REQUEUE, RESIZED_MESSAGE
 from ballast.internal.enrollment import LAST_RESIZE, PROFILE_REF, RESIZE_BLOCKED, RESIZE_BLOCKED_AT
 from ballast.internal.operator import DryRun
 from ballast.internal.resize import IN_PLACE_RESIZE
-from ballast.internal.runtime import GroupVersionKind
-from ballast.internal.runtime.apierrors import UnprocessableEntityError
-from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.fake import AdmissionHook
 from ballast.internal.telemetry import APPLY_LIMIT_SCALED, RESIZE_APPLIED, RESIZE_FAILED, RESIZE_SKIPPED
+from ballast.runtime import GroupVersionKind
+from ballast.runtime.apierrors import UnprocessableEntityError
+from ballast.runtime.envtest.wait import poll_until
+from ballast.runtime.fake import AdmissionHook
 from tests.unit.controllers.resize.builders import cluster_policy, container, resources_of
 from tests.unit.controllers.resize.conftest import START, Harness, counter, skip_labels
 

@@ -22,7 +22,9 @@ from ballast.controllers.schedulingpolicy import (
     apply_configuration,
     setup,
 )
-from ballast.internal.runtime import (
+from ballast.internal.scheduling import ENFORCE_ANNOTATION
+from ballast.internal.scheduling.conditions import CONDITION_NAME
+from ballast.runtime import (
     Context,
     FakeAPI,
     GroupVersionKind,
@@ -32,10 +34,8 @@ from ballast.internal.runtime import (
     Result,
     Scheme,
 )
-from ballast.internal.runtime.apierrors import UnprocessableEntityError
-from ballast.internal.runtime.log import get_logger
-from ballast.internal.scheduling import ENFORCE_ANNOTATION
-from ballast.internal.scheduling.conditions import CONDITION_NAME
+from ballast.runtime.apierrors import UnprocessableEntityError
+from ballast.runtime.log import get_logger
 from tests.unit.internal.runtime.support import eventually, running, sample
 from tests.unit.internal.scheduling.builders import namespaced
 

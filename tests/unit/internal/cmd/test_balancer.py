@@ -14,8 +14,8 @@ import pytest
 
 from ballast.internal.cmd import balancer as status_cmd
 from ballast.internal.cmd import ballast as cli
-from ballast.internal.runtime import FakeAPI, FakeClock
-from ballast.internal.runtime.apierrors import ForbiddenError
+from ballast.runtime import FakeAPI, FakeClock
+from ballast.runtime.apierrors import ForbiddenError
 from tests.unit.api.balancer_samples import balancer, documents
 from tests.unit.support import register_our_kinds
 

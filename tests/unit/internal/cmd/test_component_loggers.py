@@ -18,8 +18,8 @@ from ballast.internal.cmd.wiring import (
 )
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import FakeAPI, Scheme, WebhookServer
 from ballast.internal.store import open_store
+from ballast.runtime import FakeAPI, Scheme, WebhookServer
 from tests.unit.support import register_our_kinds
 
 

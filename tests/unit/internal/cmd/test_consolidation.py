@@ -41,7 +41,7 @@ from ballast.internal.consolidation import (
     pool_from_nodepool,
 )
 from ballast.internal.consolidationinputs import CATALOGUE_KEY, Inputs, Observed, ReadSettings, read_catalogue
-from ballast.internal.runtime import FakeAPI
+from ballast.runtime import FakeAPI
 from tests.paths import REPOSITORY
 from tests.unit.internal.consolidation.builders import node, offering, pod
 

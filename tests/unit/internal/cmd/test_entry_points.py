@@ -9,8 +9,8 @@ import pytest
 from ballast import __version__
 from ballast.internal.cmd import ballast as ballast_cli
 from ballast.internal.cmd import ballastd
-from ballast.internal.runtime.crd import cli as crdgen_cli
-from ballast.internal.runtime.envtest import cli as envtest_cli
+from ballast.runtime.crd import cli as crdgen_cli
+from ballast.runtime.envtest import cli as envtest_cli
 
 
 @pytest.mark.parametrize("main", [ballastd.main, ballast_cli.main, envtest_cli.main, crdgen_cli.main])

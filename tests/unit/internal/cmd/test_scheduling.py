@@ -12,7 +12,7 @@ import pytest
 
 from ballast.internal.cmd import ballast as cli
 from ballast.internal.cmd import scheduling
-from ballast.internal.runtime import FakeAPI, GroupVersionKind
+from ballast.runtime import FakeAPI, GroupVersionKind
 
 KUPID = "kupid.gardener.cloud/v1alpha1"
 POLICY = f"""

@@ -11,7 +11,7 @@ import pytest
 from ballast.internal.cmd import ballastd
 from ballast.internal.cmd.uninstall import remove_finalizer
 from ballast.internal.enrollment import PROFILE_CLEANUP_FINALIZER
-from ballast.internal.runtime import Client, FakeAPI, GroupVersionKind
+from ballast.runtime import Client, FakeAPI, GroupVersionKind
 
 WORKLOAD_PROFILE = GroupVersionKind("ballast.tightlinesoftware.com", "v1", "WorkloadProfile")
 OTHER_FINALIZER = "example.com/keep-me"

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from ballast.internal.consolidationinputs import read
-from ballast.internal.runtime import Client, ObjectList
-from ballast.internal.runtime.apierrors import GoneError
+from ballast.runtime import Client, ObjectList
+from ballast.runtime.apierrors import GoneError
 
 
 class Pages:

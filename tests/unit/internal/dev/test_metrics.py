@@ -14,7 +14,7 @@ import pytest
 from ballast.internal.dev.metrics import DISCOVERY, PodMetricsSource, metrics_handler, route
 from ballast.internal.dev.scenario import CHECKOUT, FALLBACK_USAGE, pod_manifest
 from ballast.internal.dev.usage import SyntheticUsage
-from ballast.internal.runtime import labels
+from ballast.runtime import labels
 
 BASE = "/apis/metrics.k8s.io/v1beta1"
 

@@ -15,8 +15,8 @@ from ballast.internal.cmd import ballast as cli
 from ballast.internal.cmd.enroll import Enroller, PlainReporter, ProgressReporter, flag_problem, make_reporter
 from ballast.internal.enroll import Identity, Options, Status
 from ballast.internal.enrollment import MODE_LABEL
-from ballast.internal.runtime import FakeAPI, GroupVersionKind
-from ballast.internal.runtime.apierrors import ForbiddenError
+from ballast.runtime import FakeAPI, GroupVersionKind
+from ballast.runtime.apierrors import ForbiddenError
 
 from .support import TUPLE, daemonset, deployment, pod, replica_set, statefulset
 

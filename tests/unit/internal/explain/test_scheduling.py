@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from ballast.internal.explain import PodContext, comparison, explain, gather, scheduling_lines, stamped_policies
-from ballast.internal.runtime import FakeAPI
 from ballast.internal.scheduling import POLICIES_ANNOTATION
+from ballast.runtime import FakeAPI
 
 KUPID = "kupid.gardener.cloud/v1alpha1"
 

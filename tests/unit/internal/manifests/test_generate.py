@@ -13,7 +13,7 @@ from ballast.api.balancer.v1alpha1 import Balancer
 from ballast.api.ballast.v1 import ClusterResourcePolicy, ResourcePolicy
 from ballast.internal.manifests import crds, generate, rbac, webhooks
 from ballast.internal.manifests.crds import crd_filename
-from ballast.internal.runtime.crdgen import render_crd
+from ballast.runtime.crdgen import render_crd
 from tests.paths import REPOSITORY
 
 GEN_MANIFESTS = REPOSITORY / "hack" / "gen-manifests"

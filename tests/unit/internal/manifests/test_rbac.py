@@ -18,7 +18,7 @@ from ballast.internal.enrollment import KILL_SWITCH_CONFIGMAP, LEADER_ELECTION_I
 from ballast.internal.manifests import rbac
 from ballast.internal.manifests.crds import all_crds
 from ballast.internal.manifests.rbac import granted, roles
-from ballast.internal.runtime.rbacgen import Grant
+from ballast.runtime.rbacgen import Grant
 from tests.paths import REPOSITORY
 
 REPO = REPOSITORY

@@ -14,9 +14,9 @@ from ballast.internal.manifests.webhooks import (
     webhook_configurations,
 )
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.runtime import WebhookServer
-from ballast.internal.runtime.admission import Handler
-from ballast.internal.runtime.envtest.manifests import rewrite_webhook_config
+from ballast.runtime import WebhookServer
+from ballast.runtime.admission import Handler
+from ballast.runtime.envtest.manifests import rewrite_webhook_config
 from ballast.webhook import configuration, pods, policies
 from tests.unit.webhook.support import MemoryReader
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from ballast.internal.policy import OwnerReader
-from ballast.internal.runtime.apierrors import ForbiddenError, InternalServerError
-from ballast.internal.runtime.restmapper import NoKindMatchError
+from ballast.runtime.apierrors import ForbiddenError, InternalServerError
+from ballast.runtime.restmapper import NoKindMatchError
 from tests.unit.webhook.support import NAMESPACE, MemoryReader, owner
 
 REPLICA_SET = {

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ballast.internal.runtime import Client, FakeAPI, FakeClock
+from ballast.runtime import Client, FakeAPI, FakeClock
 
 
 @pytest.fixture

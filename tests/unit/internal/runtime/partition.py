@@ -19,8 +19,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 import orjson
 
-from ballast.internal.runtime import APIStatusError, Client, FakeAPI
-from ballast.internal.runtime.rest import remaining_time
+from ballast.runtime import APIStatusError, Client, FakeAPI
+from ballast.runtime.rest import remaining_time
 
 MODES = ("ok", "fail", "hang", "hang-forever")
 LEASE_PATH = "/apis/coordination.k8s.io/v1/namespaces/"

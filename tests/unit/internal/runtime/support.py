@@ -7,10 +7,10 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from ballast.internal.runtime import Manager, Request
-from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.metrics import REGISTRY
-from ballast.internal.runtime.priorityqueue import PriorityQueue
+from ballast.runtime import Manager, Request
+from ballast.runtime.envtest.wait import poll_until
+from ballast.runtime.metrics import REGISTRY
+from ballast.runtime.priorityqueue import PriorityQueue
 
 T = TypeVar("T")
 

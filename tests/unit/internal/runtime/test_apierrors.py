@@ -7,8 +7,8 @@ from typing import Any
 import orjson
 import pytest
 
-from ballast.internal.runtime import APIStatusError, Client, ConflictError, apierrors
-from ballast.internal.runtime.apierrors import error_from_response
+from ballast.runtime import APIStatusError, Client, ConflictError, apierrors
+from ballast.runtime.apierrors import error_from_response
 
 
 def _status(reason: str, message: str = "it failed", **extra: object) -> bytes:

@@ -9,7 +9,7 @@ import msgspec
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from ballast.internal.runtime import (
+from ballast.runtime import (
     Cache,
     CacheScope,
     Client,
@@ -19,9 +19,9 @@ from ballast.internal.runtime import (
     Projection,
     Scheme,
 )
-from ballast.internal.runtime.cache import CacheNotStartedError, DelegatingClient
-from ballast.internal.runtime.labels import SelectorError
-from ballast.internal.runtime.objects import FrozenDict, name
+from ballast.runtime.cache import CacheNotStartedError, DelegatingClient
+from ballast.runtime.labels import SelectorError
+from ballast.runtime.objects import FrozenDict, name
 from tests.unit.internal.runtime.support import configmap, eventually
 
 CONFIGMAP = GroupVersionKind("", "v1", "ConfigMap")

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from ballast.api.meta import Condition
-from ballast.internal.runtime import rfc3339
-from ballast.internal.runtime.conditions import (
+from ballast.runtime import rfc3339
+from ballast.runtime.conditions import (
     FALSE,
     TRUE,
     UNKNOWN,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime import (
+from ballast.runtime import (
     Builder,
     Client,
     ConflictError,
@@ -26,12 +26,12 @@ from ballast.internal.runtime import (
     TerminalError,
     rest,
 )
-from ballast.internal.runtime.apierrors import DeadlineExceededError
-from ballast.internal.runtime.builder import BuilderError
-from ballast.internal.runtime.predicate import generation_changed, label_selector
-from ballast.internal.runtime.priorityqueue import PriorityQueue
-from ballast.internal.runtime.ratelimiter import ItemExponentialFailureRateLimiter
-from ballast.internal.runtime.source import Channel
+from ballast.runtime.apierrors import DeadlineExceededError
+from ballast.runtime.builder import BuilderError
+from ballast.runtime.predicate import generation_changed, label_selector
+from ballast.runtime.priorityqueue import PriorityQueue
+from ballast.runtime.ratelimiter import ItemExponentialFailureRateLimiter
+from ballast.runtime.source import Channel
 from tests.unit.internal.runtime.support import Calls, configmap, eventually, running, sample
 
 

@@ -8,10 +8,10 @@ import uuid
 
 import pytest
 
-from ballast.internal.runtime import Builder, Context, Controller, FakeAPI, FakeClock, Manager, Request, Result
-from ballast.internal.runtime.priorityqueue import LOW_PRIORITY, PriorityQueue
-from ballast.internal.runtime.reconcile import FuncReconciler
-from ballast.internal.runtime.workqueue import RateLimitingQueue
+from ballast.runtime import Builder, Context, Controller, FakeAPI, FakeClock, Manager, Request, Result
+from ballast.runtime.priorityqueue import LOW_PRIORITY, PriorityQueue
+from ballast.runtime.reconcile import FuncReconciler
+from ballast.runtime.workqueue import RateLimitingQueue
 from tests.unit.internal.runtime.support import Calls, eventually
 
 REQUEST = Request("shop", "web")

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from ballast.internal.runtime import (
+from ballast.runtime import (
     AlreadyOwnedError,
     Client,
     ConflictError,
@@ -24,7 +24,7 @@ from ballast.internal.runtime import (
     new_controller_ref,
     set_controller_reference,
 )
-from ballast.internal.runtime.controllerutil import (
+from ballast.runtime.controllerutil import (
     OperationResult,
     add_finalizer,
     contains_finalizer,
@@ -32,8 +32,8 @@ from ballast.internal.runtime.controllerutil import (
     remove_finalizer,
     set_owner_reference,
 )
-from ballast.internal.runtime.decode import ObjectMeta
-from ballast.internal.runtime.objects import freeze
+from ballast.runtime.decode import ObjectMeta
+from ballast.runtime.objects import freeze
 from tests.unit.internal.runtime.support import configmap
 
 DEPLOYMENT = GroupVersionKind("apps", "v1", "Deployment")

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import pytest
 import yaml
 
-from ballast.internal.runtime.crdgen import (
+from ballast.runtime.crdgen import (
     AGE,
     CRDNames,
     PrinterColumn,

@@ -10,8 +10,8 @@ import msgspec
 import orjson
 import pytest
 
-from ballast.internal.runtime import GroupVersionKind, Projection
-from ballast.internal.runtime.decode import (
+from ballast.runtime import GroupVersionKind, Projection
+from ballast.runtime.decode import (
     INITIAL_EVENTS_END,
     DecodedEvent,
     Decoder,

@@ -38,6 +38,6 @@ def test_the_runtime_imports_nothing_from_the_rest_of_the_project() -> None:
 def test_relative_imports_are_resolved_against_the_package() -> None:
     path = RUNTIME / "fake.py"
 
-    assert "ballast.internal.runtime.labels" in _imported(path)
+    assert "ballast.runtime.labels" in _imported(path)
     assert _outside("ballast.api.meta.Condition")
-    assert not _outside("ballast.internal.runtime.clock.rfc3339")
+    assert not _outside("ballast.runtime.clock.rfc3339")

@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 import pytest
 
-from ballast.internal.runtime import JSON_PATCH, STRATEGIC, Client, FakeAPI, FakeClock, GroupVersionKind, apierrors
+from ballast.runtime import JSON_PATCH, STRATEGIC, Client, FakeAPI, FakeClock, GroupVersionKind, apierrors
 from tests.unit.internal.runtime.support import configmap
 
 WIDGET = GroupVersionKind("example.com", "v1", "Widget")
@@ -528,7 +528,7 @@ def test_apply_creates_when_absent_and_merges_when_present(api: FakeAPI, client:
 
 
 def test_settle_returns_once_the_informers_hold_every_write() -> None:
-    from ballast.internal.runtime import Cache  # noqa: PLC0415 - only this test needs informers
+    from ballast.runtime import Cache  # noqa: PLC0415 - only this test needs informers
 
     api = FakeAPI()
     client = api.client()

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ballast.internal.runtime import GroupVersionKind
-from ballast.internal.runtime.gvk import GroupVersionResource, RESTMapping
+from ballast.runtime import GroupVersionKind
+from ballast.runtime.gvk import GroupVersionResource, RESTMapping
 
 POD = RESTMapping(GroupVersionKind("", "v1", "Pod"), GroupVersionResource("", "v1", "pods"), namespaced=True)
 NODE = RESTMapping(GroupVersionKind("", "v1", "Node"), GroupVersionResource("", "v1", "nodes"), namespaced=False)

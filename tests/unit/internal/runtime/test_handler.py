@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime import (
+from ballast.runtime import (
     EnqueueRequestForObject,
     EnqueueRequestForOwner,
     EnqueueRequestsFromMapFunc,
@@ -16,10 +16,10 @@ from ballast.internal.runtime import (
     Projection,
     Request,
 )
-from ballast.internal.runtime.decode import ObjectMeta, OwnerReference
-from ballast.internal.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
-from ballast.internal.runtime.handler import LOW_PRIORITY, request_for
-from ballast.internal.runtime.objects import freeze
+from ballast.runtime.decode import ObjectMeta, OwnerReference
+from ballast.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
+from ballast.runtime.handler import LOW_PRIORITY, request_for
+from ballast.runtime.objects import freeze
 from tests.unit.internal.runtime.support import RecordingQueue
 
 DEPLOYMENT = GroupVersionKind("apps", "v1", "Deployment")

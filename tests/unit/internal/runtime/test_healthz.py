@@ -10,8 +10,8 @@ from http.server import ThreadingHTTPServer
 
 import pytest
 
-from ballast.internal.runtime import healthz, ping
-from ballast.internal.runtime.healthz import Checks, evaluate, handler_for
+from ballast.runtime import healthz, ping
+from ballast.runtime.healthz import Checks, evaluate, handler_for
 
 
 def _broken() -> None:

@@ -1,4 +1,4 @@
-"""The import rule of `ballast.internal.runtime` (its package docstring), checked over every Python file of the
+"""The import rule of `ballast.runtime` (its package docstring), checked over every Python file of the
 repository outside the framework itself: a name the package root exports is imported from the root, never from
 the module that defines it; every other name comes from its module; the root is asked only for what it exports
 (or for a module)."""
@@ -12,10 +12,10 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-from ballast.internal import runtime
+from ballast import runtime
 from tests.paths import REPOSITORY
 
-ROOT = "ballast.internal.runtime"
+ROOT = "ballast.runtime"
 MODULES = {module.name for module in pkgutil.iter_modules(runtime.__path__)}
 
 
@@ -28,7 +28,7 @@ def python_files() -> list[Path]:
 
 
 def runtime_imports(path: Path) -> Iterator[tuple[int, str, str]]:
-    """(line, module, name) of each `from ballast.internal.runtime… import name` in the file."""
+    """(line, module, name) of each `from ballast.runtime… import name` in the file."""
     try:
         tree = ast.parse(path.read_text(), str(path))
     except (SyntaxError, UnicodeDecodeError, FileNotFoundError):

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime import Client, FakeAPI, FakeClock, GroupVersionKind, Projection
-from ballast.internal.runtime.apierrors import BadRequestError, TooManyRequestsError
-from ballast.internal.runtime.client import ListerWatcher, WatchStream
-from ballast.internal.runtime.decode import DictDecoder, ProjectionDecoder
-from ballast.internal.runtime.informer import FuncHandler, SharedIndexInformer
-from ballast.internal.runtime.store import NAMESPACE_INDEX
+from ballast.runtime import Client, FakeAPI, FakeClock, GroupVersionKind, Projection
+from ballast.runtime.apierrors import BadRequestError, TooManyRequestsError
+from ballast.runtime.client import ListerWatcher, WatchStream
+from ballast.runtime.decode import DictDecoder, ProjectionDecoder
+from ballast.runtime.informer import FuncHandler, SharedIndexInformer
+from ballast.runtime.store import NAMESPACE_INDEX
 from tests.unit.internal.runtime.support import configmap, eventually
 
 CONFIGMAP = GroupVersionKind("", "v1", "ConfigMap")

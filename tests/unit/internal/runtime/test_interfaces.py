@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ballast.internal.runtime import FakeAPI, Manager, interfaces, labels
+from ballast.runtime import FakeAPI, Manager, interfaces, labels
 from tests.unit.internal.runtime.support import configmap, running
 
 

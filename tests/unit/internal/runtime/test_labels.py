@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ballast.internal.runtime import labels
-from ballast.internal.runtime.labels import Requirement, Selector, SelectorError
+from ballast.runtime import labels
+from ballast.runtime.labels import Requirement, Selector, SelectorError
 
 
 @pytest.mark.parametrize(

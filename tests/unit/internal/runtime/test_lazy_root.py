@@ -11,10 +11,10 @@ import sys
 
 import pytest
 
-from ballast.internal import runtime
+from ballast import runtime
 from tests.paths import REPOSITORY
 
-ROOT = "ballast.internal.runtime"
+ROOT = "ballast.runtime"
 HEAVY = (f"{ROOT}.manager", f"{ROOT}.builder", f"{ROOT}.webhook", f"{ROOT}.cache", f"{ROOT}.leaderelection",
          f"{ROOT}.fake", "ballast.api.scheme")  # fmt: skip
 
@@ -41,7 +41,7 @@ def test_the_names_type_checkers_see_are_the_ones_resolved_at_run_time() -> None
 def test_an_unknown_name_is_an_attribute_error_and_a_module_still_imports() -> None:
     with pytest.raises(AttributeError, match="NoSuchName"):
         runtime.NoSuchName  # type: ignore[attr-defined]  # noqa: B018
-    from ballast.internal.runtime import objects  # noqa: PLC0415 - a module, not an export
+    from ballast.runtime import objects  # noqa: PLC0415 - a module, not an export
 
     assert objects.__name__ == f"{ROOT}.objects"
 
@@ -52,7 +52,7 @@ def test_what_ballast_profiles_imports_leaves_the_operator_out() -> None:
     code = (
         "import json, sys\n"
         "from ballast.internal.cmd import ballast, profiles\n"
-        "from ballast.internal.runtime import APIStatusError, Client, NotFoundError, RESTConfig, Scheme\n"
+        "from ballast.runtime import APIStatusError, Client, NotFoundError, RESTConfig, Scheme\n"
         f"print(json.dumps(sorted(m for m in {list(HEAVY)!r} if m in sys.modules)))\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPOSITORY)

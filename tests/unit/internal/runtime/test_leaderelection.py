@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from kubernetes.client import Configuration
 
-from ballast.internal.runtime import FakeAPI, LeaderElectionConfig, LeaderElector, ProcessLeaderElector, RESTConfig
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime import FakeAPI, LeaderElectionConfig, LeaderElector, ProcessLeaderElector, RESTConfig
+from ballast.runtime.envtest.wait import poll_until
 
 from .partition import Partition, partitioned_client, serve_over_http
 

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
-from ballast.internal.runtime.log import (
+from ballast.runtime.log import (
     JSONFormatter,
     Logger,
     RateLimitedLog,

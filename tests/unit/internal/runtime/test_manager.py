@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime import FakeAPI, FakeClock, Manager
-from ballast.internal.runtime.manager import ManagerError, needs_leader_election
-from ballast.internal.runtime.recorder import EventRecorder
+from ballast.runtime import FakeAPI, FakeClock, Manager
+from ballast.runtime.manager import ManagerError, needs_leader_election
+from ballast.runtime.recorder import EventRecorder
 from tests.unit.internal.runtime.support import eventually, running
 
 

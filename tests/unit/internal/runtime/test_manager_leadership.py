@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 import pytest
 
-from ballast.internal.runtime import Builder, Context, FakeAPI, Manager, Request, Result
-from ballast.internal.runtime.apierrors import CanceledError
-from ballast.internal.runtime.manager import ManagerError
+from ballast.runtime import Builder, Context, FakeAPI, Manager, Request, Result
+from ballast.runtime.apierrors import CanceledError
+from ballast.runtime.manager import ManagerError
 from tests.unit.internal.runtime.support import configmap, eventually
 
 GRACEFUL = 30.0

@@ -9,9 +9,9 @@ import orjson
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from ballast.internal.runtime import Projection, objects
-from ballast.internal.runtime.decode import ObjectMeta, OwnerReference
-from ballast.internal.runtime.objects import FrozenDict, FrozenList, freeze, thaw
+from ballast.runtime import Projection, objects
+from ballast.runtime.decode import ObjectMeta, OwnerReference
+from ballast.runtime.objects import FrozenDict, FrozenList, freeze, thaw
 
 
 def _pod() -> dict[str, Any]:

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime import predicate
-from ballast.internal.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
-from ballast.internal.runtime.objects import freeze
-from ballast.internal.runtime.predicate import Funcs, Predicate
+from ballast.runtime import predicate
+from ballast.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
+from ballast.runtime.objects import freeze
+from ballast.runtime.predicate import Funcs, Predicate
 
 
 def obj(

@@ -9,7 +9,7 @@ from types import ModuleType
 import pytest
 import yaml
 
-from ballast.internal.runtime.rbacgen import (
+from ballast.runtime.rbacgen import (
     Grant,
     Placement,
     PolicyRule,

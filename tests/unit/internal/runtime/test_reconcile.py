@@ -7,8 +7,8 @@ import logging
 
 import pytest
 
-from ballast.internal.runtime import Context, FakeClock, Request
-from ballast.internal.runtime.log import Logger, get_logger
+from ballast.runtime import Context, FakeClock, Request
+from ballast.runtime.log import Logger, get_logger
 
 
 def _context(logger: Logger) -> Context:

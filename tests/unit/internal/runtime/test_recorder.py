@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime import Client, FakeAPI, FakeClock, GroupVersionKind, Projection
-from ballast.internal.runtime.apierrors import InternalServerError
-from ballast.internal.runtime.decode import ObjectMeta
-from ballast.internal.runtime.objects import freeze
-from ballast.internal.runtime.recorder import NORMAL, SPAM_BURST, WARNING, EventRecorder
+from ballast.runtime import Client, FakeAPI, FakeClock, GroupVersionKind, Projection
+from ballast.runtime.apierrors import InternalServerError
+from ballast.runtime.decode import ObjectMeta
+from ballast.runtime.objects import freeze
+from ballast.runtime.recorder import NORMAL, SPAM_BURST, WARNING, EventRecorder
 from tests.unit.internal.runtime.support import eventually
 
 RecorderFactory = Callable[..., EventRecorder]

@@ -13,9 +13,9 @@ import orjson
 import pytest
 from kubernetes import client as kubernetes_client
 
-from ballast.internal.runtime import RESTConfig, apierrors, rest
-from ballast.internal.runtime.metrics import REGISTRY
-from ballast.internal.runtime.rest import Transport, deadline, remaining_time
+from ballast.runtime import RESTConfig, apierrors, rest
+from ballast.runtime.metrics import REGISTRY
+from ballast.runtime.rest import Transport, deadline, remaining_time
 
 Reply = tuple[int, dict[str, str], bytes]
 OK: Reply = (200, {"Content-Type": "application/json"}, b'{"kind": "Pod"}')

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from ballast.internal.runtime import RESTConfig
+from ballast.runtime import RESTConfig
 
 
 def test_settings_round_trip_through_json() -> None:

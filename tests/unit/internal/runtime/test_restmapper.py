@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime import GroupVersionKind, NotFoundError
-from ballast.internal.runtime.gvk import GroupVersionResource, RESTMapping
-from ballast.internal.runtime.restmapper import NoKindMatchError, RESTMapper
+from ballast.runtime import GroupVersionKind, NotFoundError
+from ballast.runtime.gvk import GroupVersionResource, RESTMapping
+from ballast.runtime.restmapper import NoKindMatchError, RESTMapper
 
 
 class Discovery:

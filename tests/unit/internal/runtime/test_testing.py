@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ballast.internal.runtime.envtest.wait import WaitTimeoutError
-from ballast.internal.runtime.testing import consistently, eventually
+from ballast.runtime.envtest.wait import WaitTimeoutError
+from ballast.runtime.testing import consistently, eventually
 
 
 def test_eventually_quotes_the_last_error_and_consistently_names_when_it_broke() -> None:

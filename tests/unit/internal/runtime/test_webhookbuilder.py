@@ -12,7 +12,7 @@ import orjson
 import pytest
 from pydantic import Field
 
-from ballast.internal.runtime import (
+from ballast.runtime import (
     AdmissionRequest,
     AdmissionResponse,
     Manager,
@@ -20,9 +20,9 @@ from ballast.internal.runtime import (
     WebhookBuilder,
     WebhookServer,
 )
-from ballast.internal.runtime.admission import encode_review
-from ballast.internal.runtime.crd import CustomResource, Int32, Scope, WireModel
-from ballast.internal.runtime.webhookbuilder import (
+from ballast.runtime.admission import encode_review
+from ballast.runtime.crd import CustomResource, Int32, Scope, WireModel
+from ballast.runtime.webhookbuilder import (
     AdmissionContext,
     FieldError,
     Invalid,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ballast.internal.runtime import FakeClock
 from ballast.internal.sources import BackingOffError, Backoff, FetchError, FetchResult, FetchTarget, PolledSource
+from ballast.runtime import FakeClock
 
 
 class Flaky:

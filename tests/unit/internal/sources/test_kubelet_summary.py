@@ -11,8 +11,8 @@ from typing import Any
 import orjson
 import pytest
 
-from ballast.internal.runtime.apierrors import error_from_response
 from ballast.internal.sources import FetchError, FetchTarget, KubeletSummarySource, UsageSample, summary_samples
+from ballast.runtime.apierrors import error_from_response
 
 
 def summary(*pods: tuple[str, str, list[str], int | None]) -> dict[str, Any]:

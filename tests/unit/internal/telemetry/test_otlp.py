@@ -15,9 +15,9 @@ import pytest
 from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2, metrics_service_pb2_grpc
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from ballast.internal.runtime.log import get_logger
 from ballast.internal.telemetry.otlp import MetricsConverter, OTLPMetricsPusher, OTLPSettings
 from ballast.internal.telemetry.otlp_logs import install_log_export
+from ballast.runtime.log import get_logger
 from tests.unit.internal.telemetry import receivers
 from tests.unit.internal.telemetry.receivers import Received
 

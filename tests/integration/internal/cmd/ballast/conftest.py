@@ -19,9 +19,9 @@ import pytest
 
 from ballast.internal.enroll import API_KINDS, Kind, Workload, settled
 from ballast.internal.enrollment import MODE_LABEL
-from ballast.internal.runtime import Client, RESTConfig
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime import Client, RESTConfig
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.wait import poll_until
 
 TUPLE = {"app.kubernetes.io/name": "shop", "app.kubernetes.io/component": "api"}
 NODES = ("node-a", "node-b")

@@ -13,9 +13,9 @@ import pytest
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers.balancer import setup
 from ballast.internal.cmd import ballast as cli
-from ballast.internal.runtime import Client, Manager, RESTConfig, Scheme
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime import Client, Manager, RESTConfig, Scheme
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.wait import poll_until
 from tests.unit.api.balancer_samples import EXAMPLES
 from tests.unit.internal.runtime.support import running
 

@@ -23,10 +23,10 @@ from ballast.controllers.consolidation import AdvisorSettings, setup
 from ballast.internal.cmd import ballast as cli
 from ballast.internal.consolidationinputs import ReadSettings
 from ballast.internal.enrollment import PROFILE_REF
-from ballast.internal.runtime import Manager, RESTConfig, Scheme
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.errors import APIError
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime import Manager, RESTConfig, Scheme
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.errors import APIError
+from ballast.runtime.envtest.wait import poll_until
 from tests.paths import REPOSITORY
 from tests.unit.internal.runtime.support import running
 

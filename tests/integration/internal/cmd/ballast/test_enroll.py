@@ -12,9 +12,9 @@ import pytest
 from ballast.internal.cmd import ballast as cli
 from ballast.internal.enroll import Kind
 from ballast.internal.enrollment import MODE_LABEL
-from ballast.internal.runtime import Client
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime import Client
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.wait import poll_until
 
 from .conftest import create, pod_modes, pod_uids, wait_settled, workload
 

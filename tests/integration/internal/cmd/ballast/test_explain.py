@@ -21,10 +21,10 @@ import urllib3
 from ballast.internal.cmd import ballast as cli
 from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF, managed_container_bodies
 from ballast.internal.manifests.webhooks import webhook_configurations
-from ballast.internal.runtime import Client
-from ballast.internal.runtime.envtest import Environment, json_handler
-from ballast.internal.runtime.envtest.ports import suggest_port
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime import Client
+from ballast.runtime.envtest import Environment, json_handler
+from ballast.runtime.envtest.ports import suggest_port
+from ballast.runtime.envtest.wait import poll_until
 
 from .conftest import create, wait_settled, workload
 

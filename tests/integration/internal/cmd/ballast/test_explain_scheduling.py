@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from ballast.internal.cmd import ballast as cli
-from ballast.internal.runtime.envtest import Environment
 from ballast.internal.scheduling import POLICIES_ANNOTATION
+from ballast.runtime.envtest import Environment
 
 KUPID = "/apis/kupid.gardener.cloud/v1alpha1"
 

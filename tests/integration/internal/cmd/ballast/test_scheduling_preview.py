@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from ballast.internal.cmd import ballast as cli
-from ballast.internal.runtime import Client
-from ballast.internal.runtime.envtest import Environment
+from ballast.runtime import Client
+from ballast.runtime.envtest import Environment
 
 from .conftest import create, wait_settled, workload
 

@@ -18,9 +18,9 @@ import pytest
 import urllib3
 
 from ballast.internal.enrollment import MODE_LABEL, managed_container_bodies
-from ballast.internal.runtime.envtest import Backend, Environment, json_handler
-from ballast.internal.runtime.envtest.ports import suggest_port
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime.envtest import Backend, Environment, json_handler
+from ballast.runtime.envtest.ports import suggest_port
+from ballast.runtime.envtest.wait import poll_until
 from tests.integration.config.rbac.config_rbac import service_account_kubeconfig
 
 OPERATOR_NAMESPACE = "ballast-system"

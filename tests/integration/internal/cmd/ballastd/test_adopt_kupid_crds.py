@@ -12,9 +12,9 @@ import pytest
 
 from ballast.internal.cmd.ballastd import CRD_FIELD_MANAGER, apply_crds, build_parser
 from ballast.internal.manifests.crds import all_crds
-from ballast.internal.runtime import Client, RESTConfig
-from ballast.internal.runtime.envtest import APIError, Environment
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime import Client, RESTConfig
+from ballast.runtime.envtest import APIError, Environment
+from ballast.runtime.envtest.wait import poll_until
 
 KUPID_CRD = "podschedulingpolicies.kupid.gardener.cloud"
 POLICIES = "/apis/kupid.gardener.cloud/v1alpha1/namespaces/default/podschedulingpolicies"

@@ -20,9 +20,9 @@ import pytest
 
 from ballast.internal.enrollment import PROFILE_REF
 from ballast.internal.manifests.webhooks import webhook_configurations
-from ballast.internal.runtime.envtest import APIError, Environment
-from ballast.internal.runtime.envtest.ports import suggest_port
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime.envtest import APIError, Environment
+from ballast.runtime.envtest.ports import suggest_port
+from ballast.runtime.envtest.wait import poll_until
 from tests.unit.internal.telemetry.receivers import Received, http_receiver
 
 from .conftest import Ballastd, MetricsBackend, install_operator_objects, pod, remove_operator_objects

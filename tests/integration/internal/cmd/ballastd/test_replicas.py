@@ -21,8 +21,8 @@ import urllib3
 
 from ballast.internal.enrollment import LEADER_ELECTION_ID
 from ballast.internal.manifests.webhooks import webhook_configurations
-from ballast.internal.runtime.envtest import Environment, network
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime.envtest import Environment, network
+from ballast.runtime.envtest.wait import poll_until
 from tests.integration.redis_server import RedisServer
 
 from .conftest import (

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime import Client, GroupVersionKind, RESTConfig, Scheme
-from ballast.internal.runtime.crd import (
+from ballast.runtime import Client, GroupVersionKind, RESTConfig, Scheme
+from ballast.runtime.crd import (
     ObjectMeta,
     ObjectReference,
     crd_for,
 )
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.errors import APIError
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.errors import APIError
 from tests.unit.internal.runtime.crd.crontab import CronTab
 
 GROUP = CronTab.GROUP

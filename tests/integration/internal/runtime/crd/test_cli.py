@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.errors import APIError
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.errors import APIError
 
 GROUP = "crdgen.example.com"
 USER_KINDS = f'''
@@ -22,7 +22,7 @@ from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
-from ballast.internal.runtime.crd import CustomResource, Int32, Scope, WireModel, cel, model_markers
+from ballast.runtime.crd import CustomResource, Int32, Scope, WireModel, cel, model_markers
 
 
 class WidgetSpec(WireModel):

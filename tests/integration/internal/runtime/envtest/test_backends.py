@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime.envtest import Environment, json_handler
+from ballast.runtime.envtest import Environment, json_handler
 
 METRICS_DISCOVERY = {
     "kind": "APIResourceList",

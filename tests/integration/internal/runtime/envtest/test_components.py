@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import orjson
 import pytest
 
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.wait import poll_until
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import orjson
 import pytest
 from kubernetes import client, watch
 
-from ballast.internal.runtime.envtest import Environment, ManifestError
+from ballast.runtime.envtest import Environment, ManifestError
 
 WIDGET_CRD: dict[str, Any] = {
     "apiVersion": "apiextensions.k8s.io/v1",

@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from ballast.internal.runtime.envtest import (
+from ballast.runtime.envtest import (
     Assets,
     AssetsNotFoundError,
     Environment,
@@ -79,7 +79,7 @@ def test_stop_leaves_no_process_and_no_directory(private_assets: Assets, envtest
 def test_a_killed_test_process_leaves_nothing_behind(private_assets: Assets, envtest: Environment) -> None:
     program = textwrap.dedent(f"""
         import orjson, time
-        from ballast.internal.runtime.envtest import Assets, Environment
+        from ballast.runtime.envtest import Assets, Environment
         from pathlib import Path
         env = Environment(assets=Assets(Path({str(private_assets.directory)!r}), "test"),
                           network_mode={envtest.network_mode!r})

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime.envtest import APIError, Credentials, Environment
-from ballast.internal.runtime.envtest.rest import RESTClient
+from ballast.runtime.envtest import APIError, Credentials, Environment
+from ballast.runtime.envtest.rest import RESTClient
 
 
 def _client(credentials: Credentials) -> RESTClient:

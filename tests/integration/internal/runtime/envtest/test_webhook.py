@@ -13,8 +13,8 @@ from typing import Any
 import orjson
 import pytest
 
-from ballast.internal.runtime.envtest import Environment
-from ballast.internal.runtime.envtest.wait import poll_until
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.wait import poll_until
 
 
 class LabellingWebhook(BaseHTTPRequestHandler):

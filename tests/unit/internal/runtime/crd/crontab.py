@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from ballast.internal.runtime.crd import CustomResource, JobTemplateSpec, ObjectReference, Scope, WireModel
+from ballast.runtime.crd import CustomResource, JobTemplateSpec, ObjectReference, Scope, WireModel
 
 
 class CronTabSpec(WireModel):

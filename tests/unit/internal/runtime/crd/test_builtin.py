@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from ballast.internal.runtime.crd import (
+from ballast.runtime.crd import (
     Condition,
     JobTemplateSpec,
     StructuralSchemaError,

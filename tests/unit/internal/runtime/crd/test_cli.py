@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ballast.internal.runtime.crd import HEADER, crd_for
-from ballast.internal.runtime.crd.cli import main
+from ballast.runtime.crd import HEADER, crd_for
+from ballast.runtime.crd.cli import main
 
 _numbers = itertools.count()
 
@@ -22,7 +22,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
-from ballast.internal.runtime.crd import (
+from ballast.runtime.crd import (
     AGE, LIST_SET, PRESERVE_UNKNOWN_FIELDS, CustomResource, Int32, PrinterColumn, ScaleSubresource, Scope, WireModel,
     cel, default, list_map, model_markers, pattern,
 )
@@ -86,7 +86,7 @@ NOT_A_KIND = 42
 '''
 
 RECONCILERS = """
-from ballast.internal.runtime.rbacgen import PolicyRule, rbac
+from ballast.runtime.rbacgen import PolicyRule, rbac
 
 RBAC_RULES = [PolicyRule(groups=("",), resources=("events",), verbs=("create", "patch"))]
 

@@ -9,7 +9,7 @@ from typing import ClassVar
 import pytest
 import yaml
 
-from ballast.internal.runtime.crd import HEADER, CustomResource, Scope, crd_for, rendered_crds, write_crds
+from ballast.runtime.crd import HEADER, CustomResource, Scope, crd_for, rendered_crds, write_crds
 
 
 class Thing(CustomResource):

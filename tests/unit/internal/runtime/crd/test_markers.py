@@ -1,4 +1,4 @@
-"""Each schema marker (the kubebuilder equivalents of `ballast.internal.runtime.crd.markers`) as it lands in the
+"""Each schema marker (the kubebuilder equivalents of `ballast.runtime.crd.markers`) as it lands in the
 rendered CRD schema, which stays structural; pydantic's own constraints next to them; `WireEnum` validation."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Annotated, Any, ClassVar, Literal
 import pytest
 from pydantic import ConfigDict, Field, ValidationError
 
-from ballast.internal.runtime.crd import (
+from ballast.runtime.crd import (
     AGE,
     EMBEDDED_RESOURCE,
     LIST_ATOMIC,

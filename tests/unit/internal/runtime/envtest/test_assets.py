@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from ballast.internal.runtime.envtest import assets
-from ballast.internal.runtime.envtest.assets import (
+from ballast.runtime.envtest import assets
+from ballast.runtime.envtest.assets import (
     MANIFEST,
     build_assets,
     cached_versions,
     find_assets,
     normalize_version,
 )
-from ballast.internal.runtime.envtest.errors import AssetsNotFoundError
+from ballast.runtime.envtest.errors import AssetsNotFoundError
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from ballast.internal.runtime.envtest.certs import TinyCA, signing_key_pair
+from ballast.runtime.envtest.certs import TinyCA, signing_key_pair
 
 
 def _load(pem: bytes) -> x509.Certificate:

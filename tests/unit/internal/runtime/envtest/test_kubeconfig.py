@@ -5,8 +5,8 @@ from pathlib import Path
 
 import yaml
 
-from ballast.internal.runtime.envtest.certs import TinyCA
-from ballast.internal.runtime.envtest.kubeconfig import Credentials
+from ballast.runtime.envtest.certs import TinyCA
+from ballast.runtime.envtest.kubeconfig import Credentials
 
 
 def test_kubeconfig_embeds_certificates_and_is_private(tmp_path: Path) -> None:

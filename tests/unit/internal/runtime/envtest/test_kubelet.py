@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ballast.internal.runtime.envtest.kubelet import actuated_status
+from ballast.runtime.envtest.kubelet import actuated_status
 
 
 def _pod(

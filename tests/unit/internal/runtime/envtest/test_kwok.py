@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ballast.internal.runtime.envtest.kwok import usage_annotation, usage_per_container
+from ballast.runtime.envtest.kwok import usage_annotation, usage_per_container
 
 STOCK = {
     "apiVersion": "kwok.x-k8s.io/v1alpha1",

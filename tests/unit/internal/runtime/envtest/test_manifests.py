@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime.envtest.errors import ManifestError
-from ballast.internal.runtime.envtest.manifests import load_documents, rewrite_webhook_config
+from ballast.runtime.envtest.errors import ManifestError
+from ballast.runtime.envtest.manifests import load_documents, rewrite_webhook_config
 
 
 def test_documents_are_read_from_files_and_directories(tmp_path: Path) -> None:

@@ -8,10 +8,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from ballast.internal.runtime.envtest import network
-from ballast.internal.runtime.envtest.backends import json_handler, serve_backend
-from ballast.internal.runtime.envtest.certs import TinyCA
-from ballast.internal.runtime.envtest.errors import EnvtestError, NetworkError
+from ballast.runtime.envtest import network
+from ballast.runtime.envtest.backends import json_handler, serve_backend
+from ballast.runtime.envtest.certs import TinyCA
+from ballast.runtime.envtest.errors import EnvtestError, NetworkError
 
 
 def test_mode_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -54,11 +54,11 @@ def test_missing_unshare_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def test_netns_runs_the_command_in_an_isolated_namespace() -> None:
     """The command sees only `lo`, TEST-NET-2 binds, and the mode variable is set; exit codes pass through."""
     probe = (
-        "import os, sys; from ballast.internal.runtime.envtest import network as n; "
+        "import os, sys; from ballast.runtime.envtest import network as n; "
         "print(n.interfaces(), n.in_private_network(), os.environ[n.ENV_VAR]); sys.exit(7)"
     )
     result = subprocess.run(
-        [sys.executable, "-m", "ballast.internal.runtime.envtest.cli", "netns", "--", sys.executable, "-c", probe],
+        [sys.executable, "-m", "ballast.runtime.envtest.cli", "netns", "--", sys.executable, "-c", probe],
         capture_output=True,
         text=True,
         check=False,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ballast.internal.runtime.envtest.errors import PortInUseError
-from ballast.internal.runtime.envtest.ports import RESERVATION_SECONDS, ensure_free, suggest_port
+from ballast.runtime.envtest.errors import PortInUseError
+from ballast.runtime.envtest.ports import RESERVATION_SECONDS, ensure_free, suggest_port
 
 
 @pytest.fixture(autouse=True)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ballast.internal.runtime.envtest.errors import ProcessStartError
-from ballast.internal.runtime.envtest.process import ControlPlaneProcess
+from ballast.runtime.envtest.errors import ProcessStartError
+from ballast.runtime.envtest.process import ControlPlaneProcess
 
 
 def _script(path: Path, body: str, mode: int = 0o755) -> Path:
@@ -69,7 +69,7 @@ def test_children_and_temp_dirs_do_not_outlive_a_killed_parent(tmp_path: Path) -
     work = tmp_path / "work"
     program = textwrap.dedent(f"""
         import pathlib, sys, time
-        from ballast.internal.runtime.envtest.process import ControlPlaneProcess, Reaper
+        from ballast.runtime.envtest.process import ControlPlaneProcess, Reaper
         reaper = Reaper()
         work = pathlib.Path({str(work)!r}); work.mkdir()
         reaper.own_dir(work)

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.runtime.envtest import AssetsNotFoundError
-from ballast.internal.runtime.envtest.tools import TOOLS, find_tool, tools_root
+from ballast.runtime.envtest import AssetsNotFoundError
+from ballast.runtime.envtest.tools import TOOLS, find_tool, tools_root
 
 
 def test_the_cache_lives_beside_helm_under_xdg_cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

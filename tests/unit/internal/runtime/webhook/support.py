@@ -11,8 +11,8 @@ from typing import Any
 
 import urllib3
 
-from ballast.internal.runtime import AdmissionRequest, AdmissionResponse, WebhookServer
-from ballast.internal.runtime.certs import CertificateAuthority
+from ballast.runtime import AdmissionRequest, AdmissionResponse, WebhookServer
+from ballast.runtime.certs import CertificateAuthority
 
 
 @dataclass(frozen=True)

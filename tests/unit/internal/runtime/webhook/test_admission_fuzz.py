@@ -13,8 +13,8 @@ import urllib3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ballast.internal.runtime import AdmissionRequest, AdmissionResponse, WebhookServer, allowed, patched
-from ballast.internal.runtime.admission import ReviewError, decode_review, encode_review, json_patch
+from ballast.runtime import AdmissionRequest, AdmissionResponse, WebhookServer, allowed, patched
+from ballast.runtime.admission import ReviewError, decode_review, encode_review, json_patch
 from tests.unit.internal.runtime.webhook.support import serving
 
 VALID = {

@@ -19,10 +19,10 @@ import orjson
 import pytest
 import urllib3
 
-from ballast.internal.runtime import AdmissionRequest, AdmissionResponse, WebhookServer, allowed
-from ballast.internal.runtime.certs import CertificateAuthority
-from ballast.internal.runtime.envtest.wait import poll_until
-from ballast.internal.runtime.httpconn import Phase
+from ballast.runtime import AdmissionRequest, AdmissionResponse, WebhookServer, allowed
+from ballast.runtime.certs import CertificateAuthority
+from ballast.runtime.envtest.wait import poll_until
+from ballast.runtime.httpconn import Phase
 
 POD = {"group": "", "version": "v1", "kind": "Pod"}
 PODS = {"group": "", "version": "v1", "resource": "pods"}

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from ballast.internal.cmd import ballastd
-from ballast.internal.runtime import WebhookServer
-from ballast.internal.runtime.webhook import MAX_BODY_BYTES
+from ballast.runtime import WebhookServer
+from ballast.runtime.webhook import MAX_BODY_BYTES
 
 
 def _server(*flags: str) -> WebhookServer:

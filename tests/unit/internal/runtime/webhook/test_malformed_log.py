@@ -13,8 +13,8 @@ import orjson
 import pytest
 import urllib3
 
-from ballast.internal.runtime import AdmissionRequest, AdmissionResponse, allowed, errored
-from ballast.internal.runtime import webhook as webhook_module
+from ballast.runtime import AdmissionRequest, AdmissionResponse, allowed, errored
+from ballast.runtime import webhook as webhook_module
 from tests.unit.internal.runtime.webhook.support import serving
 
 INTERVAL = 0.3

@@ -16,14 +16,14 @@ import pytest
 import urllib3
 import yaml
 
-from ballast.internal.runtime.certs import CertificateAuthority
-from ballast.internal.runtime.webhook import MAX_BODY_BYTES
+from ballast.runtime.certs import CertificateAuthority
+from ballast.runtime.webhook import MAX_BODY_BYTES
 from tests.paths import REPOSITORY
 
 SERVER = textwrap.dedent("""
     import sys, threading
-    from ballast.internal.runtime.admission import patched
-    from ballast.internal.runtime.webhook import WebhookServer
+    from ballast.runtime.admission import patched
+    from ballast.runtime.webhook import WebhookServer
 
     def label(request):
         pod = dict(request.object or {})

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ballast.internal.runtime import allowed
+from ballast.runtime import allowed
 
 from .support import ServedWebhook, serving
 

@@ -6,10 +6,10 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from ballast.internal.runtime import FakeClock
-from ballast.internal.runtime.priorityqueue import PriorityQueue
-from ballast.internal.runtime.ratelimiter import RateLimiter
-from ballast.internal.runtime.workqueue import RateLimitingQueue
+from ballast.runtime import FakeClock
+from ballast.runtime.priorityqueue import PriorityQueue
+from ballast.runtime.ratelimiter import RateLimiter
+from ballast.runtime.workqueue import RateLimitingQueue
 from tests.unit.internal.runtime.workqueue.support import AnyQueue, QueueFactory
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Protocol, TypeAlias
 
-from ballast.internal.runtime.priorityqueue import PriorityQueue
-from ballast.internal.runtime.ratelimiter import RateLimiter
-from ballast.internal.runtime.workqueue import RateLimitingQueue
+from ballast.runtime.priorityqueue import PriorityQueue
+from ballast.runtime.ratelimiter import RateLimiter
+from ballast.runtime.workqueue import RateLimitingQueue
 
 AnyQueue: TypeAlias = RateLimitingQueue[str] | PriorityQueue[str]
 

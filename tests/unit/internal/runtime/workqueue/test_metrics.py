@@ -10,10 +10,10 @@ from collections.abc import Callable
 import pytest
 from prometheus_client import generate_latest
 
-from ballast.internal.runtime import FakeClock
-from ballast.internal.runtime.metrics import REGISTRY
-from ballast.internal.runtime.priorityqueue import PriorityQueue
-from ballast.internal.runtime.workqueue import Queue, RateLimitingQueue
+from ballast.runtime import FakeClock
+from ballast.runtime.metrics import REGISTRY
+from ballast.runtime.priorityqueue import PriorityQueue
+from ballast.runtime.workqueue import Queue, RateLimitingQueue
 from tests.unit.internal.runtime.workqueue.support import QueueFactory, drain
 
 _names = itertools.count()

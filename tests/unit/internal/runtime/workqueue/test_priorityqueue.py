@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import pytest
 
-from ballast.internal.runtime import FakeClock
-from ballast.internal.runtime.priorityqueue import LOW_PRIORITY, PriorityQueue
-from ballast.internal.runtime.ratelimiter import ItemExponentialFailureRateLimiter
+from ballast.runtime import FakeClock
+from ballast.runtime.priorityqueue import LOW_PRIORITY, PriorityQueue
+from ballast.runtime.ratelimiter import ItemExponentialFailureRateLimiter
 from tests.unit.internal.runtime.workqueue.support import drain
 
 MakePriorityQueue = Callable[..., PriorityQueue[str]]

@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from ballast.internal.runtime import FakeClock
-from ballast.internal.runtime.priorityqueue import LOW_PRIORITY, PriorityQueue
-from ballast.internal.runtime.ratelimiter import ItemExponentialFailureRateLimiter
-from ballast.internal.runtime.workqueue import RateLimitingQueue
+from ballast.runtime import FakeClock
+from ballast.runtime.priorityqueue import LOW_PRIORITY, PriorityQueue
+from ballast.runtime.ratelimiter import ItemExponentialFailureRateLimiter
+from ballast.runtime.workqueue import RateLimitingQueue
 
 KEYS = st.sampled_from(["a", "b", "c", "d", "e"])
 DELAYS = st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.5])

@@ -8,10 +8,10 @@ from collections.abc import Callable
 
 import pytest
 
-from ballast.internal.runtime import FakeClock
-from ballast.internal.runtime.priorityqueue import PriorityQueue
-from ballast.internal.runtime.ratelimiter import ItemExponentialFailureRateLimiter
-from ballast.internal.runtime.workqueue import DelayingQueue, Queue, RateLimitingQueue, WorkQueue
+from ballast.runtime import FakeClock
+from ballast.runtime.priorityqueue import PriorityQueue
+from ballast.runtime.ratelimiter import ItemExponentialFailureRateLimiter
+from ballast.runtime.workqueue import DelayingQueue, Queue, RateLimitingQueue, WorkQueue
 from tests.unit.internal.runtime.workqueue.support import QueueFactory, drain
 
 

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from ballast.internal.runtime import FakeClock
-from ballast.internal.runtime.ratelimiter import (
+from ballast.runtime import FakeClock
+from ballast.runtime.ratelimiter import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,
     ItemFastSlowRateLimiter,

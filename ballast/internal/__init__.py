@@ -1,0 +1,1 @@
+../../internal/__init__.py
