@@ -9,7 +9,7 @@ accrual (workloads created → every profile Sufficient) and the admission itsel
 Baseline, from the same runs: the floor the `local-testing` preset sets on accrual — `minTimeSpan` (1 min) from
 a profile's first sample, which comes at the collector's first poll after the pods exist (up to one 15 s
 `pollInterval` later). Everything above that floor is what the harness, the operator and the demo add.
-The one-time build of the binaries is not included (README: ≈ 6.5 min cold, ≈ 10 s with warm Go caches).
+The one-time build of the binaries is not included (benchmarks/RESULTS.md: ≈ 6.5 min cold, ≈ 10 s with warm Go caches).
 
     .venv/bin/python benchmarks/dev_start.py [--runs 3]
 """

@@ -1,7 +1,7 @@
 """Control-plane binaries: where they are, and how they are built from Go modules when they are not.
 
 No registry reachable from these machines ships kube-apiserver, so it is built from the published Go modules
-(the README's envtest section): a tiny module requires `k8s.io/kubernetes` with one `replace` per staging module
+(docs/framework/envtest.md): a tiny module requires `k8s.io/kubernetes` with one `replace` per staging module
 (read from the release's own go.mod), and the `cmd/...` main packages build directly; etcd comes from a
 module whose `main` calls `etcdmain.Main`. Output is cached per Kubernetes version under
 `~/.cache/ballast/envtest/<version>/` and reused; building one version never touches another.

@@ -61,7 +61,7 @@ def test_install_upgrade_uninstall(helm: Path, cluster: Environment) -> None:
         client.get(CRP, "default")
     with pytest.raises(NotFoundError):
         client.get("admissionregistration.k8s.io/v1/MutatingWebhookConfiguration", "ballast")
-    # Helm keeps CRDs (deleting them would delete every user's policies): the README's last step does that.
+    # Helm keeps CRDs (deleting them would delete every user's policies): docs/install.md's last step does that.
     assert client.get(
         "apiextensions.k8s.io/v1/CustomResourceDefinition", "workloadprofiles.ballast.tightlinesoftware.com"
     )

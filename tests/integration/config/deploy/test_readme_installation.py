@@ -1,4 +1,4 @@
-"""README.md's Installation section works as written, up to the step that needs a real cluster: its first bash
+"""docs/install.md works as written, up to the step that needs a real cluster: its first bash
 block (build or find helm, lint, render) runs from the repository root as a user would paste it."""
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ from pathlib import Path
 from tests.integration.config.deploy.conftest import REPO
 
 
-def installation_blocks(readme: str) -> list[str] | None:
-    """The bash blocks of the `## Installation` section, in order (None without such a section)."""
-    match = re.search(r"^## Installation\n(.*?)(?=^## |\Z)", readme, flags=re.DOTALL | re.MULTILINE)
+def installation_blocks(page: str) -> list[str] | None:
+    """The bash blocks of the `# Installation` page before its first section, in order (None without that title)."""
+    match = re.search(r"^# Installation\n(.*?)(?=^## |\Z)", page, flags=re.DOTALL | re.MULTILINE)
     return None if match is None else re.findall(r"```bash\n(.*?)```", match[1], flags=re.DOTALL)
 
 
 def test_the_first_installation_block_runs_without_a_cluster(helm: Path, tmp_path: Path) -> None:
-    blocks = installation_blocks((REPO / "README.md").read_text())
-    assert blocks is not None, "README.md has no '## Installation' section"
+    blocks = installation_blocks((REPO / "docs" / "install.md").read_text())
+    assert blocks is not None, "docs/install.md has no '# Installation' title"
     assert len(blocks) >= 2, "a block that runs anywhere, then the one for the cluster"
     local, cluster = blocks[0], blocks[1]
     assert "upgrade --install" in cluster

@@ -104,7 +104,7 @@ def test_a_policy_per_trust_zone_keeps_a_foreign_namespace_out_of_a_shared_profi
     namespaces: list[str],
     new_namespace: Callable[[str], str],
 ) -> None:
-    """The trust-zone recipe of the README: a ClusterResourcePolicy selecting the zone's namespaces gives them
+    """The trust-zone recipe of docs/right-sizing.md: a ClusterResourcePolicy selecting the zone's namespaces gives them
     profiles of their own, so pods with the same identity labels elsewhere never feed them."""
     foreign = new_namespace("other")
     zone = {"apiVersion": "ballast.tightlinesoftware.com/v1", "kind": "ClusterResourcePolicy",

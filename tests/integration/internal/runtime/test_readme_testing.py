@@ -1,5 +1,5 @@
-"""The README's "Testing your controller" example runs as printed, on the README's controller, against the real
-API server; and `running` raises what the manager raised."""
+"""The "Testing your controller" example (docs/framework/testing.md) runs as printed, on the controller of
+docs/framework/controllers.md, against the real API server; and `running` raises what the manager raised."""
 
 from __future__ import annotations
 
@@ -14,20 +14,19 @@ from ballast.runtime.envtest import Environment
 from ballast.runtime.testing import running
 from tests.paths import REPOSITORY
 
-README = REPOSITORY / "README.md"
+FRAMEWORK = REPOSITORY / "docs" / "framework"
 
 
-def python_block(section: str) -> str:
-    body = README.read_text().split(f"## {section}\n", 1)[1]
-    match = re.search(r"```python\n(.*?)```", body, re.DOTALL)
-    assert match, f"the README's {section!r} section lost its example"
+def python_block(page: str) -> str:
+    match = re.search(r"```python\n(.*?)```", (FRAMEWORK / page).read_text(), re.DOTALL)
+    assert match, f"docs/framework/{page} lost its example"
     return match.group(1)
 
 
-def test_the_readme_test_passes_on_the_readme_controller(envtest: Environment, envtest_namespace: str) -> None:
+def test_the_documented_test_passes_on_the_documented_controller(envtest: Environment, envtest_namespace: str) -> None:
     code: dict[str, Any] = {"__name__": "readme_testing"}
-    exec(compile(python_block("Writing a controller"), "README.md", "exec"), code)  # noqa: S102 - our README
-    exec(compile(python_block("Testing your controller"), "README.md", "exec"), code)  # noqa: S102
+    exec(compile(python_block("controllers.md"), "controllers.md", "exec"), code)  # noqa: S102 - our own docs
+    exec(compile(python_block("testing.md"), "testing.md", "exec"), code)  # noqa: S102
     code["test_the_namespace_counts_its_configmaps"](envtest, envtest_namespace)
     annotations = envtest.rest.get(f"/api/v1/namespaces/{envtest_namespace}")["metadata"]["annotations"]
     assert annotations["example.com/configmaps"] == "2"

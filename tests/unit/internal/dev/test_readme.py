@@ -1,4 +1,4 @@
-"""The README's `make dev` section names what a new user needs to find the operator: its namespace."""
+"""The `make dev` section of docs/development.md names what a new user needs to find the operator: its namespace."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from tests.paths import REPOSITORY
 
 
 def _dev_section() -> str:
-    text = (REPOSITORY / "README.md").read_text()
+    text = (REPOSITORY / "docs" / "development.md").read_text()
     start = text.index("## Try it: `make dev`")
     return text[start : text.index("\n## ", start + 1)]
 
