@@ -236,7 +236,7 @@ def child(kubeconfig: str, runs: int) -> dict[str, Any]:
     assert after.metadata.resource_version == stored.metadata.resource_version, "a steady reconcile wrote the status"
     cached = 0
     for namespace, selector in reconciler.pods.selectors():
-        informer = manager.cache.get_informer("v1/Pod", balancer.PodInformers.scope(namespace, selector))
+        informer = manager.cache.get_informer("v1/Pod", reconciler.pods.scope(namespace, selector))
         cached += len(informer.store.values())
     result = {
         "first": first, "steady": steady, "baseline": floor, "placed": placed,

@@ -1,6 +1,8 @@
-"""Representative inputs of the Balancer's status and the ConsolidationReport's status, shared by the capture of
-the previous dict builders' bodies (`expected/*.json`, made at 0bb6abe) and the test comparing the typed bodies
-with them."""
+"""Representative inputs of the Balancer's status and the ConsolidationReport's status. `expected/*.json` holds
+the bodies the previous dict builders (controllers/balancer.py `_conditions`/`_targets_status`,
+controllers/consolidation.py `report_status`/`advised_message`) made for them, captured at commit 0c6d409 by
+tests/unit/bodies/capture.py (removed since: it called those builders); the tests compare the typed bodies with
+them."""
 
 from __future__ import annotations
 
