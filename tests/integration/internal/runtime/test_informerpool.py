@@ -46,7 +46,8 @@ def test_pooled_informers_hold_what_their_selector_matches(
     pool.start(queue)
     found = pool.use(WEB, namespace, ["app=web"]) | pool.use(DB, namespace, ["app=db"])
     web, db = found["app=web"], found["app=db"]
-    assert web.wait_for_sync(30.0) and db.wait_for_sync(30.0)
+    assert web.wait_for_sync(30.0)
+    assert db.wait_for_sync(30.0)
     assert (names(web), names(db)) == (["w1", "w2"], ["d1"])
     assert queue.added == []
 
@@ -57,6 +58,7 @@ def test_pooled_informers_hold_what_their_selector_matches(
     poll_until(lambda: {r for r, _ in queue.added} == {WEB, DB}, timeout=30.0, what="both users requeued")
 
     pool.release_all(WEB)
-    assert web.stopped and not db.stopped
+    assert web.stopped
+    assert not db.stopped
     assert pool.selectors() == {(namespace, "app=db"): [DB]}
     pool.stop()

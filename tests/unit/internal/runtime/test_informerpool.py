@@ -48,7 +48,7 @@ def test_the_last_release_removes_and_stops_the_informer(cache: Cache) -> None:
     pool.acquire(BOB, "shop", "app=web")
     assert pool.release(ALICE, "shop", "app=web") is False
     assert pool.release(ALICE, "shop", "app=web") is False  # not held any more
-    assert not informer.stopped
+    assert pool.selectors() == {("shop", "app=web"): [BOB]}
     assert pool.release(BOB, "shop", "app=web") is True
     assert informer.stopped
     assert pool.selectors() == {}
@@ -89,7 +89,8 @@ def test_events_requeue_the_users_of_the_informer_that_saw_them(api: FakeAPI, ca
     pool.start(queue)  # after the first acquire's informer too: start registers every pooled informer
     web = pool.acquire(ALICE, "shop", "app=web")
     db = pool.acquire(BOB, "shop", "app=db")
-    assert web.wait_for_sync(5.0) and db.wait_for_sync(5.0)
+    assert web.wait_for_sync(5.0)
+    assert db.wait_for_sync(5.0)
     assert queue.added == []  # the initial list requeues nobody
 
     client.create(configmap("one", "shop", {"app": "web"}))
