@@ -16,24 +16,19 @@ Every run goes through upstream's five phases, in order; the first failure ends 
 4. `ApplyingBalancerPolicy` — `ballast.internal.placement.place` over the pod summaries.
 5. `ReplicaCountSetting` — each target's `scale.spec.replicas` set where it differs; the first failure stops.
 
-Status is written by server-side apply (field manager `ballast-balancer`) only when it changed: `replicas`
-(pods observed, Σ Running + Pending, when phases 1–3 passed), `selector` (`spec.selector` in query-parameter form,
-for an HPA scaling the Balancer), `targets[]` (desired, placed, running, notStarted per target) and the
-conditions `Balancing` (`Completed`, "Balancer running OK"), `ReplicasMissing` / `ReplicasOverflow` (what
-upstream computes and drops), `TargetConflict` and `Valid`. A failed status write is a Warning event
+The status (`ballast.internal.placement.status`: replicas, selector, targets[], five conditions) is written by
+server-side apply (field manager `ballast-balancer`) only when it changed; a failed write is a Warning event
 `StatusNotUpdated`. Each Balancer is run again every `reprocess_period` seconds (upstream's 15 s).
 
-Conflicts: a target that an HPA also scales (its `scaleTargetRef` names the target's object) or that another
-Balancer (or this one, twice) also claims is not written — two controllers writing one `replicas` field fight —
-and `TargetConflict=True` names the other owner, with a Warning event `TargetConflict` when that changes.
+A target that an HPA or another Balancer also scales (`ballast.internal.placement.conflicts`) is not written and
+`TargetConflict=True` names the other owner, with a Warning event `TargetConflict` when that changes.
 
-The placement is pure code in `ballast.internal.placement`; this module reads, calls it, and writes.
+The placement, the status and the conflicts are pure code in `ballast.internal.placement`; the pod informers are
+the framework's `ScopedInformerPool`; this module reads, calls them, and writes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ballast.api.balancer.v1alpha1 import (
@@ -43,13 +38,13 @@ from ballast.api.balancer.v1alpha1 import (
     REPLICA_COUNT_SETTING,
     SCALE_SUBRESOURCE_POLLING,
     Balancer,
-    BalancerTarget,
 )
-from ballast.internal.placement import Placement, PodSummary
+from ballast.internal.placement import PodSummary
 from ballast.internal.placement.balance import balance
 from ballast.internal.placement.conflicts import conflicts, hpa_target, targets_of
 from ballast.internal.placement.pods import BalancerPod, pod_states
-from ballast.internal.placement.status import RunOutcome, TargetOutcome, balancer_status, new_conflict, status_differs
+from ballast.internal.placement.run import BalancerError, BalancerRun
+from ballast.internal.placement.status import balancer_status, metric_figures, new_conflict, status_differs
 from ballast.internal.telemetry.balancer import forget_balancer, record_balancer
 from ballast.runtime import (
     APPLY,
@@ -83,15 +78,6 @@ STATUS_NOT_UPDATED = "StatusNotUpdated"
 TARGET_CONFLICT_EVENT = "TargetConflict"
 
 
-class BalancerError(Exception):
-    """A failed phase: printed `"<phase>: <error>"`, its phase the `Balancing` reason."""
-
-    def __init__(self, phase: str, error: str) -> None:
-        super().__init__(f"{phase}: {error}")
-        self.phase = phase
-        self.error = error
-
-
 def _pod_changed(old: Any, new: Any) -> bool:
     """Pod updates that matter to a summary: the phase or the labels."""
     return bool(old.status.phase != new.status.phase or objects.labels(old) != objects.labels(new))
@@ -100,45 +86,6 @@ def _pod_changed(old: Any, new: Any) -> bool:
 def pod_informers(manager: Manager) -> ScopedInformerPool:
     """The Balancers' pod informers: one per (namespace, selector), shared, requeueing the Balancers using it."""
     return ScopedInformerPool(manager.cache, POD, projection=BalancerPod, relevant_update=_pod_changed)
-
-
-@dataclass
-class _TargetRun:
-    """What one run learnt of one target."""
-
-    target: BalancerTarget
-    gvk: GroupVersionKind | None = None
-    scale: Mapping[str, Any] | None = None
-    pods: list[BalancerPod] | None = None
-    summary: PodSummary | None = None
-    desired: int | None = None
-    conflict: str | None = None  # the other owner, when the target is not ours alone
-
-    @property
-    def name(self) -> str:
-        return self.target.name
-
-    @property
-    def replicas(self) -> int | None:
-        return None if self.scale is None else int((self.scale.get("spec") or {}).get("replicas") or 0)
-
-    def describe(self, namespace: str) -> str:
-        return f"{self.target.scale_target_ref.kind}/{namespace}/{self.target.scale_target_ref.name}"
-
-    def outcome(self) -> TargetOutcome:
-        return TargetOutcome(self.name, self.desired, self.replicas, self.summary, self.conflict)
-
-
-@dataclass
-class _Run:
-    balancer: Balancer
-    targets: list[_TargetRun]
-    placement: Placement | None = None
-    observed: int | None = None
-
-    def outcome(self, error: BalancerError | None) -> RunOutcome:
-        phase, failure = (None, "") if error is None else (error.phase, str(error))
-        return RunOutcome([t.outcome() for t in self.targets], phase, failure, self.placement, self.observed)
 
 
 class BalancerReconciler:
@@ -160,8 +107,7 @@ class BalancerReconciler:
             self.pods.release_all(request)
             forget_balancer(request.namespace, request.name)
             return None
-        run = _Run(balancer, [_TargetRun(target) for target in balancer.spec.targets])
-        failed: BalancerError | None = None
+        run = BalancerRun.of(balancer)
         try:
             self._find_conflicts(run)
             self._poll_scales(run)
@@ -170,26 +116,12 @@ class BalancerReconciler:
             self._apply_policy(run)
             self._set_replicas(run)
         except BalancerError as error:
-            failed = error
+            run.error = error
             ctx.logger.info("unable to balance", extra={"phase": error.phase, "error": error.error})
             self.recorder.event(balancer, "Warning", UNABLE_TO_BALANCE, str(error), kind=BALANCER_KIND)
-        outcome = run.outcome(failed)
-        record_balancer(
-            request.namespace,
-            request.name,
-            {
-                t.name: {
-                    "desired": t.desired,
-                    "placed": t.placed,
-                    "running": t.summary.running if t.summary else None,
-                    "not_started": t.summary.not_started if t.summary else None,
-                }
-                for t in outcome.targets
-            },
-            None if run.placement is None else {"missing": run.placement.missing, "overflow": run.placement.overflow},
-        )
+        record_balancer(request.namespace, request.name, *metric_figures(run))
         try:
-            self._write_status(ctx, balancer, outcome)
+            self._write_status(ctx, run)
         except NotFoundError:
             return None  # deleted meanwhile
         except APIStatusError as exc:
@@ -199,7 +131,7 @@ class BalancerReconciler:
             )
         return Result(requeue_after=self.reprocess_period)
 
-    def _find_conflicts(self, run: _Run) -> None:
+    def _find_conflicts(self, run: BalancerRun) -> None:
         """Mark targets also scaled by an HPA, by another Balancer, or twice by this one."""
         balancer = run.balancer
         namespace, name = balancer.metadata.namespace or "", balancer.metadata.name
@@ -210,7 +142,7 @@ class BalancerReconciler:
         for target in run.targets:
             target.conflict = found.get(target.name)
 
-    def _poll_scales(self, run: _Run) -> None:
+    def _poll_scales(self, run: BalancerRun) -> None:
         """Phase 1: each target's scale subresource."""
         namespace = run.balancer.metadata.namespace or ""
         scales = self.api.subresource("scale")
@@ -237,7 +169,7 @@ class BalancerReconciler:
                 ) from None
             target.gvk = gvk
 
-    def _list_pods(self, request: Request, run: _Run) -> None:
+    def _list_pods(self, request: Request, run: BalancerRun) -> None:
         """Phase 2: each target's pods by its scale's selector, from the pooled informers."""
         selectors: dict[str, str] = {}
         for target in run.targets:
@@ -259,7 +191,7 @@ class BalancerReconciler:
             target.pods = sorted((pod for pod in informer.store.values() if wanted.matches(pod.metadata.labels)),
                                  key=lambda pod: pod.metadata.name)  # fmt: skip
 
-    def _check_labels(self, run: _Run) -> None:
+    def _check_labels(self, run: BalancerRun) -> None:
         """Phase 3: spec.selector converts and matches every target pod."""
         try:
             selector = label_selectors.from_label_selector(run.balancer.spec.selector.model_dump(by_alias=True))
@@ -269,7 +201,7 @@ class BalancerReconciler:
             if any(not selector.matches(pod.metadata.labels) for pod in target.pods or ()):
                 raise BalancerError(POD_LABELS_CHECKING, f"incorrect labeling for pods in target {target.name}")
 
-    def _apply_policy(self, run: _Run) -> None:
+    def _apply_policy(self, run: BalancerRun) -> None:
         """Phase 4: the summaries (kept when the policy is refused), then the placement."""
         pods = {t.name: pod_states(t.pods or ()) for t in run.targets}
         balanced = balance(run.balancer.spec, pods, self.clock.now())
@@ -282,7 +214,7 @@ class BalancerReconciler:
             target.desired = balanced.placement.placement[target.name]
         run.placement = balanced.placement
 
-    def _set_replicas(self, run: _Run) -> None:
+    def _set_replicas(self, run: BalancerRun) -> None:
         """Phase 5: each target's scale.spec.replicas where it differs and the target is ours alone."""
         namespace = run.balancer.metadata.namespace or ""
         scales = self.api.subresource("scale")
@@ -301,9 +233,10 @@ class BalancerReconciler:
                     f"failed to update scale subresource for {target.describe(namespace)}: {exc.message or exc}",
                 ) from None
 
-    def _write_status(self, ctx: Context, balancer: Balancer, run: RunOutcome) -> None:
+    def _write_status(self, ctx: Context, run: BalancerRun) -> None:
         """Server-side apply of the status when it says something new; an event when a conflict is new."""
-        status = balancer_status(balancer, run, self.clock.now())
+        balancer = run.balancer
+        status = balancer_status(run, self.clock.now())
         if (conflict := new_conflict(balancer.status, status)) is not None:
             self.recorder.event(balancer, "Warning", TARGET_CONFLICT_EVENT, conflict, kind=BALANCER_KIND)
         if not status_differs(balancer.status, status):

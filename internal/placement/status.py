@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ballast.api.balancer.v1alpha1 import (
@@ -30,8 +29,7 @@ from ballast.api.meta import Condition
 from ballast.runtime import labels as label_selectors
 from ballast.runtime.conditions import FALSE, TRUE, condition, find_status_condition
 
-from .distribute import Placement
-from .summary import PodSummary
+from .run import BalancerRun
 
 RUNNING_OK = "Balancer running OK"
 NO_CONFLICT = "NoConflict"
@@ -42,28 +40,15 @@ _MISSING_TEXT = "replicas added on top of spec.replicas to satisfy the targets' 
 _OVERFLOW_TEXT = "replicas that fit in no target (every target that may take them is at maxReplicas)"
 
 
-@dataclass(frozen=True, slots=True)
-class TargetOutcome:
-    """What one run learnt of one target (None: the run did not get that far)."""
-
-    name: str
-    desired: int | None = None
-    placed: int | None = None
-    """The target's replicas as last read or set through its scale subresource."""
-    summary: PodSummary | None = None
-    conflict: str | None = None
-    """The other owner, when the target is not this Balancer's alone (it is then not written)."""
-
-
-@dataclass(frozen=True, slots=True)
-class RunOutcome:
-    """One run: each target's outcome, the failed phase and its message, the placement, the pods observed."""
-
-    targets: Sequence[TargetOutcome]
-    failed_phase: str | None = None
-    failure: str = ""
-    placement: Placement | None = None
-    observed: int | None = None
+def metric_figures(run: BalancerRun) -> tuple[dict[str, dict[str, int | None]], dict[str, int] | None]:
+    """The run's figures for `record_balancer`: per target, and the placement's problems (None: not placed)."""
+    targets = {
+        t.name: {"desired": t.desired, "placed": t.replicas, "running": t.summary.running if t.summary else None,
+                 "not_started": t.summary.not_started if t.summary else None}
+        for t in run.targets
+    }  # fmt: skip
+    placement = run.placement
+    return targets, None if placement is None else {"missing": placement.missing, "overflow": placement.overflow}
 
 
 def selector_string(selector: Mapping[str, Any] | None) -> str:
@@ -73,8 +58,9 @@ def selector_string(selector: Mapping[str, Any] | None) -> str:
     return ",".join(str(r) for r in sorted(parsed.requirements, key=lambda r: (r.key, r.operator)))
 
 
-def balancer_status(balancer: Balancer, run: RunOutcome, now: datetime.datetime) -> BalancerStatus:
-    """The status to write after `run`; `balancer.status` is the one it has now."""
+def balancer_status(run: BalancerRun, now: datetime.datetime) -> BalancerStatus:
+    """The status to write after `run`; `run.balancer.status` is the one it has now."""
+    balancer = run.balancer
     current = balancer.status or BalancerStatus()
     try:
         selector: str | None = selector_string(balancer.spec.selector.model_dump(by_alias=True))
@@ -99,7 +85,7 @@ def new_conflict(before: BalancerStatus | None, after: BalancerStatus) -> str | 
 
 
 def _conditions(
-    balancer: Balancer, run: RunOutcome, previous: Sequence[Condition], now: datetime.datetime
+    balancer: Balancer, run: BalancerRun, previous: Sequence[Condition], now: datetime.datetime
 ) -> list[Condition]:
     generation = balancer.metadata.generation or 0
 
@@ -109,10 +95,10 @@ def _conditions(
             previous=find_status_condition(previous, type_),
         ))  # fmt: skip
 
-    if run.failed_phase is None:
+    if run.error is None:
         conditions = [build(BALANCING, TRUE, COMPLETED, RUNNING_OK)]
     else:
-        conditions = [build(BALANCING, FALSE, run.failed_phase, run.failure)]
+        conditions = [build(BALANCING, FALSE, run.error.phase, str(run.error))]
     placement = run.placement
     for type_, count, what in (
         (REPLICAS_MISSING, placement.missing if placement else None, _MISSING_TEXT),
@@ -134,7 +120,7 @@ def _conditions(
     return conditions
 
 
-def _targets(run: RunOutcome, previous: Sequence[TargetStatus]) -> list[TargetStatus]:
+def _targets(run: BalancerRun, previous: Sequence[TargetStatus]) -> list[TargetStatus]:
     """What this run learnt of each target, and what the last one did where this one did not get that far."""
     before = {t.name: t for t in previous}
     targets = []
@@ -146,7 +132,7 @@ def _targets(run: RunOutcome, previous: Sequence[TargetStatus]) -> list[TargetSt
             return value if value is not None else old_value
 
         targets.append(TargetStatus(
-            name=target.name, desired=chosen(target.desired, old.desired), placed=chosen(target.placed, old.placed),
+            name=target.name, desired=chosen(target.desired, old.desired), placed=chosen(target.replicas, old.placed),
             running=chosen(summary.running if summary else None, old.running),
             not_started=chosen(summary.not_started if summary else None, old.not_started),
         ))  # fmt: skip

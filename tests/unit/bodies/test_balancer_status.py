@@ -11,7 +11,8 @@ import pytest
 from ballast.api.balancer.v1alpha1 import Balancer
 from ballast.api.scheme import add_to_scheme
 from ballast.internal.placement import Placement, PodSummary
-from ballast.internal.placement.status import RunOutcome, TargetOutcome, balancer_status
+from ballast.internal.placement.run import BalancerError, BalancerRun
+from ballast.internal.placement.status import balancer_status
 from ballast.runtime import Scheme
 
 from .scenarios import BALANCER_RUNS, EXPECTED, NOW
@@ -25,22 +26,24 @@ def typed(run: dict[str, Any]) -> Balancer:
     return found
 
 
-def outcome(run: dict[str, Any]) -> RunOutcome:
-    targets = []
-    for name, seen in run["targets"].items():
-        summary = None
+def balancer_run(run: dict[str, Any]) -> BalancerRun:
+    found = BalancerRun.of(typed(run))
+    for target in found.targets:
+        seen = run["targets"][target.name]
+        target.scale = None if seen["placed"] is None else {"spec": {"replicas": seen["placed"]}}
         if seen["running"] is not None:
-            summary = PodSummary(seen["running"] + seen["notStarted"], seen["running"], seen["notStarted"])
-        targets.append(TargetOutcome(name, seen["desired"], seen["placed"], summary, seen["conflict"]))
-    phase, failure = (None, "") if run["error"] is None else (run["error"][0], ": ".join(run["error"]))
-    placement = None if run["placement"] is None else Placement({}, **run["placement"])
-    return RunOutcome(targets, phase, failure, placement, run["observed"])
+            target.summary = PodSummary(seen["running"] + seen["notStarted"], seen["running"], seen["notStarted"])
+        target.desired, target.conflict = seen["desired"], seen["conflict"]
+    found.error = None if run["error"] is None else BalancerError(*run["error"])
+    found.placement = None if run["placement"] is None else Placement({}, **run["placement"])
+    found.observed = run["observed"]
+    return found
 
 
 @pytest.mark.parametrize("name", sorted(BALANCER_RUNS))
 def test_the_typed_status_is_the_previous_body(name: str) -> None:
     run = BALANCER_RUNS[name]
     expected = json.loads((EXPECTED / f"balancer-{name}.json").read_text(encoding="utf-8"))
-    found = balancer_status(typed(run), outcome(run), NOW).to_wire()
+    found = balancer_status(balancer_run(run), NOW).to_wire()
     assert found == expected
     assert json.dumps(found, sort_keys=True) == json.dumps(expected, sort_keys=True)
