@@ -29,6 +29,11 @@ def hundredths(value: float) -> str:
     return f"{value:.2f}"
 
 
+def fraction(value: float) -> str:
+    """A share of a pool's cost or disruption: `"0.1667"`."""
+    return f"{value:.4f}"
+
+
 def report_move(move: Move) -> ReportMove:
     """One move as the report writes it."""
     launch = move.replacement.launch if move.replacement is not None else None
