@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .cache import Cache, CacheScope
+from .decode import Projection
 from .handler import RequestQueue
 from .informer import Registration, SharedIndexInformer
 from .interfaces import KindRef
-from .decode import Projection
 from .reconcile import Request
 
 __all__ = ["PoolKey", "ScopedInformerPool"]
