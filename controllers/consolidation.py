@@ -6,10 +6,11 @@ Each refresh reads the cluster through `ballast.internal.consolidationinputs` (p
 the cluster's pods stays in memory between refreshes), plans twice with `ballast.internal.consolidation` — the
 pods' current requests and the requests their WorkloadProfiles recommend — and writes:
 
-- the report's status by server-side apply (field manager `ballast-consolidation`): both plans side by side
-  (`report_status`) and the conditions `Ready` (the refresh read and planned; False with reason `ReadFailed` or
-  `PlanFailed`, the previous advice kept), `CatalogueValid` (the catalogue entries skipped, by name) and
-  `InputsValid` (objects left out or held, by name);
+- the report's status by server-side apply (field manager `ballast-consolidation`), a typed
+  `ConsolidationReportStatus` built by `ballast.internal.consolidation.status`: both plans side by side and the
+  conditions `Ready` (the refresh read and planned; False with reason `ReadFailed` or `PlanFailed`, the previous
+  advice kept), `CatalogueValid` (the catalogue entries skipped, by name) and `InputsValid` (objects left out or
+  held, by name);
 - a Normal event `ConsolidationAdvised` on the report, never on a Node or NodePool: the advisor deletes nothing
   and must not read as Karpenter's `ConsolidationApproved`;
 - the metrics of `ballast.internal.telemetry.consolidation`.
@@ -116,7 +117,8 @@ def _refresh_value(report: Any) -> str | None:
 
 
 def _status(report: Mapping[str, Any]) -> ConsolidationReportStatus | None:
-    """The report's status as it is now; None when it has none, or one this version cannot read (rewritten)."""
+    """The report's status as it is now (empty when it has none); None when this version cannot read it, which
+    the refresh then replaces."""
     try:
         return ConsolidationReportStatus.model_validate(report.get("status") or {})
     except ValueError:
