@@ -51,6 +51,7 @@ from ballast.api.balancer.v1alpha1 import Balancer
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers import balancer
 from ballast.internal.cmd.wiring import new_manager
+from ballast.internal.placement.pods import BalancerPod
 from ballast.runtime import CacheScope, Client, Context, Request, RESTConfig, Scheme
 from ballast.runtime.envtest import Environment
 from ballast.runtime.log import get_logger
@@ -236,7 +237,7 @@ def child(kubeconfig: str, runs: int) -> dict[str, Any]:
     assert after.metadata.resource_version == stored.metadata.resource_version, "a steady reconcile wrote the status"
     cached = 0
     for namespace, selector in reconciler.pods.selectors():
-        informer = manager.cache.get_informer("v1/Pod", balancer.PodInformers.scope(namespace, selector))
+        informer = manager.cache.get_informer("v1/Pod", reconciler.pods.scope(namespace, selector))
         cached += len(informer.store.values())
     result = {
         "first": first, "steady": steady, "baseline": floor, "placed": placed,
@@ -245,7 +246,7 @@ def child(kubeconfig: str, runs: int) -> dict[str, Any]:
     }  # fmt: skip
     # The contrast, after everything above was measured: one cluster-wide pod informer of the same projection,
     # what a controller without per-selector informers would hold.
-    everything = manager.cache.get_informer("v1/Pod", CacheScope(projection=balancer.BalancerPod))
+    everything = manager.cache.get_informer("v1/Pod", CacheScope(projection=BalancerPod))
     if not everything.wait_for_sync(300):
         raise TimeoutError("the cluster-wide pod informer did not sync")
     result |= {"cluster_wide_pods": len(everything.store.values()), "rss_cluster_wide": proc_status("VmRSS")}

@@ -6,10 +6,11 @@ Each refresh reads the cluster through `ballast.internal.consolidationinputs` (p
 the cluster's pods stays in memory between refreshes), plans twice with `ballast.internal.consolidation` — the
 pods' current requests and the requests their WorkloadProfiles recommend — and writes:
 
-- the report's status by server-side apply (field manager `ballast-consolidation`): both plans side by side
-  (`report_status`) and the conditions `Ready` (the refresh read and planned; False with reason `ReadFailed` or
-  `PlanFailed`, the previous advice kept), `CatalogueValid` (the catalogue entries skipped, by name) and
-  `InputsValid` (objects left out or held, by name);
+- the report's status by server-side apply (field manager `ballast-consolidation`), a typed
+  `ConsolidationReportStatus` built by `ballast.internal.consolidation.status`: both plans side by side and the
+  conditions `Ready` (the refresh read and planned; False with reason `ReadFailed` or `PlanFailed`, the previous
+  advice kept), `CatalogueValid` (the catalogue entries skipped, by name) and `InputsValid` (objects left out or
+  held, by name);
 - a Normal event `ConsolidationAdvised` on the report, never on a Node or NodePool: the advisor deletes nothing
   and must not read as Karpenter's `ConsolidationApproved`;
 - the metrics of `ballast.internal.telemetry.consolidation`.
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import datetime
 import queue
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,10 +31,12 @@ from ballast.api.ballast.v1 import (
     CONSOLIDATION_REPORT_NAME,
     REFRESH_ANNOTATION,
     ConsolidationReport,
+    ConsolidationReportStatus,
 )
-from ballast.api.ballast.v1.consolidationreport import CATALOGUE_VALID, INPUTS_VALID, READY
-from ballast.internal.consolidation import BALANCED, BALANCED_K, HOURS_PER_MONTH, ConsolidationInputError, Move, Plan
-from ballast.internal.consolidationinputs import Advice, Inputs, ReadSettings, advise, read_inputs
+from ballast.internal.consolidation import BALANCED, BALANCED_K, ConsolidationInputError, Plan
+from ballast.internal.consolidation.report import advised_message
+from ballast.internal.consolidation.status import AdvisorView, Outcome, report_status
+from ballast.internal.consolidationinputs import ReadSettings, advise, read_inputs
 from ballast.internal.telemetry.consolidation import APPROVED, REJECTED, record_refresh
 from ballast.runtime import (
     APPLY,
@@ -49,9 +52,7 @@ from ballast.runtime import (
     Request,
     Result,
     objects,
-    rfc3339,
 )
-from ballast.runtime.conditions import FALSE, TRUE, condition, find_status_condition
 from ballast.runtime.predicate import Funcs
 from ballast.runtime.restmapper import NoKindMatchError
 from ballast.runtime.source import Channel
@@ -64,19 +65,10 @@ DEFAULT_INTERVAL = 600.0
 """Seconds between two refreshes (`--consolidation-interval`, 10m)."""
 RETRY_AFTER = 60.0
 """Seconds before a refresh that failed on an API error is tried again (capped by the interval)."""
-MAX_MOVES = 100
-"""Approved, and rejected, moves kept in the report per set of requests (the object must stay well under etcd's
-1.5 MiB); the rest are counted in `movesOmitted`."""
-MAX_MESSAGE = 4096
-"""Longest condition message: the first problems, then how many more."""
 
 CONSOLIDATION_ADVISED = "ConsolidationAdvised"
-REFRESHED = "Refreshed"
 READ_FAILED = "ReadFailed"
 PLAN_FAILED = "PlanFailed"
-VALID = "Valid"
-ENTRIES_SKIPPED = "EntriesSkipped"
-OBJECTS_SKIPPED = "ObjectsSkipped"
 CURRENT = "current"
 RECOMMENDED = "recommended"
 
@@ -91,174 +83,8 @@ class AdvisorSettings:
     """The consolidation policy of pools no NodePool describes (`--consolidation-policy`)."""
     k: float = BALANCED_K
 
-
-# ------------------------------------------------------------------------------------------ status mapping
-
-
-def _hourly(value: float) -> str:
-    return f"{value:.4f}"
-
-
-def _monthly(value_per_hour: float) -> str:
-    return f"{value_per_hour * HOURS_PER_MONTH:.2f}"
-
-
-def _move(move: Move) -> dict[str, Any]:
-    """One move in wire form."""
-    body: dict[str, Any] = {
-        "nodes": list(move.nodes), "method": move.method, "decision": move.decision, "approved": move.approved,
-        "savingsPerHour": _hourly(move.savings), "savingsPerMonth": _monthly(move.savings),
-        "disruptionCost": f"{move.disruption_cost:.2f}",
-    }  # fmt: skip
-    if move.pools:
-        body["pools"] = list(move.pools)
-    if move.score is not None:
-        body["score"] = f"{move.score:.2f}"
-    if move.replacement is not None and move.replacement.launch is not None:
-        launch = move.replacement.launch
-        body["replacement"] = f"{move.replacement.pool}/{launch.instance_type}/{launch.capacity_type}"
-    if move.reason:
-        body["reason"] = move.reason
-    return body
-
-
-def requests_report(plan: Plan) -> dict[str, Any]:
-    """One plan as a `RequestsReport` (wire form): totals, pools, the freed set, the first move, the moves
-    (approved first, each kind capped at `MAX_MOVES`)."""
-    pools = list(plan.pools.values())
-    cost = sum((p.cost_per_hour for p in pools), 0.0)
-    freed = plan.freed
-    approved = [m for m in plan.moves if m.approved]
-    rejected = [m for m in plan.moves if not m.approved]
-    kept = approved[:MAX_MOVES] + rejected[:MAX_MOVES]
-    body: dict[str, Any] = {
-        "nodes": sum(p.nodes for p in pools),
-        "nodesAfter": sum(p.nodes_after for p in pools),
-        "costPerHour": _hourly(cost),
-        "costPerMonth": _monthly(cost),
-        "disruptionCost": f"{sum((p.total_disruption_cost for p in pools), 0.0):.2f}",
-        "pools": [
-            {"name": p.name, "policy": p.policy, "nodes": p.nodes, "nodesAfter": p.nodes_after,
-             "costPerHour": _hourly(p.cost_per_hour), "costPerMonth": _monthly(p.cost_per_hour),
-             "costPerMonthAfter": _monthly(p.cost_per_hour_after),
-             "disruptionCost": f"{p.total_disruption_cost:.2f}"}
-            for p in pools
-        ],
-        "freed": {
-            "count": len(freed.nodes), "nodes": list(freed.nodes),
-            "launched": [f"{name}: {what}" for name, what in sorted(freed.launched.items())],
-            "savingsPerHour": _hourly(freed.savings_per_hour), "savingsPerMonth": _monthly(freed.savings_per_hour),
-            "unplaced": list(freed.unplaced),
-        },
-        "approved": len(approved),
-        "rejected": len(rejected),
-        "moves": [_move(m) for m in kept],
-        "movesOmitted": len(plan.moves) - len(kept),
-    }  # fmt: skip
-    if plan.first is not None:
-        body["first"] = _move(plan.first)
-    return body
-
-
-def _bounded(problems: Sequence[str]) -> str:
-    """`problems` joined, cut before `MAX_MESSAGE` characters with a count of those left out."""
-    shown: list[str] = []
-    length = 0
-    for index, problem in enumerate(problems):
-        if length + len(problem) + 2 > MAX_MESSAGE - 40:
-            shown.append(f"… and {len(problems) - index} more")
-            break
-        shown.append(problem)
-        length += len(problem) + 2
-    return "; ".join(shown)
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What one refresh produced: the advice and its inputs, or why there is none (`failure`, `reason`)."""
-
-    inputs: Inputs | None = None
-    advice: Advice | None = None
-    failure: str | None = None
-    reason: str = REFRESHED
-
-
-def report_conditions(outcome: Outcome, previous: Sequence[Any], now: datetime.datetime) -> list[dict[str, Any]]:
-    """Ready, and (when the refresh read the cluster) CatalogueValid and InputsValid; the previous ones kept when
-    it did not."""
-
-    def build(type_: str, status: str, reason: str, message: str) -> dict[str, Any]:
-        return condition(type_, status, reason, message, now=now, previous=find_status_condition(previous, type_))
-
-    if outcome.failure is not None or outcome.inputs is None or outcome.advice is None:
-        kept = [dict(c) for t in (CATALOGUE_VALID, INPUTS_VALID) if (c := _wire(find_status_condition(previous, t)))]
-        return [build(READY, FALSE, outcome.reason, outcome.failure or "no advice"), *kept]
-    inputs, advice = outcome.inputs, outcome.advice
-    catalogue = list(inputs.catalogue_problems)
-    others = [p for p in advice.problems if p not in set(catalogue)]
-    offerings = len(inputs.catalogue.offerings)
-    return [
-        build(READY, TRUE, REFRESHED, f"advice computed from {len(inputs.nodes)} nodes and {len(inputs.pods)} pods"),
-        build(CATALOGUE_VALID, FALSE, ENTRIES_SKIPPED, _bounded(catalogue)) if catalogue
-        else build(CATALOGUE_VALID, TRUE, VALID, f"{offerings} offerings read"),
-        build(INPUTS_VALID, FALSE, OBJECTS_SKIPPED, _bounded(others)) if others
-        else build(INPUTS_VALID, TRUE, VALID, "every object was read"),
-    ]  # fmt: skip
-
-
-def _wire(value: Any) -> dict[str, Any] | None:
-    if value is None:
-        return None
-    if isinstance(value, Mapping):
-        return dict(value)
-    dumped: dict[str, Any] = value.model_dump(by_alias=True, exclude_none=True, mode="json")
-    return dumped
-
-
-def report_status(
-    outcome: Outcome,
-    settings: AdvisorSettings,
-    *,
-    now: datetime.datetime,
-    refresh: str | None,
-    previous: Mapping[str, Any],
-) -> dict[str, Any]:
-    """The report's status (wire form) after one refresh; `previous` is the status it has now (wire form), whose
-    advice is kept when this refresh failed."""
-    status: dict[str, Any] = {
-        "conditions": report_conditions(outcome, previous.get("conditions") or [], now),
-        "lastRefreshTime": rfc3339(now),
-    }
-    if refresh is not None:
-        status["observedRefresh"] = refresh
-    if outcome.inputs is None or outcome.advice is None:
-        for key in ("observed", CURRENT, RECOMMENDED):
-            if previous.get(key) is not None:
-                status[key] = previous[key]
-        return status
-    inputs, advice = outcome.inputs, outcome.advice
-    observed = inputs.observed
-    catalogue = settings.read.catalogue
-    status["observed"] = {
-        "nodes": observed.nodes, "pods": observed.pods, "podDisruptionBudgets": observed.pdbs,
-        "nodePools": observed.nodepools, "karpenter": inputs.karpenter, "profiles": observed.profiles,
-        "podsWithRecommendations": observed.pods_with_recommendations, "defaultPolicy": settings.default_policy,
-        "k": int(settings.k), **({"catalogue": "/".join(catalogue)} if catalogue else {}),
-    }  # fmt: skip
-    status[CURRENT] = requests_report(advice.current)
-    status[RECOMMENDED] = requests_report(advice.recommended)
-    return status
-
-
-def advised_message(advice: Advice) -> str:
-    """The `ConsolidationAdvised` event's text: what each set of requests frees and saves."""
-
-    def part(label: str, plan: Plan) -> str:
-        freed = plan.freed
-        names = f" ({', '.join(freed.nodes[:5])}{', …' if len(freed.nodes) > 5 else ''})" if freed.nodes else ""
-        return f"{label} requests free {len(freed.nodes)} nodes{names}, saving {_monthly(freed.savings_per_hour)}/month"
-
-    return f"{part('recommended', advice.recommended)}; {part('current', advice.current)}"
+    def view(self) -> AdvisorView:
+        return AdvisorView(self.read.catalogue, self.default_policy, self.k)
 
 
 def metric_figures(
@@ -290,11 +116,11 @@ def _refresh_value(report: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _parse_time(text: Any) -> datetime.datetime | None:
-    if not isinstance(text, str) or not text:
-        return None
+def _status(report: Mapping[str, Any]) -> ConsolidationReportStatus | None:
+    """The report's status as it is now (empty when it has none); None when this version cannot read it, which
+    the refresh then replaces."""
     try:
-        return datetime.datetime.fromisoformat(text)
+        return ConsolidationReportStatus.model_validate(report.get("status") or {})
     except ValueError:
         return None
 
@@ -314,24 +140,23 @@ class ConsolidationReconciler:
             return None  # only the report named `cluster` is ours
         report = self._report()
         wire = self.api.scheme.to_wire(report) if not isinstance(report, Mapping) else dict(report)
-        previous: dict[str, Any] = dict(wire.get("status") or {})
+        previous = _status(wire)
         refresh = _refresh_value(wire)
         now = self.clock.now()
-        last = _parse_time(previous.get("lastRefreshTime"))
-        if last is not None and refresh == previous.get("observedRefresh"):
+        last = previous.last_refresh_time if previous is not None else None
+        if previous is not None and last is not None and refresh == previous.observed_refresh:
             remaining = self.settings.interval - (now - last).total_seconds()
             if remaining > 0:
                 return Result(requeue_after=remaining)
         outcome = self._refresh(ctx, now)
-        status = report_status(outcome, self.settings, now=now, refresh=refresh, previous=previous)
+        status = report_status(outcome, self.settings.view(), now=now, refresh=refresh, previous=previous)
         try:
             self._write_status(status)
         except NotFoundError:
             return Result(requeue_after=1.0)  # deleted meanwhile: recreated on the next run
-        if outcome.advice is not None:
-            self.recorder.event(
-                wire, "Normal", CONSOLIDATION_ADVISED, advised_message(outcome.advice), kind=REPORT_KIND
-            )
+        if (advice := outcome.advice) is not None:
+            message = advised_message(advice.recommended, advice.current)
+            self.recorder.event(wire, "Normal", CONSOLIDATION_ADVISED, message, kind=REPORT_KIND)
             self._record_metrics(outcome)
         if outcome.failure is not None:
             return Result(requeue_after=min(RETRY_AFTER, self.settings.interval))
@@ -369,10 +194,10 @@ class ConsolidationReconciler:
         })  # fmt: skip
         return Outcome(inputs=inputs, advice=advice)
 
-    def _write_status(self, status: Mapping[str, Any]) -> None:
+    def _write_status(self, status: ConsolidationReportStatus) -> None:
         body = {
             "apiVersion": REPORT_KIND.api_version, "kind": REPORT_KIND.kind,
-            "metadata": {"name": CONSOLIDATION_REPORT_NAME}, "status": dict(status),
+            "metadata": {"name": CONSOLIDATION_REPORT_NAME}, "status": status.to_wire(),
         }  # fmt: skip
         self.api.status().patch(body, body, patch_type=APPLY, field_manager=FIELD_MANAGER, force=True)
 

@@ -44,6 +44,15 @@ from ballast.internal.consolidation import (
     parse_catalogue,
 )
 from ballast.internal.consolidation.pools import INSTANCE_TYPE_LABEL
+from ballast.internal.consolidation.report import (
+    fraction,
+    hundredths,
+    per_hour,
+    per_month,
+    report_freed,
+    report_move,
+    report_pool,
+)
 from ballast.internal.consolidationinputs import CATALOGUE_KEY, Inputs, Observed, ReadSettings, advise, read_inputs
 
 CONFIGMAP_PREFIX = "cm/"
@@ -289,86 +298,46 @@ def render_table(analysis: Analysis) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------ JSON
-
-
-def _number(value: float) -> float | str:
-    """JSON has no infinity: an infinite score is the string "inf"."""
-    return "inf" if math.isinf(value) else value
+# The ConsolidationReport's mapping and number format (`ballast.internal.consolidation.report`: decimal strings),
+# with what only the command shows beside it: each pool's score, where each pod goes, the replacement's offering.
 
 
 def _offering_json(offering: Offering) -> dict[str, Any]:
-    return {
-        "instanceType": offering.instance_type,
-        "capacityType": offering.capacity_type,
-        "zone": offering.zone,
-        "pricePerHour": offering.price,
-    }
+    return {"instanceType": offering.instance_type, "capacityType": offering.capacity_type, "zone": offering.zone,
+            "pricePerHour": per_hour(offering.price)}  # fmt: skip
 
 
 def _move_json(move: Move) -> dict[str, Any]:
-    replacement = None
-    if move.replacement is not None:
-        launch = move.replacement.launch
-        replacement = {
-            "name": move.replacement.name,
-            "pool": move.replacement.pool,
-            "instanceTypes": list(move.replacement.instance_types),
-            "launch": None if launch is None else _offering_json(launch),
-        }
-    return {
-        "method": move.method,
-        "nodes": list(move.nodes),
-        "pools": list(move.pools),
-        "decision": move.decision,
-        "approved": move.approved,
-        "reason": move.reason,
-        "score": None if move.score is None else _number(move.score),
-        "scores": {
-            pool: {
-                "score": _number(result.score),
-                "threshold": result.threshold,
-                "savingsFraction": result.savings_fraction,
-                "disruptionFraction": result.disruption_fraction,
-            }
-            for pool, result in sorted(move.scores.items())
-        },
-        "savingsPerHour": move.savings,
-        "savingsPerMonth": move.savings * HOURS_PER_MONTH,
-        "disruptionCost": move.disruption_cost,
-        "replacement": replacement,
-        "placements": dict(sorted(move.placements.items())),
-    }
+    """The report's move (`report_move`), with every Balanced pool's score, the pods' placements and the launch."""
+    body = report_move(move).to_wire()
+    body["scores"] = {
+        pool: {"score": hundredths(result.score), "threshold": hundredths(result.threshold),
+               "savingsFraction": fraction(result.savings_fraction),
+               "disruptionFraction": fraction(result.disruption_fraction)}
+        for pool, result in sorted(move.scores.items())
+    }  # fmt: skip
+    body["placements"] = dict(sorted(move.placements.items()))
+    replacement = move.replacement
+    body["launch"] = None if replacement is None else {
+        "name": replacement.name, "pool": replacement.pool, "instanceTypes": list(replacement.instance_types),
+        "offering": None if replacement.launch is None else _offering_json(replacement.launch),
+    }  # fmt: skip
+    return body
 
 
 def _pool_json(pool: PoolFigures) -> dict[str, Any]:
-    return {
-        "name": pool.name,
-        "policy": pool.policy,
-        "nodes": pool.nodes,
-        "nodesAfter": pool.nodes_after,
-        "nodesFreed": nodes_freed(pool),
-        "costPerHour": pool.cost_per_hour,
-        "costPerHourAfter": pool.cost_per_hour_after,
-        "costPerMonth": pool.cost_per_month,
-        "costPerMonthAfter": pool.cost_per_hour_after * HOURS_PER_MONTH,
-        "savingsPerMonth": pool.savings_per_month,
-        "totalDisruptionCost": pool.total_disruption_cost,
-    }
+    """The report's pool (`report_pool`), with the nodes freed, the cost per hour after and the saving."""
+    return {**report_pool(pool).to_wire(), "nodesFreed": nodes_freed(pool),
+            "costPerHourAfter": per_hour(pool.cost_per_hour_after),
+            "savingsPerMonth": per_month(pool.cost_per_hour - pool.cost_per_hour_after)}  # fmt: skip
 
 
 def plan_json(plan: Plan) -> dict[str, Any]:
-    """One plan in the CLI's JSON: pools, the freed set, the first command, every move, the problems."""
-    freed = plan.freed
+    """One plan in the CLI's JSON: pools, the freed set (the report's, with its commands as `steps`), the first
+    command, every move, the problems."""
     return {
         "pools": [_pool_json(pool) for _, pool in sorted(plan.pools.items())],
-        "freed": {
-            "nodes": list(freed.nodes),
-            "steps": [_move_json(step) for step in freed.steps],
-            "launched": dict(freed.launched),
-            "savingsPerHour": freed.savings_per_hour,
-            "savingsPerMonth": freed.savings_per_month,
-            "unplaced": list(freed.unplaced),
-        },
+        "freed": {**report_freed(plan.freed).to_wire(), "steps": [_move_json(step) for step in plan.freed.steps]},
         "first": None if plan.first is None else _move_json(plan.first),
         "moves": [_move_json(move) for move in plan.moves],
         "problems": list(plan.problems),
@@ -381,8 +350,8 @@ def render_json(analysis: Analysis) -> str:
     observed = analysis.observed
     document = {
         "catalogue": analysis.catalogue,
-        "k": _number(analysis.k),
-        "threshold": 1 / analysis.k,
+        "k": "inf" if math.isinf(analysis.k) else analysis.k,
+        "threshold": hundredths(1 / analysis.k),
         "whatIf": RECOMMENDED if analysis.recommended is not None else None,
         "defaultPolicy": analysis.policy,
         "poolLabel": analysis.pool_label,

@@ -22,9 +22,9 @@ from ballast.controllers.balancer import (
     STATUS_NOT_UPDATED,
     UNABLE_TO_BALANCE,
     BalancerReconciler,
-    selector_string,
     setup,
 )
+from ballast.internal.placement.status import selector_string
 from ballast.internal.telemetry.balancer import BALANCER_PROBLEM_REPLICAS, BALANCER_REPLICAS
 from ballast.runtime import FakeAPI, FakeClock, GroupVersionKind, Manager, Request, Scheme
 from ballast.runtime.apierrors import ForbiddenError

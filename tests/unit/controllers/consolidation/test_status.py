@@ -9,16 +9,18 @@ from typing import Any
 import pytest
 
 from ballast.api.ballast.v1 import ConsolidationReportStatus, WorkloadProfileStatus
-from ballast.controllers import consolidation
-from ballast.controllers.consolidation import (
-    AdvisorSettings,
-    Outcome,
-    advised_message,
-    metric_figures,
-    report_status,
-    requests_report,
+from ballast.controllers.consolidation import AdvisorSettings, metric_figures
+from ballast.internal.consolidation import (
+    WHEN_EMPTY_OR_UNDERUTILIZED,
+    Plan,
+    node_from_wire,
+    parse_catalogue,
+    pod_from_wire,
 )
-from ballast.internal.consolidation import WHEN_EMPTY_OR_UNDERUTILIZED, node_from_wire, parse_catalogue, pod_from_wire
+from ballast.internal.consolidation import report as consolidation_report
+from ballast.internal.consolidation import status as consolidation_status
+from ballast.internal.consolidation.report import advised_message
+from ballast.internal.consolidation.status import Outcome, report_status
 from ballast.internal.consolidationinputs import Inputs, Observed, ReadSettings, advise, pod_requests, profile_requests
 
 from .scenario import BROKEN_ENTRY, CATALOGUE, PROFILE_STATUS, nodes, pods
@@ -42,7 +44,12 @@ def inputs(problems: tuple[str, ...] = ()) -> Inputs:
 
 
 def status(outcome: Outcome, previous: dict[str, Any] | None = None) -> dict[str, Any]:
-    return report_status(outcome, SETTINGS, now=NOW, refresh="r1", previous=previous or {})
+    before = None if previous is None else ConsolidationReportStatus.model_validate(previous)
+    return report_status(outcome, SETTINGS.view(), now=NOW, refresh="r1", previous=before).to_wire()
+
+
+def requests_report(plan: Plan) -> dict[str, Any]:
+    return consolidation_report.requests_report(plan).to_wire()
 
 
 def by_type(found: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -93,7 +100,7 @@ def test_moves_list_approved_first_and_are_capped(monkeypatch: pytest.MonkeyPatc
         0,
     )
 
-    monkeypatch.setattr(consolidation, "MAX_MOVES", 1)
+    monkeypatch.setattr(consolidation_report, "MAX_MOVES", 1)
     capped = requests_report(advice.recommended)
     assert len(capped["moves"]) == min(1, report["approved"]) + min(1, report["rejected"])
     assert capped["movesOmitted"] == len(report["moves"]) - len(capped["moves"])
@@ -132,14 +139,14 @@ def test_long_problem_lists_are_cut_with_a_count() -> None:
     many = tuple(f"pod shop/p-{i}: a problem described at some length to fill the message" for i in range(500))
     read = inputs(problems=many)
     message = by_type(status(Outcome(read, advise(read))))["InputsValid"]["message"]
-    assert len(message) <= consolidation.MAX_MESSAGE
+    assert len(message) <= consolidation_status.MAX_MESSAGE
     assert message.endswith("more")
 
 
 def test_event_text_and_metric_figures() -> None:
     read = inputs()
     advice = advise(read)
-    text = advised_message(advice)
+    text = advised_message(advice.recommended, advice.current)
     assert text.startswith(f"recommended requests free {len(advice.recommended.freed.nodes)} nodes (")
     assert text.endswith("current requests free 0 nodes, saving 0.00/month")
 

@@ -165,18 +165,18 @@ def test_the_json_shows_the_nodes_the_recommended_requests_free(
     assert document["problems"] == []
     current, recommended = document["plans"]["current"], document["plans"]["recommended"]
     assert current["freed"]["nodes"] == ["node-a"]
-    assert current["freed"]["savingsPerMonth"] == pytest.approx(70.08)  # a 4-cpu node for a 2-cpu one
+    assert current["freed"]["savingsPerMonth"] == "70.08"  # a 4-cpu node for a 2-cpu one
     assert recommended["freed"]["nodes"] == ["node-a", "node-b"]
-    assert recommended["freed"]["savingsPerMonth"] == pytest.approx(210.24)
-    assert list(recommended["freed"]["launched"].values()) == ["general/m5.large/on-demand"]
+    assert recommended["freed"]["savingsPerMonth"] == "210.24"
+    assert [entry.split(": ", 1)[1] for entry in recommended["freed"]["launched"]] == ["general/m5.large/on-demand"]
     (pool,) = recommended["pools"]
     assert (pool["name"], pool["policy"], pool["nodes"], pool["nodesAfter"], pool["nodesFreed"]) == (
         "general", "Balanced", 3, 2, 1,
     )  # fmt: skip
-    assert (pool["costPerMonth"], pool["costPerMonthAfter"]) == pytest.approx((420.48, 210.24))
+    assert (pool["costPerMonth"], pool["costPerMonthAfter"]) == ("420.48", "210.24")
     marginal = _move(document, "current", ["node-c"])
     assert (marginal["decision"], marginal["approved"]) == ("replace", False)
-    assert marginal["score"] == pytest.approx((0.096 / 0.576) / (7 / 13))
+    assert marginal["score"] == f"{(0.096 / 0.576) / (7 / 13):.2f}"
     assert marginal["reason"].startswith("score 0.31 < threshold 0.50")
 
 
@@ -215,7 +215,11 @@ def test_when_empty_or_underutilized_takes_the_marginal_move(
     finally:
         set_policy(advisor_cluster, "Balanced")
     taken = _move(document, "current", ["node-c"])
-    assert (taken["decision"], taken["approved"], taken["score"]) == ("replace", True, None)  # no score: not Balanced
+    assert (taken["decision"], taken["approved"], taken.get("score")) == (
+        "replace",
+        True,
+        None,
+    )  # no score: not Balanced
     assert document["plans"]["current"]["pools"][0]["policy"] == "WhenEmptyOrUnderutilized"
 
 
@@ -260,7 +264,7 @@ def test_the_cli_frees_what_the_consolidation_report_frees(
     for requests in ("current", "recommended"):
         shown, written = document["plans"][requests], report["status"][requests]
         assert shown["freed"]["nodes"] == written["freed"]["nodes"], requests
-        assert f"{shown['freed']['savingsPerMonth']:.2f}" == written["freed"]["savingsPerMonth"], requests
+        assert shown["freed"]["savingsPerMonth"] == written["freed"]["savingsPerMonth"], requests
         decisions = {(tuple(m["nodes"]), m["decision"], m["approved"]) for m in shown["moves"]}
         assert decisions == {(tuple(m["nodes"]), m["decision"], m["approved"]) for m in written["moves"]}, requests
     assert report["status"]["recommended"]["freed"]["nodes"] == ["node-a", "node-b"]
