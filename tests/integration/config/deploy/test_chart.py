@@ -199,6 +199,11 @@ def test_two_replicas_with_the_sqlite_store_fail_with_a_clear_message(helm: Path
         ({"valkey.enabled": "false", "store.sqlite.enabled": "true"}, "store.sqlite.enabled needs leaderElect=false"),
         ({"terminationGracePeriodSeconds": "30"}, "must be longer than gracefulShutdownTimeout=30"),
         ({"webhook.timeoutSeconds": "31"}, "webhook.timeoutSeconds=31: the API server accepts 1 to 30"),
+        ({"scheduling.timeoutSeconds": "100"}, "scheduling.timeoutSeconds=100: the API server accepts 1 to 30"),
+        (
+            {"scheduling.failurePolicy": "Sometimes"},
+            'scheduling.failurePolicy "Sometimes": the API server accepts Ignore or Fail',
+        ),
         ({"rbac.kubeletSummary": "false"}, "defaultMetricsSources.kubeletSummary.enabled needs rbac.kubeletSummary"),
         ({"replicaCount": "0"}, "replicaCount must be at least 1"),
         ({"telemetry.otel.enabled": "true"}, "telemetry.otel.enabled needs telemetry.otel.endpoint"),
@@ -226,7 +231,10 @@ def test_two_replicas_with_the_sqlite_store_fail_with_a_clear_message(helm: Path
     ],
 )
 def test_inconsistent_values_fail_naming_what_to_change(helm: Path, settings: dict[str, str], message: str) -> None:
-    assert message in render_error(helm, settings)
+    # The templates' own checks: values.schema.json refuses the wrong types and ranges among these first
+    # (test_values_schema.py), so they are shown here as `--skip-schema-validation` would render them.
+    assert message in render_error(helm, settings, "--skip-schema-validation")
+    assert render_error(helm, settings)  # refused with the schema too
 
 
 def test_helm_lint_is_clean(helm: Path) -> None:
