@@ -115,6 +115,11 @@ enum checks here repeat it for `--skip-schema-validation`.
 {{- if and .Values.balancer.enabled (not (and (regexMatch "^\\+?(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$" $period) (regexMatch "[1-9]" $period))) -}}
 {{- fail (printf "balancer.reprocessPeriod %q: expected a Go duration above 0, e.g. 15s or 1m" $period) -}}
 {{- end -}}
+{{- range .Values.extraArgs -}}
+{{- if regexMatch "^--(balancer|consolidation)(=|$)" (toString .) -}}
+{{- fail (printf "extraArgs %q: set balancer.enabled or consolidation.enabled instead (they grant the controller's RBAC too)" (toString .)) -}}
+{{- end -}}
+{{- end -}}
 {{- if .Values.consolidation.enabled -}}
 {{- $interval := toString .Values.consolidation.interval -}}
 {{- if not (and (regexMatch "^\\+?(([0-9]+(\\.[0-9]*)?|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$" $interval) (regexMatch "[1-9]" $interval)) -}}
@@ -133,13 +138,6 @@ enum checks here repeat it for `--skip-schema-validation`.
 {{- range .Values.extraArgs -}}
 {{- if and (hasPrefix "--controllers=" (toString .)) (regexMatch "(^|[=,])consolidation(,|$)" (toString .)) -}}
 {{- fail (printf "consolidation.enabled=false, but extraArgs %q would run the consolidation advisor without its RBAC: set consolidation.enabled=true instead" (toString .)) -}}
-{{- end -}}
-{{- end -}}
-{{- end -}}
-{{- if not .Values.balancer.enabled -}}
-{{- range .Values.extraArgs -}}
-{{- if and (hasPrefix "--controllers=" (toString .)) (not (contains "-balancer" (toString .))) -}}
-{{- fail (printf "balancer.enabled=false, but extraArgs %q would run the balancer controller without its RBAC (it comes after the chart's --controllers=*,-balancer): add -balancer to it" (toString .)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
