@@ -41,6 +41,13 @@ COMPONENT_LOGGERS = {  # --log-level-<component>: the loggers its code logs thro
 }
 
 
+CONTROLLER_SWITCHES = {
+    "balancer": "Balancers, on by default",
+    "consolidation": "the ConsolidationReport, off by default",
+}
+"""Controllers with a flag of their own, `--<name>=true|false`, applied after `--controllers`."""
+
+
 def _flag_bool(value: str) -> bool:
     """A Go-style boolean flag value (`--scheduling-webhooks=false`)."""
     lowered = value.lower()
@@ -183,6 +190,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="controllers to run: '*' (all but the disabled-by-default ones), names, or -name to disable, "
         f"comma-separated; known: {', '.join(CONTROLLERS)}; disabled by default: {', '.join(DISABLED_BY_DEFAULT)}",
     )
+    for name, what in CONTROLLER_SWITCHES.items():
+        behaviour.add_argument(
+            f"--{name}",
+            type=_flag_bool,
+            nargs="?",
+            const=True,
+            default=None,
+            metavar="true|false",
+            help=f"run the {name} controller ({what}) or not, whatever --controllers says (default: as --controllers)",
+        )
     behaviour.add_argument("--graceful-shutdown-timeout", type=float, default=30.0)
     behaviour.add_argument(
         "--stats-refresh-fraction",
@@ -202,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run every Balancer again at least this often (Go duration, default %(default)s; upstream's "
         "--reprocess-period-sec)",
     )
-    _consolidation_flags(parser.add_argument_group("consolidation advisor (--controllers=*,consolidation)"))
+    _consolidation_flags(parser.add_argument_group("consolidation advisor (--consolidation=true)"))
     telemetry = parser.add_argument_group("OpenTelemetry")
     telemetry.add_argument(
         "--otel-metrics-endpoint", default="", help="push metrics over OTLP to host:port (default: no push)"
@@ -231,6 +248,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--uninstall-timeout", type=float, default=120.0, help="seconds to wait for the operator's pods to go"
     )
     return parser
+
+
+def selected_controllers(args: argparse.Namespace) -> set[str]:
+    """The controllers to run: `--controllers`, then each switch given (`--balancer=false`, `--consolidation=true`),
+    which wins over it wherever it stands. One flag per concern, so that config/'s kustomize components (and the
+    chart's values) each set their own and combine in any order."""
+    enabled = enabled_controllers(args.controllers)
+    for name in CONTROLLER_SWITCHES:
+        switch = getattr(args, name)
+        if switch is True:
+            enabled.add(name)
+        elif switch is False:
+            enabled.discard(name)
+    return enabled
 
 
 def enabled_controllers(spec: str) -> set[str]:
@@ -282,7 +313,7 @@ def build(args: argparse.Namespace) -> Any:
     )
     from ballast.runtime.selfsigned import MUTATING, VALIDATING, SelfSignedCertificates  # noqa: PLC0415
 
-    controllers = enabled_controllers(args.controllers)
+    controllers = selected_controllers(args)
     telemetry = otlp_runnables(args) if args.otel_metrics_endpoint else []  # flags checked before connecting
     refresh = refresh_policy(args)
     reprocess = balancer_reprocess_period(args)

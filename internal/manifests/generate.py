@@ -4,7 +4,8 @@
 - `config/crd/bases/`, the chart's `crds/` and `config/crd/kustomization.yaml`: the CRDs (`crds`);
 - `config/rbac/` and the chart's `templates/rbac.yaml`: the operator's RBAC (`rbac`);
 - `config/webhook/manifests.yaml` and the chart's `templates/webhookconfigurations.yaml`: the webhook
-  configurations (`webhooks`).
+  configurations (`webhooks`);
+- the chart's `values.schema.json`, with the policy objects' CRD schemas in it (`values_schema`).
 
 The directories of CRDs and RBAC (`OWNED`) hold generated files only: a YAML file there that the code no longer
 generates (a kind or a role that is gone) is reported by `--check` and removed otherwise, so the chart never
@@ -20,7 +21,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import crds, rbac, webhooks
+from . import crds, rbac, values_schema, webhooks
 
 OWNED = (crds.CONFIG_OUTPUT, crds.HELM_OUTPUT, rbac.CONFIG_OUTPUT)
 """Directories (under the repository root) whose every YAML file is generated."""
@@ -28,7 +29,7 @@ OWNED = (crds.CONFIG_OUTPUT, crds.HELM_OUTPUT, rbac.CONFIG_OUTPUT)
 
 def generated(root: Path) -> dict[Path, str]:
     """Every generated file under the repository `root` → its text."""
-    return crds.rendered(root) | rbac.rendered(root) | webhooks.rendered(root)
+    return crds.rendered(root) | rbac.rendered(root) | webhooks.rendered(root) | values_schema.rendered(root)
 
 
 def stale(root: Path) -> list[Path]:

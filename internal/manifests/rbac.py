@@ -141,7 +141,7 @@ BALANCER_FEATURE = Feature(
     helm_condition=".Values.balancer.enabled",
 )
 CONSOLIDATION_FEATURE = Feature(
-    "the consolidation advisor (ballastd --controllers=*,consolidation; * leaves it out)",
+    "the consolidation advisor (ballastd --consolidation=true; --controllers=* leaves it out)",
     helm_condition=".Values.consolidation.enabled",
     component="consolidation",
 )

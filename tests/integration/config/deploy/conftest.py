@@ -100,9 +100,9 @@ def render(
     return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
 
 
-def render_error(helm: Path, settings: Mapping[str, str]) -> str:
-    """The error of a `helm template` that must fail."""
-    result = helm_run(helm, "template", "ballast", str(CHART), *values_args(settings=settings))
+def render_error(helm: Path, settings: Mapping[str, str], *flags: str, files: Iterable[Path] = ()) -> str:
+    """The error of a `helm template` that must fail (`flags` such as `--skip-schema-validation` added)."""
+    result = helm_run(helm, "template", "ballast", str(CHART), *flags, *values_args(files, settings))
     assert result.returncode != 0, f"rendering with {dict(settings)} should fail"
     return result.stderr
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from ballast.internal.cmd.ballastd import build_parser, enabled_controllers
+from ballast.internal.cmd.ballastd import build_parser, selected_controllers
 from ballast.internal.cmd.wiring import CONTROLLERS, DISABLED_BY_DEFAULT
 from ballast.internal.enrollment import PROFILE_CLEANUP_FINALIZER
 from ballast.internal.manifests.crds import all_crds
@@ -162,13 +162,13 @@ def test_the_without_balancer_component_leaves_the_balancer_out(envtest: Environ
     assert one(documents, "CustomResourceDefinition", "balancers.balancer.x-k8s.io")  # Balancers are still stored
     container = one(documents, "Deployment", "ballast")["spec"]["template"]["spec"]["containers"][0]
     args = build_parser().parse_args(container["args"])
-    assert enabled_controllers(args.controllers) == set(CONTROLLERS) - {"balancer", *DISABLED_BY_DEFAULT}
+    assert selected_controllers(args) == set(CONTROLLERS) - {"balancer", *DISABLED_BY_DEFAULT}
     default = kustomize(envtest, "config/default")
     assert {d["kind"] for d in default if d["metadata"]["name"] == "ballast-balancer"} == {
         "ClusterRole", "ClusterRoleBinding",
     }  # fmt: skip
     container = one(default, "Deployment", "ballast")["spec"]["template"]["spec"]["containers"][0]
-    assert enabled_controllers(build_parser().parse_args(container["args"]).controllers) == set(CONTROLLERS) - set(
+    assert selected_controllers(build_parser().parse_args(container["args"])) == set(CONTROLLERS) - set(
         DISABLED_BY_DEFAULT
     )
 
@@ -196,7 +196,7 @@ def test_the_consolidation_and_karpenter_components_turn_the_advisor_on(envtest:
     assert catalogue["rules"][0]["resourceNames"] == ["ballast-consolidation-catalogue"]
     container = one(documents, "Deployment", "ballast")["spec"]["template"]["spec"]["containers"][0]
     args = build_parser().parse_args(container["args"])
-    assert enabled_controllers(args.controllers) == set(CONTROLLERS)
+    assert selected_controllers(args) == set(CONTROLLERS)
     assert ballastd_catalogue(args) == ("ballast-system", "ballast-consolidation-catalogue")
 
 

@@ -14,7 +14,7 @@ from ballast.internal.cmd.ballastd import (
     balancer_reprocess_period,
     build_parser,
     consolidation_settings,
-    enabled_controllers,
+    selected_controllers,
     store_url,
 )
 from ballast.internal.cmd.wiring import CONTROLLERS, DISABLED_BY_DEFAULT
@@ -199,6 +199,11 @@ def test_two_replicas_with_the_sqlite_store_fail_with_a_clear_message(helm: Path
         ({"valkey.enabled": "false", "store.sqlite.enabled": "true"}, "store.sqlite.enabled needs leaderElect=false"),
         ({"terminationGracePeriodSeconds": "30"}, "must be longer than gracefulShutdownTimeout=30"),
         ({"webhook.timeoutSeconds": "31"}, "webhook.timeoutSeconds=31: the API server accepts 1 to 30"),
+        ({"scheduling.timeoutSeconds": "100"}, "scheduling.timeoutSeconds=100: the API server accepts 1 to 30"),
+        (
+            {"scheduling.failurePolicy": "Sometimes"},
+            'scheduling.failurePolicy "Sometimes": the API server accepts Ignore or Fail',
+        ),
         ({"rbac.kubeletSummary": "false"}, "defaultMetricsSources.kubeletSummary.enabled needs rbac.kubeletSummary"),
         ({"replicaCount": "0"}, "replicaCount must be at least 1"),
         ({"telemetry.otel.enabled": "true"}, "telemetry.otel.enabled needs telemetry.otel.endpoint"),
@@ -206,8 +211,12 @@ def test_two_replicas_with_the_sqlite_store_fail_with_a_clear_message(helm: Path
         ({"balancer.reprocessPeriod": "15"}, 'balancer.reprocessPeriod "15": expected a Go duration above 0'),
         ({"balancer.reprocessPeriod": "0s"}, 'balancer.reprocessPeriod "0s": expected a Go duration above 0'),
         (
-            {"balancer.enabled": "false", "extraArgs[0]": "--controllers=*"},
-            'balancer.enabled=false, but extraArgs "--controllers=*" would run the balancer controller',
+            {"balancer.enabled": "false", "extraArgs[0]": "--balancer=true"},
+            'extraArgs "--balancer=true": set balancer.enabled or consolidation.enabled instead',
+        ),
+        (
+            {"extraArgs[0]": "--consolidation"},
+            'extraArgs "--consolidation": set balancer.enabled or consolidation.enabled instead',
         ),
         (
             {"consolidation.enabled": "true", "consolidation.interval": "0s"},
@@ -226,7 +235,10 @@ def test_two_replicas_with_the_sqlite_store_fail_with_a_clear_message(helm: Path
     ],
 )
 def test_inconsistent_values_fail_naming_what_to_change(helm: Path, settings: dict[str, str], message: str) -> None:
-    assert message in render_error(helm, settings)
+    # The templates' own checks: values.schema.json refuses the wrong types and ranges among these first
+    # (test_values_schema.py), so they are shown here as `--skip-schema-validation` would render them.
+    assert message in render_error(helm, settings, "--skip-schema-validation")
+    assert render_error(helm, settings)  # refused with the schema too
 
 
 def test_helm_lint_is_clean(helm: Path) -> None:
@@ -307,7 +319,7 @@ def test_scheduling_values_set_the_configurations_and_the_flag(helm: Path) -> No
 def test_balancer_values_set_the_flags_and_the_role(helm: Path) -> None:
     default = build_parser().parse_args(_manager(render(helm))["args"])
     on_by_default = set(CONTROLLERS) - set(DISABLED_BY_DEFAULT)
-    assert enabled_controllers(default.controllers) == on_by_default  # the chart's default is ballastd's
+    assert selected_controllers(default) == on_by_default  # the chart's default is ballastd's
     assert balancer_reprocess_period(default) == DEFAULT_REPROCESS_PERIOD
     documents = render(helm, release="bl", namespace="ops", settings={"balancer.reprocessPeriod": "1m30s"})
     assert balancer_reprocess_period(build_parser().parse_args(_manager(documents)["args"])) == 90.0
@@ -319,24 +331,28 @@ def test_balancer_values_set_the_flags_and_the_role(helm: Path) -> None:
     off = render(helm, release="bl", namespace="ops", settings={"balancer.enabled": "false"})
     assert find(off, "ClusterRole", "bl-balancer") == find(off, "ClusterRoleBinding", "bl-balancer") == []
     args = build_parser().parse_args(_manager(off)["args"])
-    assert enabled_controllers(args.controllers) == on_by_default - {"balancer"}
-    # An extraArgs --controllers comes later and wins: it must disable the balancer too.
-    settings = {"balancer.enabled": "false", "extraArgs[0]": "--controllers=*\\,-balancer\\,-resourceadjuster"}
+    assert selected_controllers(args) == on_by_default - {"balancer"}
+    # --balancer=false wins over an extraArgs --controllers, which cannot turn the balancer back on.
+    settings = {"balancer.enabled": "false", "extraArgs[0]": "--controllers=*\\,-resourceadjuster"}
     args = build_parser().parse_args(_manager(render(helm, settings=settings))["args"])
-    assert enabled_controllers(args.controllers) == on_by_default - {"balancer", "resourceadjuster"}
+    assert selected_controllers(args) == on_by_default - {"balancer", "resourceadjuster"}
+    args = build_parser().parse_args(
+        _manager(render(helm, settings={**settings, "extraArgs[0]": "--controllers=*"}))["args"]
+    )
+    assert selected_controllers(args) == on_by_default - {"balancer"}
 
 
 def test_consolidation_values_set_the_flags_and_the_roles(helm: Path) -> None:
     advisor = ("bl-consolidation", "bl-consolidation-catalogue", "bl-karpenter")
     default = render(helm, release="bl", namespace="ops")
     assert [d for d in default if d["metadata"]["name"] in advisor] == []  # off by default, as ballastd's *
-    assert "consolidation" not in enabled_controllers(build_parser().parse_args(_manager(default)["args"]).controllers)
+    assert "consolidation" not in selected_controllers(build_parser().parse_args(_manager(default)["args"]))
 
     settings = {"consolidation.enabled": "true", "consolidation.interval": "1h", "consolidation.policy": "WhenEmpty",
                 "consolidation.poolLabel": "example.com/pool", "consolidation.k": "3"}  # fmt: skip
     documents = render(helm, release="bl", namespace="ops", settings=settings)
     args = build_parser().parse_args(_manager(documents)["args"])
-    assert enabled_controllers(args.controllers) == set(CONTROLLERS)
+    assert selected_controllers(args) == set(CONTROLLERS)
     advice = consolidation_settings(args)
     assert (advice.interval, advice.default_policy, advice.k) == (3600.0, "WhenEmpty", 3.0)
     assert (advice.read.catalogue, advice.read.pool_label) == (
@@ -357,7 +373,7 @@ def test_consolidation_values_set_the_flags_and_the_roles(helm: Path) -> None:
 
     both = render(helm, settings={"consolidation.enabled": "true", "balancer.enabled": "false"})
     args = build_parser().parse_args(_manager(both)["args"])
-    assert enabled_controllers(args.controllers) == set(CONTROLLERS) - {"balancer"}
+    assert selected_controllers(args) == set(CONTROLLERS) - {"balancer"}
 
 
 def test_bundled_valkey_matches_the_anchors_values(helm: Path) -> None:
