@@ -26,11 +26,13 @@ from ballast.runtime import (
     TerminalError,
     rest,
 )
-from ballast.runtime.apierrors import DeadlineExceededError
+from ballast.runtime.apierrors import DeadlineExceededError, NotFoundError
 from ballast.runtime.builder import BuilderError
+from ballast.runtime.controller import KIND_GONE_LOG_INTERVAL
 from ballast.runtime.predicate import generation_changed, label_selector
 from ballast.runtime.priorityqueue import PriorityQueue
 from ballast.runtime.ratelimiter import ItemExponentialFailureRateLimiter
+from ballast.runtime.restmapper import NoKindMatchError
 from ballast.runtime.source import Channel
 from tests.unit.internal.runtime.support import Calls, configmap, eventually, running, sample
 
@@ -242,6 +244,37 @@ def test_a_conflict_is_retried_and_logged_as_info_without_a_traceback(
         (logging.INFO, "conflict, retrying", None)
     ]
     assert sample("controller_runtime_reconcile_errors_total", controller=name) == 1  # still counted
+
+
+def test_a_kind_no_longer_served_is_one_quiet_warning_per_interval_not_a_traceback_per_retry(
+    manager: Manager, client: Client, clock: FakeClock, name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What a deleted CRD does to every reconcile writing its kind: retried with backoff, logged once a while."""
+    calls = Calls()
+
+    def reconcile(ctx: Context, request: Request) -> Result | None:
+        if calls.record(request) <= 6:
+            if calls.count(request) % 2:
+                raise NoKindMatchError("no kind WorkloadProfile in ballast.tightlinesoftware.com/v1")
+            raise NotFoundError(404, "NotFound", "the server could not find the requested resource")
+        return None
+
+    Builder(manager).for_("v1/ConfigMap").named(name).complete(reconcile)
+    with caplog.at_level(logging.INFO), running(manager):
+        client.create(configmap("orphan", "shop"))
+        for failures in range(1, 5):
+            eventually(lambda failures=failures: _results(name, "error") == failures, "a failure")
+            clock.advance(1)  # past the backoff, well inside the log interval
+        eventually(lambda: _results(name, "error") == 5, "five failures")
+        clock.advance(KIND_GONE_LOG_INTERVAL)  # the sixth failure comes after the interval: logged
+        eventually(lambda: _results(name, "error") == 6, "the sixth failure")
+        clock.advance(1)
+        eventually(lambda: _results(name, "success") == 1, "the retry once the kind is back")
+    ours = [r for r in caplog.records if r.name.endswith(name) and r.levelno >= logging.WARNING]
+    assert [(r.levelno, r.exc_info) for r in ours] == [(logging.WARNING, None), (logging.WARNING, None)]
+    assert "kind not served (CRD deleted?)" in ours[0].getMessage()
+    assert "(4 such errors not logged in the last 30s)" in ours[1].getMessage()
+    assert sample("controller_runtime_reconcile_errors_total", controller=name) == 6  # every one still counted
 
 
 def test_terminal_errors_are_not_retried(manager: Manager, client: Client, clock: FakeClock, name: str) -> None:
