@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -44,6 +45,10 @@ def _hash(client: Client, name: str) -> str | None:
     except (NotFoundError, NoKindMatchError):  # the kind itself is unknown while the CRD is away
         return None
     return profile.status.measurement_hash if profile.status else None
+
+
+def _has_hash(client: Client, name: str, digest: str) -> bool:
+    return _hash(client, name) == digest
 
 
 class Collector:
@@ -101,7 +106,7 @@ def test_deleting_and_reinstalling_the_crd_under_a_running_operator_keeps_every_
         labels = {"app.kubernetes.io/name": app, "app.kubernetes.io/component": "api"}
         operator_client.create(pod(app, namespace, labels))
     for name in names.values():
-        poll_until(lambda name=name: _hash(operator_client, name), timeout=20, what=f"profile {name}")
+        poll_until(partial(_hash, operator_client, name), timeout=20, what=f"profile {name}")
     hashes = {app: _hash(operator_client, name) or "" for app, name in names.items()}
     keys = {app: SeriesKey(digest, "app", "cpu") for app, digest in hashes.items()}
     for app, count in STARTING_SAMPLES.items():
@@ -118,7 +123,7 @@ def test_deleting_and_reinstalling_the_crd_under_a_running_operator_keeps_every_
         envtest.install_crds([_profile_crd()], timeout=30)
         began = time.monotonic()
         for app, name in names.items():
-            poll_until(lambda name=name, app=app: _hash(operator_client, name) == hashes[app], timeout=60,
+            poll_until(partial(_has_hash, operator_client, name, hashes[app]), timeout=60,
                        what=f"profile {name} to come back with its measurement hash")  # fmt: skip
         back_seconds = time.monotonic() - began
     after = {app: len(operator.store.read(key).values) for app, key in keys.items()}

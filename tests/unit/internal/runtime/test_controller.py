@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import queue as stdqueue
+import re
 import threading
 import time
 import uuid
@@ -249,12 +250,14 @@ def test_a_conflict_is_retried_and_logged_as_info_without_a_traceback(
 def test_a_kind_no_longer_served_is_one_quiet_warning_per_interval_not_a_traceback_per_retry(
     manager: Manager, client: Client, clock: FakeClock, name: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """What a deleted CRD does to every reconcile writing its kind: retried with backoff, logged once a while."""
+    """What a deleted CRD does to every reconcile writing its kind: retried with backoff (in real time here),
+    logged once per interval of the controller's clock."""
     calls = Calls()
 
     def reconcile(ctx: Context, request: Request) -> Result | None:
-        if calls.record(request) <= 6:
-            if calls.count(request) % 2:
+        count = calls.record(request)
+        if count <= 8:
+            if count % 2:
                 raise NoKindMatchError("no kind WorkloadProfile in ballast.tightlinesoftware.com/v1")
             raise NotFoundError(404, "NotFound", "the server could not find the requested resource")
         return None
@@ -262,19 +265,16 @@ def test_a_kind_no_longer_served_is_one_quiet_warning_per_interval_not_a_traceba
     Builder(manager).for_("v1/ConfigMap").named(name).complete(reconcile)
     with caplog.at_level(logging.INFO), running(manager):
         client.create(configmap("orphan", "shop"))
-        for failures in range(1, 5):
-            eventually(lambda failures=failures: _results(name, "error") == failures, "a failure")
-            clock.advance(1)  # past the backoff, well inside the log interval
-        eventually(lambda: _results(name, "error") == 5, "five failures")
-        clock.advance(KIND_GONE_LOG_INTERVAL)  # the sixth failure comes after the interval: logged
-        eventually(lambda: _results(name, "error") == 6, "the sixth failure")
-        clock.advance(1)
+        eventually(lambda: _results(name, "error") >= 2, "two failures")
+        clock.advance(KIND_GONE_LOG_INTERVAL)  # the failures from now on are in the next interval
         eventually(lambda: _results(name, "success") == 1, "the retry once the kind is back")
     ours = [r for r in caplog.records if r.name.endswith(name) and r.levelno >= logging.WARNING]
     assert [(r.levelno, r.exc_info) for r in ours] == [(logging.WARNING, None), (logging.WARNING, None)]
     assert "kind not served (CRD deleted?)" in ours[0].getMessage()
-    assert "(4 such errors not logged in the last 30s)" in ours[1].getMessage()
-    assert sample("controller_runtime_reconcile_errors_total", controller=name) == 6  # every one still counted
+    left_out = re.search(r"\((\d+) such errors not logged in the last 30s\)", ours[1].getMessage())
+    assert left_out is not None
+    assert int(left_out[1]) >= 1
+    assert sample("controller_runtime_reconcile_errors_total", controller=name) == 8  # every one still counted
 
 
 def test_terminal_errors_are_not_retried(manager: Manager, client: Client, clock: FakeClock, name: str) -> None:
