@@ -209,7 +209,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         "`ballast-envtest netns -- pytest tests/integration/controllers/lanes/test_crd_reinstall.py`",
         lambda f: (
             f"samples {f['samples_before']} → {f['samples_after']} ({f['samples_written_meanwhile']} written "
-            f"meanwhile, {f['samples_lost']} lost); profiles back {f['profiles_back_seconds']} s after the reinstall"
+            f"meanwhile, {f['samples_lost']} lost); profiles back {f['profiles_back_seconds']} s after the reinstall; "
+            f"{f['tracebacks']} tracebacks while the CRD was gone"
         ),
     ),
     Scenario(
