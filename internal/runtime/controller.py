@@ -5,10 +5,10 @@ Semantics (docs/compatibility.md, controller-runtime and client-go):
 - a key is never reconciled by two workers at once (the queue guarantees it);
 - an exception → requeue with the rate limiter's backoff (the Result is ignored), logged as an error with its
   traceback — except a `ConflictError` (the object changed since it was read), an info line without one: it is
-  retried from a fresh read, not a failure; a kind the API server does not serve (`NoKindMatchError`, or a 404
-  naming no object: its CRD was deleted) is a warning without traceback, at most one a `KIND_GONE_LOG_INTERVAL`
-  per controller with how many were left out — a deleted CRD must not flood the log while its objects' requests
-  are retried; every exception counts in the error metrics; `TerminalError` →
+  retried from a fresh read, not a failure; a kind the API server does not serve (`NoKindMatchError`, a 405,
+  a 404 naming no object: its CRD is being or was deleted) is a warning without traceback, at most one a
+  `KIND_GONE_LOG_INTERVAL` per controller with how many were left out — a deleted CRD must not flood the log
+  while its objects' requests are retried; every exception counts in the error metrics; `TerminalError` →
   counted, not retried; `Result.requeue_after` → forget the backoff and requeue after that delay; otherwise forget;
 - a failing reconcile never kills its worker; programming errors (AttributeError, KeyError, TypeError, …) are
   also counted as `controller_runtime_reconcile_panics_total`, the closest Python has to a Go panic;
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import metrics
-from .apierrors import ConflictError, DeadlineExceededError, NotFoundError
+from .apierrors import ConflictError, DeadlineExceededError, MethodNotAllowedError, NotFoundError
 from .clock import Clock, RealClock
 from .log import Logger, get_logger
 from .priorityqueue import PriorityQueue
@@ -56,8 +56,9 @@ KIND_GONE_LOG_INTERVAL = 30.0
 
 def kind_not_served(error: Exception) -> bool:
     """Whether `error` says the kind itself is not served (its CRD deleted), not that one object is missing: a
-    `NoKindMatchError`, or a 404 whose Status names no object (the API server's answer on an unknown path)."""
-    if isinstance(error, NoKindMatchError):
+    `NoKindMatchError`, a 405 (what the API server answers a create while the kind's CRD is terminating), or a
+    404 whose Status names no object (its answer on an unknown path)."""
+    if isinstance(error, NoKindMatchError | MethodNotAllowedError):
         return True
     details = getattr(error, "details", None) or {}
     return isinstance(error, NotFoundError) and not details.get("name")
