@@ -5,8 +5,8 @@ Semantics (docs/compatibility.md, controller-runtime and client-go):
 - a key is never reconciled by two workers at once (the queue guarantees it);
 - an exception → requeue with the rate limiter's backoff (the Result is ignored), logged as an error with its
   traceback — except a `ConflictError` (the object changed since it was read), an info line without one: it is
-  retried from a fresh read, not a failure; a kind the API server does not serve (`NoKindMatchError`, a 405,
-  a 404 naming no object: its CRD is being or was deleted) is a warning without traceback, at most one a
+  retried from a fresh read, not a failure; a kind the API server does not serve (`NoKindMatchError`, a 404
+  naming no object, a 403 on a create while its CRD is terminating) is a warning without traceback, at most one a
   `KIND_GONE_LOG_INTERVAL` per controller with how many were left out — a deleted CRD must not flood the log
   while its objects' requests are retried; every exception counts in the error metrics; `TerminalError` →
   counted, not retried; `Result.requeue_after` → forget the backoff and requeue after that delay; otherwise forget;
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import metrics
-from .apierrors import ConflictError, DeadlineExceededError, MethodNotAllowedError, NotFoundError
+from .apierrors import ConflictError, DeadlineExceededError, ForbiddenError, NotFoundError
 from .clock import Clock, RealClock
 from .log import Logger, get_logger
 from .priorityqueue import PriorityQueue
@@ -50,15 +50,18 @@ _PROGRAMMING_ERRORS = (
     AttributeError, KeyError, IndexError, TypeError, NameError, ZeroDivisionError, AssertionError, RecursionError,
 )  # fmt: skip
 _RESULTS = ("success", "error", "requeue", "requeue_after")
+CRD_TERMINATING = "custom resource definition is terminating"
 KIND_GONE_LOG_INTERVAL = 30.0
 """Seconds between two warnings of a controller about a kind the API server does not serve."""
 
 
 def kind_not_served(error: Exception) -> bool:
     """Whether `error` says the kind itself is not served (its CRD deleted), not that one object is missing: a
-    `NoKindMatchError`, a 405 (what the API server answers a create while the kind's CRD is terminating), or a
-    404 whose Status names no object (its answer on an unknown path)."""
-    if isinstance(error, NoKindMatchError | MethodNotAllowedError):
+    `NoKindMatchError`, the 403 the API server answers a create while the kind's CRD is terminating, or a 404
+    whose Status names no object (its answer on an unknown path)."""
+    if isinstance(error, NoKindMatchError):
+        return True
+    if isinstance(error, ForbiddenError) and CRD_TERMINATING in str(getattr(error, "message", "")):
         return True
     details = getattr(error, "details", None) or {}
     return isinstance(error, NotFoundError) and not details.get("name")

@@ -27,7 +27,7 @@ from ballast.runtime import (
     TerminalError,
     rest,
 )
-from ballast.runtime.apierrors import DeadlineExceededError, NotFoundError
+from ballast.runtime.apierrors import DeadlineExceededError, ForbiddenError, NotFoundError
 from ballast.runtime.builder import BuilderError
 from ballast.runtime.controller import KIND_GONE_LOG_INTERVAL
 from ballast.runtime.predicate import generation_changed, label_selector
@@ -247,6 +247,12 @@ def test_a_conflict_is_retried_and_logged_as_info_without_a_traceback(
     assert sample("controller_runtime_reconcile_errors_total", controller=name) == 1  # still counted
 
 
+TERMINATING = (
+    'workloadprofiles.ballast.tightlinesoftware.com "p" is forbidden: '
+    "create not allowed while custom resource definition is terminating"
+)
+
+
 def test_a_kind_no_longer_served_is_one_quiet_warning_per_interval_not_a_traceback_per_retry(
     manager: Manager, client: Client, clock: FakeClock, name: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -257,9 +263,11 @@ def test_a_kind_no_longer_served_is_one_quiet_warning_per_interval_not_a_traceba
     def reconcile(ctx: Context, request: Request) -> Result | None:
         count = calls.record(request)
         if count <= 8:
-            if count % 2:
+            if count % 3 == 1:
                 raise NoKindMatchError("no kind WorkloadProfile in ballast.tightlinesoftware.com/v1")
-            raise NotFoundError(404, "NotFound", "the server could not find the requested resource")
+            if count % 3 == 2:  # a create while the CRD is terminating
+                raise ForbiddenError(403, "Forbidden", TERMINATING)
+            raise NotFoundError(404, "NotFound", "404 page not found")  # the path of a kind no longer served
         return None
 
     Builder(manager).for_("v1/ConfigMap").named(name).complete(reconcile)
