@@ -58,6 +58,8 @@ FIELD_MANAGER = "ballast-workloadwatcher-profile"
 POD = "v1/Pod"
 CRD = "apiextensions.k8s.io/v1/CustomResourceDefinition"
 NO_ACTIVE_WORKLOADS = "NoActiveWorkloads"
+UNINSTALL_MARK_TTL = datetime.timedelta(hours=1)
+"""How long `ballastd uninstall`'s mark keeps deleted profiles' history (its hook runs well within it)."""
 
 
 class ProfileReconciler:
@@ -149,7 +151,7 @@ class ProfileReconciler:
         except (NotFoundError, NoKindMatchError):
             pass
         else:
-            if UNINSTALLING_ANNOTATION in (config.metadata.annotations or {}):
+            if self._uninstalling((config.metadata.annotations or {}).get(UNINSTALLING_ANNOTATION)):
                 return "the install is being removed (ballastd uninstall)"
         # Read live: the CRD's deletionTimestamp is set before the API server deletes its objects.
         try:
@@ -159,6 +161,17 @@ class ProfileReconciler:
         if crd["metadata"].get("deletionTimestamp"):
             return "the WorkloadProfile CRD is being deleted"
         return None
+
+    def _uninstalling(self, marked_at: str | None) -> bool:
+        """Whether `ballastd uninstall` marked the install within `UNINSTALL_MARK_TTL`: a mark left on a
+        BallastConfig that outlived its install must not keep every later deletion from resetting history."""
+        try:
+            moment = datetime.datetime.fromisoformat(marked_at) if marked_at else None
+        except ValueError:
+            return False
+        if moment is None or moment.tzinfo is None:
+            return False
+        return self.clock.now() - moment < UNINSTALL_MARK_TTL
 
     def _purge(self, ctx: Context, profile: WorkloadProfile) -> None:
         status = profile.status

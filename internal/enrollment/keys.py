@@ -20,8 +20,8 @@ LEGACY_POD_FINALIZER = f"{GROUP}/workloadwatcher"
 PROFILE_CLEANUP_FINALIZER = f"{GROUP}/profile-cleanup"
 WORKLOAD_PROFILE_CRD = f"workloadprofiles.{GROUP}"
 UNINSTALLING_ANNOTATION = f"{GROUP}/uninstalling"
-"""Set on the BallastConfig by `ballastd uninstall` (its value: when, RFC 3339): profiles deleted from then on
-keep their history (docs/design.md, difference 53)."""
+"""Set on the BallastConfig by `ballastd uninstall` (its value: when, RFC 3339): profiles deleted within the hour
+after keep their history (docs/design.md, difference 53)."""
 
 KILL_SWITCH_CONFIGMAP = "ballast-kill-switch"
 BALLAST_CONFIG_NAME = "ballast"

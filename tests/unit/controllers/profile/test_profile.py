@@ -362,12 +362,26 @@ def test_a_profile_deleted_after_the_crd_is_gone_keeps_its_history(world: World)
     _deleted_keeping_history(world)
 
 
-def test_a_profile_deleted_while_ballastd_uninstall_runs_keeps_its_history(world: World) -> None:
+def _mark_uninstalling(world: World, at: datetime.datetime) -> None:
     _config(world.client, "1h")
     world.client.patch(
         {"apiVersion": API_VERSION, "kind": "BallastConfig", "metadata": {"name": "ballast"}},
-        {"metadata": {"annotations": {UNINSTALLING_ANNOTATION: "2026-03-01T12:00:00+00:00"}}},
+        {"metadata": {"annotations": {UNINSTALLING_ANNOTATION: at.isoformat()}}},
     )
     eventually(lambda: UNINSTALLING_ANNOTATION in (world.manager.client.get(BallastConfig, "ballast").metadata
                .annotations or {}), what="the mark in the cache")  # fmt: skip
+
+
+def test_a_profile_deleted_while_ballastd_uninstall_runs_keeps_its_history(world: World) -> None:
+    _mark_uninstalling(world, START - datetime.timedelta(minutes=5))
     _deleted_keeping_history(world)
+
+
+def test_an_uninstall_mark_older_than_an_hour_no_longer_keeps_history(world: World) -> None:
+    """A BallastConfig that outlived its uninstall (the CRDs kept, the operator installed again)."""
+    _mark_uninstalling(world, START - datetime.timedelta(hours=2))
+    _new_profile(world.client)
+    eventually(lambda: PROFILE_CLEANUP_FINALIZER in _finalizers(world), what="the cleanup finalizer")
+    world.client.delete(_ref())
+    eventually(lambda: world.profile() is None, what="the profile to go")
+    assert world.history(HASH) == ()  # deleted on its own: a history reset
