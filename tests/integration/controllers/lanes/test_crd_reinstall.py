@@ -8,6 +8,7 @@ written to while the CRD is away; the figures go to RELIABILITY.md ("CRD deleted
 
 from __future__ import annotations
 
+import io
 import logging
 import threading
 import time
@@ -18,7 +19,8 @@ from typing import Any
 import pytest
 
 from ballast.api.ballast.v1 import WorkloadProfile
-from ballast.internal.enrollment import WORKLOAD_PROFILE_CRD
+from ballast.internal.cmd.uninstall import uninstall
+from ballast.internal.enrollment import UNINSTALLING_ANNOTATION, WORKLOAD_PROFILE_CRD
 from ballast.internal.manifests.crds import all_crds
 from ballast.internal.store import Cycle, HistoryStore, Sample, SeriesKey
 from ballast.runtime import Client, NotFoundError
@@ -150,3 +152,29 @@ def test_deleting_and_reinstalling_the_crd_under_a_running_operator_keeps_every_
     assert after == expected, f"history lost with the CRD: {after} samples, {expected} written"
     assert not purged
     assert not tracebacks, [f"{r.name}: {r.getMessage()}" for r in tracebacks[:5]]
+
+
+def test_uninstall_under_a_running_operator_names_it_instead_of_calling_the_crds_deletable(
+    operator: Operator,
+    operator_client: Client,
+    apply_config: Callable[[dict[str, Any]], None],
+    default_policy: str,
+    new_namespace: Callable[[str], str],
+) -> None:
+    """The issue's `ballastd uninstall` with no Deployment found and an operator without leader election: the
+    finalizer comes back at once, so the command fails naming who wrote it and never says the CRDs can go."""
+    apply_config(ballast_config())
+    labels = {"app.kubernetes.io/name": "ledger", "app.kubernetes.io/component": "api"}
+    operator_client.create(pod("ledger", new_namespace("team"), labels))
+    name = "ledger--api--default-a9696153"
+    poll_until(partial(_hash, operator_client, name), timeout=20, what=f"profile {name}")
+    out, err = io.StringIO(), io.StringIO()
+
+    code = uninstall(operator_client, namespace="ballast-system", deployment="not-there", timeout=5,
+                     quiet_period=5, out=out, err=err)  # fmt: skip
+
+    assert code == 1, out.getvalue()
+    assert f"came back on 1 WorkloadProfiles ({name}), written by ballastd" in err.getvalue()
+    assert "the CRDs can be deleted" not in out.getvalue()
+    config = operator_client.get("ballast.tightlinesoftware.com/v1/BallastConfig", "ballast")
+    assert UNINSTALLING_ANNOTATION in config["metadata"]["annotations"]
