@@ -6,7 +6,11 @@ new pod state — a pod deleted, or dropped from the scoped watch because its mo
 delete carrying its last state — so counts follow without pod finalizers (docs/design.md, difference 7).
 
 At zero the profile gets `Orphaned=True`; after the BallastConfig's `orphanTTL` it is deleted, and its cleanup
-finalizer purges its history from the store. The kill switch does not stop this lane (docs/compatibility.md).
+finalizer purges its history from the store. A profile deleted because its CRD is going (the CRD has a
+deletionTimestamp, or is gone) or because `ballastd uninstall` marked the BallastConfig loses the finalizer
+without the purge: its history waits for the profile to come back, and the history sweep
+(`ballast.internal.store.orphans`) purges it after `orphanTTL` without one (docs/design.md, difference 53).
+The kill switch does not stop this lane (docs/compatibility.md).
 While the BallastConfig is invalid (docs/design.md, difference 26) no orphaned profile is deleted.
 """
 
@@ -22,6 +26,8 @@ from ballast.internal.enrollment import (
     PROFILE_CLEANUP_FINALIZER,
     PROFILE_REF,
     PROFILE_REF_INDEX,
+    UNINSTALLING_ANNOTATION,
+    WORKLOAD_PROFILE_CRD,
     PodProjection,
     Population,
     population,
@@ -45,16 +51,21 @@ from ballast.runtime import (
     objects,
 )
 from ballast.runtime.conditions import condition, find_status_condition, kept_transition_time
+from ballast.runtime.restmapper import NoKindMatchError
 
 NAME = "workloadwatcher-profile"
 FIELD_MANAGER = "ballast-workloadwatcher-profile"
 POD = "v1/Pod"
+CRD = "apiextensions.k8s.io/v1/CustomResourceDefinition"
 NO_ACTIVE_WORKLOADS = "NoActiveWorkloads"
+UNINSTALL_MARK_TTL = datetime.timedelta(hours=1)
+"""How long `ballastd uninstall`'s mark keeps deleted profiles' history (its hook runs well within it)."""
 
 
 class ProfileReconciler:
     def __init__(self, manager: Manager, store: HistoryStore, options: OperatorOptions) -> None:
         self.client = manager.client
+        self.api_reader = manager.api_reader
         self.cache = manager.cache
         self.store = store
         self.clock = options.clock
@@ -124,6 +135,45 @@ class ProfileReconciler:
     def _finalize(self, ctx: Context, profile: WorkloadProfile) -> None:
         if PROFILE_CLEANUP_FINALIZER not in (profile.metadata.finalizers or []):
             return
+        kept_because = self._history_kept_because()
+        if kept_because is None:
+            self._purge(ctx, profile)
+        else:
+            ctx.logger.info("profile deleted, history kept", extra={"profile": profile.metadata.name,
+                            "reason": kept_because})  # fmt: skip
+        kept = [f for f in (profile.metadata.finalizers or []) if f != PROFILE_CLEANUP_FINALIZER]
+        self._patch_finalizers(profile, kept)
+
+    def _history_kept_because(self) -> str | None:
+        """Why a deleted profile keeps its history, or None when it was deleted on its own (a history reset)."""
+        try:
+            config: BallastConfig = self.client.get(BallastConfig, BALLAST_CONFIG_NAME)
+        except (NotFoundError, NoKindMatchError):
+            pass
+        else:
+            if self._uninstalling((config.metadata.annotations or {}).get(UNINSTALLING_ANNOTATION)):
+                return "the install is being removed (ballastd uninstall)"
+        # Read live: the CRD's deletionTimestamp is set before the API server deletes its objects.
+        try:
+            crd = self.api_reader.get(CRD, WORKLOAD_PROFILE_CRD)
+        except (NotFoundError, NoKindMatchError):
+            return "the WorkloadProfile CRD is gone"
+        if crd["metadata"].get("deletionTimestamp"):
+            return "the WorkloadProfile CRD is being deleted"
+        return None
+
+    def _uninstalling(self, marked_at: str | None) -> bool:
+        """Whether `ballastd uninstall` marked the install within `UNINSTALL_MARK_TTL`: a mark left on a
+        BallastConfig that outlived its install must not keep every later deletion from resetting history."""
+        try:
+            moment = datetime.datetime.fromisoformat(marked_at) if marked_at else None
+        except ValueError:
+            return False
+        if moment is None or moment.tzinfo is None:
+            return False
+        return self.clock.now() - moment < UNINSTALL_MARK_TTL
+
+    def _purge(self, ctx: Context, profile: WorkloadProfile) -> None:
         status = profile.status
         digest = status.measurement_hash if status and status.measurement_hash else None
         if digest is None and status and status.tuple_labels:
@@ -132,8 +182,6 @@ class ProfileReconciler:
             removed = self.store.purge(digest)
             ctx.logger.info("purged profile history", extra={"profile": profile.metadata.name, "series": removed})
         WORKLOAD_PROFILES_PURGED.inc(profile_attributes(profile.metadata.name, status.tuple_labels if status else None))
-        kept = [f for f in (profile.metadata.finalizers or []) if f != PROFILE_CLEANUP_FINALIZER]
-        self._patch_finalizers(profile, kept)
 
     def _patch_finalizers(self, profile: WorkloadProfile, finalizers: list[str]) -> None:
         # Guarded by resourceVersion: a conflict is raised and retried with backoff from a fresh read.

@@ -245,7 +245,16 @@ def build_parser() -> argparse.ArgumentParser:
         "finalizers go, so no replica adds them back",
     )
     removal.add_argument(
-        "--uninstall-timeout", type=float, default=120.0, help="seconds to wait for the operator's pods to go"
+        "--uninstall-timeout",
+        type=float,
+        default=120.0,
+        help="seconds to wait for the operator's pods to go, and for its Lease to expire",
+    )
+    removal.add_argument(
+        "--uninstall-quiet-period",
+        type=float,
+        default=30.0,
+        help="seconds no finalizer may come back before the CRDs are called deletable (default %(default)s)",
     )
     return parser
 
@@ -526,7 +535,11 @@ def uninstall(args: argparse.Namespace, client: Any = None) -> int:
 
     client = client if client is not None else Client.from_config(RESTConfig.load(args.kubeconfig))
     return run_uninstall(
-        client, namespace=args.operator_namespace, deployment=args.deployment, timeout=args.uninstall_timeout
+        client,
+        namespace=args.operator_namespace,
+        deployment=args.deployment,
+        timeout=args.uninstall_timeout,
+        quiet_period=args.uninstall_quiet_period,
     )
 
 

@@ -90,6 +90,7 @@ def add_core_lanes(manager: Manager, controllers: set[str], deps: Dependencies) 
     from ballast.controllers import (  # noqa: PLC0415
         configstatus,
         enrollment,
+        historysweep,
         killswitch,
         migration,
         policystatus,
@@ -105,6 +106,7 @@ def add_core_lanes(manager: Manager, controllers: set[str], deps: Dependencies) 
         migration.setup(manager)
     if "workloadwatcher-profile" in controllers:
         profile.setup(manager, store=deps.store, options=options)
+        historysweep.setup(manager, store=deps.store, options=options)  # bounds the history profile.py keeps
     if {"policystatus-cluster", "policystatus-namespaced"} & controllers:
         policystatus.setup(manager, options=options)
     if {config.name for config in configstatus.KINDS} & controllers:

@@ -18,6 +18,10 @@ RESIZE_BLOCKED_AT = f"{GROUP}/resize-blocked-at"
 LEGACY_POD_FINALIZER = f"{GROUP}/workloadwatcher"
 """The Go operator's pod finalizer; we never add it and remove it where we find it (docs/design.md, difference 17)."""
 PROFILE_CLEANUP_FINALIZER = f"{GROUP}/profile-cleanup"
+WORKLOAD_PROFILE_CRD = f"workloadprofiles.{GROUP}"
+UNINSTALLING_ANNOTATION = f"{GROUP}/uninstalling"
+"""Set on the BallastConfig by `ballastd uninstall` (its value: when, RFC 3339): profiles deleted within the hour
+after keep their history (docs/design.md, difference 53)."""
 
 KILL_SWITCH_CONFIGMAP = "ballast-kill-switch"
 BALLAST_CONFIG_NAME = "ballast"

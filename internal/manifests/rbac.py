@@ -31,8 +31,11 @@ What the rules encode (docs/compatibility.md, narrowed to what this code calls):
   and Karpenter's NodePools (another role, `consolidation.karpenter`);
 - `nodes/proxy` lives in its own ClusterRole, bound only when a kubeletSummary MetricsSource is used: it reaches
   the kubelet's whole API (exec, logs, …), not only `/stats/summary`;
-- `ballastd uninstall` has an identity of its own: profiles (cluster-scoped) through a ClusterRole, and the
-  operator's one Deployment (patched by name) and the pods it waits for through a Role in the operator namespace.
+- the WorkloadProfile CRD is read by name (`get`), live, when a profile is deleted and before each history
+  sweep: a terminating CRD means the profile keeps its history (docs/design.md, difference 53);
+- `ballastd uninstall` has an identity of its own: profiles and the BallastConfig's `uninstalling` mark
+  (cluster-scoped) through a ClusterRole, and the operator's one Deployment (patched by name), the pods it waits
+  for and the leader-election Lease it waits to expire through Roles in the operator namespace.
 """
 
 from __future__ import annotations
@@ -44,7 +47,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ballast.internal.enrollment import KILL_SWITCH_CONFIGMAP, LEADER_ELECTION_ID
+from ballast.internal.enrollment import (
+    BALLAST_CONFIG_NAME,
+    KILL_SWITCH_CONFIGMAP,
+    LEADER_ELECTION_ID,
+    WORKLOAD_PROFILE_CRD,
+)
 from ballast.runtime import rbacgen
 from ballast.runtime.rbacgen import Grant, Placement, Rule
 
@@ -229,6 +237,9 @@ def _manager_rules() -> tuple[Rule, ...]:
              (CACHE, "workloadwatcher-pod", "workloadwatcher-profile", "consolidation"),
              "profiles: created at enrollment, cleanup finalizer patched, deleted after orphanTTL; listed (paged) "
              "by the consolidation advisor for the recommended requests"),
+        Rule("apiextensions.k8s.io", ("customresourcedefinitions",), ("get",), ("workloadwatcher-profile",),
+             "the WorkloadProfile CRD, read live when a profile is deleted (terminating: its history is kept, "
+             "difference 53) and before each history sweep (none while it is not served)", (WORKLOAD_PROFILE_CRD,)),
         Rule(ballast, ("workloadprofiles/status", "clusterresourcepolicies/status", "resourcepolicies/status"),
              ("patch",),
              ("workloadwatcher-pod", "workloadwatcher-profile", "metricscollector", "resourceadjuster",
@@ -330,7 +341,10 @@ def roles(prefix: str = PREFIX) -> tuple[Role, ...]:
              "`ballastd uninstall`: the profile-cleanup finalizer off every WorkloadProfile (cluster-scoped)",
              (Rule(BALLAST_GROUP, ("workloadprofiles",), ("get", "list", "patch"), (UNINSTALL,),
                    "list every profile; patch removes the finalizer (a merge patch with the resourceVersion read); "
-                   "get re-reads a profile after a conflict"),),
+                   "get re-reads a profile after a conflict; listed again to see that no finalizer comes back"),
+              Rule(BALLAST_GROUP, ("ballastconfigs",), ("patch",), (UNINSTALL,),
+                   "the uninstalling annotation, first: profiles deleted from then on keep their history",
+                   (BALLAST_CONFIG_NAME,))),
              feature=UNINSTALL_FEATURE, file="uninstall_role", service_account="uninstall"),
         Role("uninstall-stop-operator", True,
              "`ballastd uninstall --deployment`: stop the operator first, so no replica adds the finalizer back",
@@ -340,6 +354,11 @@ def roles(prefix: str = PREFIX) -> tuple[Role, ...]:
               Rule("", ("pods",), ("list",), (UNINSTALL,),
                    "wait until no pod matches the Deployment's selector (a label selector RBAC cannot express)")),
              feature=UNINSTALL_FEATURE, file="uninstall_stop_operator_role", service_account="uninstall"),
+        Role("uninstall-lease", True,
+             "`ballastd uninstall`: the CRDs are called deletable only once no operator holds the Lease",
+             (Rule("coordination.k8s.io", ("leases",), ("get",), (UNINSTALL,),
+                   "read the leader-election Lease until it is released or expired", (LEADER_ELECTION_ID,)),),
+             feature=UNINSTALL_FEATURE, file="uninstall_lease_role", service_account="uninstall"),
     )  # fmt: skip
 
 

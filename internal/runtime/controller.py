@@ -5,7 +5,10 @@ Semantics (docs/compatibility.md, controller-runtime and client-go):
 - a key is never reconciled by two workers at once (the queue guarantees it);
 - an exception → requeue with the rate limiter's backoff (the Result is ignored), logged as an error with its
   traceback — except a `ConflictError` (the object changed since it was read), an info line without one: it is
-  retried from a fresh read, not a failure; every exception counts in the error metrics; `TerminalError` →
+  retried from a fresh read, not a failure; a kind the API server does not serve (`NoKindMatchError`, a 404
+  naming no object, a 403 on a create while its CRD is terminating) is a warning without traceback, at most one a
+  `KIND_GONE_LOG_INTERVAL` per controller with how many were left out — a deleted CRD must not flood the log
+  while its objects' requests are retried; every exception counts in the error metrics; `TerminalError` →
   counted, not retried; `Result.requeue_after` → forget the backoff and requeue after that delay; otherwise forget;
 - a failing reconcile never kills its worker; programming errors (AttributeError, KeyError, TypeError, …) are
   also counted as `controller_runtime_reconcile_panics_total`, the closest Python has to a Go panic;
@@ -31,13 +34,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import metrics
-from .apierrors import ConflictError, DeadlineExceededError
+from .apierrors import ConflictError, DeadlineExceededError, ForbiddenError, NotFoundError
 from .clock import Clock, RealClock
 from .log import Logger, get_logger
 from .priorityqueue import PriorityQueue
 from .ratelimiter import RateLimiter
 from .reconcile import Context, Reconciler, Request, Result, TerminalError
 from .rest import deadline
+from .restmapper import NoKindMatchError
 from .source import Source
 from .workqueue import WorkQueue
 
@@ -46,6 +50,21 @@ _PROGRAMMING_ERRORS = (
     AttributeError, KeyError, IndexError, TypeError, NameError, ZeroDivisionError, AssertionError, RecursionError,
 )  # fmt: skip
 _RESULTS = ("success", "error", "requeue", "requeue_after")
+CRD_TERMINATING = "custom resource definition is terminating"
+KIND_GONE_LOG_INTERVAL = 30.0
+"""Seconds between two warnings of a controller about a kind the API server does not serve."""
+
+
+def kind_not_served(error: Exception) -> bool:
+    """Whether `error` says the kind itself is not served (its CRD deleted), not that one object is missing: a
+    `NoKindMatchError`, the 403 the API server answers a create while the kind's CRD is terminating, or a 404
+    whose Status names no object (its answer on an unknown path)."""
+    if isinstance(error, NoKindMatchError):
+        return True
+    if isinstance(error, ForbiddenError) and CRD_TERMINATING in str(getattr(error, "message", "")):
+        return True
+    details = getattr(error, "details", None) or {}
+    return isinstance(error, NotFoundError) and not details.get("name")
 
 
 @dataclass(frozen=True)
@@ -96,6 +115,9 @@ class Controller:
         )
         # A FakeClock that leaves error backoff in real time (its default): retries wait on timers, not on it.
         self._real_time_backoff = not getattr(self.clock, "freezes_backoff", True)
+        self._kind_gone_lock = threading.Lock()
+        self._kind_gone_logged_at: float | None = None
+        self._kind_gone_left_out = 0
         self.logger = logger or get_logger(f"ballast.runtime.controller.{name}", controller=name)
         self._sources: list[Source] = []
         self._workers: list[threading.Thread] = []
@@ -197,6 +219,16 @@ class Controller:
             self._time.observe(time.monotonic() - began)
             self._active.dec()
 
+    def _log_kind_gone(self, error: Exception, logger: Any) -> None:
+        with self._kind_gone_lock:
+            now = self.clock.monotonic()
+            if self._kind_gone_logged_at is not None and now - self._kind_gone_logged_at < KIND_GONE_LOG_INTERVAL:
+                self._kind_gone_left_out += 1
+                return
+            left_out, self._kind_gone_left_out, self._kind_gone_logged_at = self._kind_gone_left_out, 0, now
+        logger.warning("kind not served (CRD deleted?), retrying with backoff: %s (%d such errors not logged in the "
+                       "last %gs)", error, left_out, KIND_GONE_LOG_INTERVAL)  # fmt: skip
+
     def _on_error(self, request: Request, priority: int, error: Exception, ctx: Context, logger: Any) -> None:
         # Requeue before counting: whoever sees the metric can rely on the retry being scheduled.
         self._add_rate_limited(request, priority)
@@ -207,6 +239,8 @@ class Controller:
         if isinstance(error, ConflictError):
             # Optimistic concurrency at work (the object changed since it was read): retried from a fresh read.
             logger.info("conflict, retrying: %s", error)
+        elif kind_not_served(error):
+            self._log_kind_gone(error, logger)
         else:
             logger.error("reconciler error: %s", error, exc_info=error)
         self._errors.inc()

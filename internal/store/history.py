@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import timedelta
 from types import TracebackType
 from typing import Protocol, Self
@@ -39,6 +39,19 @@ class HistoryStore(Protocol):
 
     def purge(self, measurement_hash: str) -> int:
         """Delete every series of a profile's history; returns how many series there were."""
+        ...
+
+    def measurement_hashes(self) -> set[str]:
+        """Every measurement hash that has a stored series (the profiles the store holds history for)."""
+        ...
+
+    def unowned_since(self, unowned: Collection[str], now_ms: int) -> dict[str, int]:
+        """Remember since when each hash of `unowned` has had no profile (`now_ms` for one not remembered yet),
+        forget every other hash, and return the remembered time of each hash of `unowned` (epoch ms).
+
+        The history sweep's memory (`orphans.sweep`): kept in the store, so an operator restart or a new leader
+        does not start the count again. A purge forgets its hash too.
+        """
         ...
 
     def ping(self) -> None:

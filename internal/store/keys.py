@@ -6,6 +6,8 @@
   none, so values older than the list's start have no time and are dated at `first_seen`).
 - `ballast:cycle:<cycle id>`: STRING with a TTL, the marker that makes a cycle idempotent (outside the
   `ballast:metrics:` space, so a profile purge never drops it).
+- `ballast:unowned`: HASH, measurement hash → epoch ms since when its history has had no profile (ours only:
+  the history sweep's memory, docs/design.md, difference 53).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ PREFIX = "ballast:metrics:"
 FIRST_SEEN_SUFFIX = ":first_seen"
 TIMES_SUFFIX = ":ts"
 CYCLE_PREFIX = "ballast:cycle:"
+UNOWNED_KEY = "ballast:unowned"
 
 
 def values_key(key: SeriesKey) -> str:
@@ -50,3 +53,8 @@ def is_values_key(name: str) -> bool:
     Decided by the number of parts (containers and resources hold no `:`), so a resource named `ts` is no trap.
     """
     return name.startswith(PREFIX) and name.count(":") == PREFIX.count(":") + 2
+
+
+def measurement_hash_of(name: str) -> str:
+    """The measurement hash of a `ballast:metrics:<hash>:…` key."""
+    return name[len(PREFIX) :].split(":", 1)[0]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from datetime import timedelta
 from types import TracebackType
 from typing import Any, Self
@@ -17,7 +17,15 @@ from redis.retry import Retry
 
 from .errors import StoreError, StoreUnavailableError, StoreURLError
 from .history import DEFAULT_CYCLE_TTL
-from .keys import cycle_key, is_values_key, profile_pattern, values_key
+from .keys import (
+    PREFIX,
+    UNOWNED_KEY,
+    cycle_key,
+    is_values_key,
+    measurement_hash_of,
+    profile_pattern,
+    values_key,
+)
 from .redis_scripts import READ_SERIES, WRITE_CYCLE
 from .series import Cycle, Series, SeriesKey
 
@@ -28,6 +36,7 @@ READ_BATCH = 32
 """Series per read EVAL: at the default reservoir about 30 ms of server time, so other clients never wait long."""
 
 _PURGE_SCAN_COUNT = 100  # the Go operator's SCAN COUNT
+_HASHES_SCAN_COUNT = 1000  # every history key is walked: bigger steps, still short for the server
 
 
 _DECIMAL_BYTES = b"0123456789 -"
@@ -180,7 +189,34 @@ class RedisHistoryStore:
                     self._execute("DEL", *found)
                     series += sum(1 for name in found if is_values_key(name.decode()))
                 if int(cursor) == 0:
+                    self._execute("HDEL", UNOWNED_KEY, measurement_hash)
                     return series
+
+    def measurement_hashes(self) -> set[str]:
+        """SCAN `ballast:metrics:*` for the hashes of the value lists. See `HistoryStore.measurement_hashes`."""
+        hashes: set[str] = set()
+        with self._errors("listing measurement hashes"):
+            cursor = 0
+            while True:
+                cursor, found = self._execute("SCAN", cursor, "MATCH", f"{PREFIX}*", "COUNT", _HASHES_SCAN_COUNT)
+                hashes.update(measurement_hash_of(name.decode()) for name in found if is_values_key(name.decode()))
+                if int(cursor) == 0:
+                    return hashes
+
+    def unowned_since(self, unowned: Collection[str], now_ms: int) -> dict[str, int]:
+        """Since when each hash of `unowned` has had no profile (`ballast:unowned`). See `HistoryStore`.
+
+        Not atomic, and needs not be: the leader alone sweeps, and HSETNX never moves a time already recorded.
+        """
+        wanted = set(unowned)
+        with self._errors("recording unowned history"):
+            known = {key.decode(): int(value) for key, value in self._execute("HGETALL", UNOWNED_KEY).items()}
+            if gone := known.keys() - wanted:
+                self._execute("HDEL", UNOWNED_KEY, *gone)
+            for digest in wanted - known.keys():
+                self._execute("HSETNX", UNOWNED_KEY, digest, now_ms)
+                known[digest] = int(self._execute("HGET", UNOWNED_KEY, digest))
+            return {digest: known[digest] for digest in wanted}
 
     def ping(self) -> None:
         """Raise `StoreUnavailableError` unless Redis answers PING."""

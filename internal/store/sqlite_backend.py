@@ -7,7 +7,7 @@ import contextlib
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -46,7 +46,13 @@ CREATE TABLE cycles (
     id TEXT PRIMARY KEY,
     at_ms INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS unowned (
+    measurement_hash TEXT PRIMARY KEY,
+    since_ms INTEGER NOT NULL
+);
 """
+_UNOWNED_TABLE = _SCHEMA[_SCHEMA.index("CREATE TABLE IF NOT EXISTS unowned") :]
+"""The history sweep's memory: added to version 1 without a new version (a file from before gets it on open)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +182,8 @@ class SQLiteHistoryStore:
                 raise StoreError(
                     f"{self._path} has history schema version {version}; this ballast reads version {SCHEMA_VERSION}"
                 )
+            else:
+                db.execute(_UNOWNED_TABLE)
 
     @contextlib.contextmanager
     def _errors(self, what: str) -> Iterator[None]:
@@ -355,7 +363,27 @@ class SQLiteHistoryStore:
                 "DELETE FROM samples WHERE series_id IN (SELECT id FROM series WHERE measurement_hash = ?)",
                 (measurement_hash,),
             )
+            db.execute("DELETE FROM unowned WHERE measurement_hash = ?", (measurement_hash,))
             return db.execute("DELETE FROM series WHERE measurement_hash = ?", (measurement_hash,)).rowcount
+
+    def measurement_hashes(self) -> set[str]:
+        """Every measurement hash with a stored series. See `HistoryStore.measurement_hashes`."""
+        with self._session() as db, self._errors("listing measurement hashes"):
+            return {row[0] for row in db.execute("SELECT DISTINCT measurement_hash FROM series")}
+
+    def unowned_since(self, unowned: Collection[str], now_ms: int) -> dict[str, int]:
+        """Since when each hash of `unowned` has had no profile, in one transaction. See `HistoryStore`."""
+        wanted = set(unowned)
+        with (
+            self._session() as db,
+            self._errors("recording unowned history"),
+            self._transaction(db, "IMMEDIATE"),
+        ):
+            known = dict(db.execute("SELECT measurement_hash, since_ms FROM unowned").fetchall())
+            db.executemany("DELETE FROM unowned WHERE measurement_hash = ?", [(h,) for h in known.keys() - wanted])
+            new = dict.fromkeys(wanted - known.keys(), now_ms)
+            db.executemany("INSERT INTO unowned (measurement_hash, since_ms) VALUES (?, ?)", new.items())
+            return {digest: known.get(digest, now_ms) for digest in wanted}
 
     def ping(self) -> None:
         """Raise `StoreUnavailableError` unless the database file can be read."""

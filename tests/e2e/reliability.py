@@ -202,6 +202,18 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
     ),
     Scenario(
+        "crd_reinstall",
+        "CRD deleted and reinstalled under load",
+        "`kubectl delete crd workloadprofiles…` then a reinstall under a running operator and a collector writing "
+        "throughout: the profiles come back with their measurement hashes and every sample is still there",
+        "`ballast-envtest netns -- pytest tests/integration/controllers/lanes/test_crd_reinstall.py`",
+        lambda f: (
+            f"samples {f['samples_before']} → {f['samples_after']} ({f['samples_written_meanwhile']} written "
+            f"meanwhile, {f['samples_lost']} lost); profiles back {f['profiles_back_seconds']} s after the reinstall; "
+            f"{f['tracebacks']} tracebacks while the CRD was gone"
+        ),
+    ),
+    Scenario(
         "fuzz_reviews",
         "Raw AdmissionReviews fuzzed at the webhook server",
         "a valid AdmissionReview or an HTTP 4xx for every request; the server never dies",

@@ -427,7 +427,7 @@ def uninstall(env: Environment, world: World, capsys: pytest.CaptureFixture[str]
     client = ChangedMeanwhile(Client.from_config(RESTConfig.load(str(kubeconfig))), world)
     args = ballastd.build_parser().parse_args([
         "uninstall", f"--deployment={DEPLOYMENT}", f"--operator-namespace={OPERATOR_NAMESPACE}",
-        "--uninstall-timeout=30",
+        "--uninstall-timeout=30", "--uninstall-quiet-period=3",
     ])  # fmt: skip
     finalized = [p["metadata"]["name"] for p in world.profiles() if PROFILE_CLEANUP_FINALIZER in
                  (p["metadata"].get("finalizers") or [])]  # fmt: skip
@@ -442,6 +442,7 @@ def uninstall(env: Environment, world: World, capsys: pytest.CaptureFixture[str]
     assert removed.is_set()  # the command returned only after the last pod had gone
     assert f"deployment.apps/{DEPLOYMENT} scaled to 0; no operator pod left" in out
     assert f"removed finalizer {PROFILE_CLEANUP_FINALIZER} from {len(finalized)} WorkloadProfiles" in out
+    assert "the CRDs can be deleted" in out  # no finalizer came back, the Lease released
     assert world.replicas() == 0
     profiles = {p["metadata"]["name"]: p["metadata"] for p in world.profiles()}
     assert not [name for name, meta in profiles.items() if PROFILE_CLEANUP_FINALIZER in (meta.get("finalizers") or [])]

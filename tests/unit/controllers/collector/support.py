@@ -5,7 +5,7 @@ history store, a fake clock, and builders for the objects a collection cycle rea
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +85,12 @@ class RecordingStore:
 
     def purge(self, measurement_hash: str) -> int:
         return self.inner.purge(measurement_hash)
+
+    def measurement_hashes(self) -> set[str]:
+        return self.inner.measurement_hashes()
+
+    def unowned_since(self, unowned: Collection[str], now_ms: int) -> dict[str, int]:
+        return self.inner.unowned_since(unowned, now_ms)
 
     def ping(self) -> None:
         self.inner.ping()

@@ -1,6 +1,7 @@
 """The profile lifecycle lane (`workloadwatcher-profile`) on the in-memory API server: active-workload counts,
 the Orphaned condition and its time, deletion after the BallastConfig's orphanTTL, and the cleanup finalizer
-that purges a profile's history from the store.
+that purges a profile's history from the store — unless the profile goes with its CRD or while the install is
+being removed (docs/design.md, difference 53).
 
 The manager and the lane share one FakeClock, so `requeue_after(TTL - age)` fires only when the test advances it.
 """
@@ -20,11 +21,17 @@ from ballast.api.ballast.v1 import BallastConfig, WorkloadProfile
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers import profile
 from ballast.internal.cmd.wiring import new_manager
-from ballast.internal.enrollment import MODE_LABEL, PROFILE_CLEANUP_FINALIZER, PROFILE_REF
+from ballast.internal.enrollment import (
+    MODE_LABEL,
+    PROFILE_CLEANUP_FINALIZER,
+    PROFILE_REF,
+    UNINSTALLING_ANNOTATION,
+    WORKLOAD_PROFILE_CRD,
+)
 from ballast.internal.naming import tuple_hash
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.store import Cycle, HistoryStore, Sample, SeriesKey, open_store
-from ballast.runtime import Client, FakeAPI, FakeClock, Manager, NotFoundError, Scheme
+from ballast.runtime import Client, FakeAPI, FakeClock, GroupVersionKind, Manager, NotFoundError, Scheme
 from tests.unit.internal.runtime.support import eventually, running, sample
 from tests.unit.support import register_our_kinds
 
@@ -38,6 +45,8 @@ NAMESPACE = "shop"
 HOLD = "example.com/hold"
 IDENTITY = ["app.kubernetes.io/name"]
 QUIET = 0.1
+CRD = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
+CRD_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 """Seconds of real time a negative check waits: several reconciles' worth on the fake API."""
 
 
@@ -94,7 +103,11 @@ def world(tmp_path: Path) -> Iterator[World]:
     clock = FakeClock(START)
     api = FakeAPI(clock=clock)
     register_our_kinds(api)
+    api.register(CRD, "customresourcedefinitions", namespaced=False)
     client = api.client(scheme=add_to_scheme(Scheme()), field_owner="tests")
+    # Served, as on a real server: the lane reads it to tell a profile deleted on its own from one going with it.
+    client.create({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                   "metadata": {"name": WORKLOAD_PROFILE_CRD, "finalizers": [CRD_FINALIZER]}})  # fmt: skip
     manager = new_manager(api.client(scheme=add_to_scheme(Scheme())), namespace="ballast-system", clock=clock)
     store = open_store(f"sqlite:///{tmp_path / 'h.db'}")
     for digest, value in ((HASH, 250), (OTHER_HASH, 300)):
@@ -322,3 +335,53 @@ def _ref() -> dict[str, Any]:
 def _finalizers(world: World) -> list[str]:
     found = world.profile()
     return list(found.metadata.finalizers or []) if found else []
+
+
+def _deleted_keeping_history(world: World) -> None:
+    _new_profile(world.client)
+    eventually(lambda: PROFILE_CLEANUP_FINALIZER in _finalizers(world), what="the cleanup finalizer")
+    world.client.delete(_ref())
+    eventually(lambda: world.profile() is None, what="the profile to go, its finalizer removed")
+    assert world.history(HASH) == (250,)  # waiting for the profile to come back
+    assert world.history(OTHER_HASH) == (300,)
+
+
+def test_a_profile_going_with_its_terminating_crd_keeps_its_history(world: World) -> None:
+    world.client.delete({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                         "metadata": {"name": WORKLOAD_PROFILE_CRD}})  # fmt: skip
+    _deleted_keeping_history(world)
+
+
+def test_a_profile_deleted_after_the_crd_is_gone_keeps_its_history(world: World) -> None:
+    world.client.patch(
+        {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+         "metadata": {"name": WORKLOAD_PROFILE_CRD}}, {"metadata": {"finalizers": []}}
+    )  # fmt: skip
+    world.client.delete({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                         "metadata": {"name": WORKLOAD_PROFILE_CRD}})  # fmt: skip
+    _deleted_keeping_history(world)
+
+
+def _mark_uninstalling(world: World, at: datetime.datetime) -> None:
+    _config(world.client, "1h")
+    world.client.patch(
+        {"apiVersion": API_VERSION, "kind": "BallastConfig", "metadata": {"name": "ballast"}},
+        {"metadata": {"annotations": {UNINSTALLING_ANNOTATION: at.isoformat()}}},
+    )
+    eventually(lambda: UNINSTALLING_ANNOTATION in (world.manager.client.get(BallastConfig, "ballast").metadata
+               .annotations or {}), what="the mark in the cache")  # fmt: skip
+
+
+def test_a_profile_deleted_while_ballastd_uninstall_runs_keeps_its_history(world: World) -> None:
+    _mark_uninstalling(world, START - datetime.timedelta(minutes=5))
+    _deleted_keeping_history(world)
+
+
+def test_an_uninstall_mark_older_than_an_hour_no_longer_keeps_history(world: World) -> None:
+    """A BallastConfig that outlived its uninstall (the CRDs kept, the operator installed again)."""
+    _mark_uninstalling(world, START - datetime.timedelta(hours=2))
+    _new_profile(world.client)
+    eventually(lambda: PROFILE_CLEANUP_FINALIZER in _finalizers(world), what="the cleanup finalizer")
+    world.client.delete(_ref())
+    eventually(lambda: world.profile() is None, what="the profile to go")
+    assert world.history(HASH) == ()  # deleted on its own: a history reset

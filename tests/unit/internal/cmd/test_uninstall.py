@@ -1,19 +1,25 @@
-"""`ballastd uninstall` on the in-memory API: the operator is stopped first, then only our finalizer goes."""
+"""`ballastd uninstall` on the in-memory API: the install is marked, the operator is stopped first, then only our
+finalizer goes; the CRDs are called deletable only when no finalizer comes back and no one holds the Lease."""
 
 from __future__ import annotations
 
 import argparse
 import copy
+import datetime
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from ballast.internal.cmd import ballastd
 from ballast.internal.cmd.uninstall import remove_finalizer
-from ballast.internal.enrollment import PROFILE_CLEANUP_FINALIZER
+from ballast.internal.enrollment import LEADER_ELECTION_ID, PROFILE_CLEANUP_FINALIZER, UNINSTALLING_ANNOTATION
 from ballast.runtime import Client, FakeAPI, GroupVersionKind
 
 WORKLOAD_PROFILE = GroupVersionKind("ballast.tightlinesoftware.com", "v1", "WorkloadProfile")
+BALLAST_CONFIG = GroupVersionKind("ballast.tightlinesoftware.com", "v1", "BallastConfig")
+LEASE = GroupVersionKind("coordination.k8s.io", "v1", "Lease")
 OTHER_FINALIZER = "example.com/keep-me"
 NAMESPACE = "ballast-system"
 SELECTOR = {"app.kubernetes.io/name": "ballast", "app.kubernetes.io/component": "operator"}
@@ -23,6 +29,8 @@ SELECTOR = {"app.kubernetes.io/name": "ballast", "app.kubernetes.io/component": 
 def api() -> FakeAPI:
     fake = FakeAPI()
     fake.register(WORKLOAD_PROFILE, "workloadprofiles", namespaced=False)
+    fake.register(BALLAST_CONFIG, "ballastconfigs", namespaced=False)
+    fake.register(LEASE, "leases", namespaced=True, status=False)
     return fake
 
 
@@ -32,7 +40,8 @@ def client(api: FakeAPI) -> Client:
 
 
 def _args(*argv: str) -> argparse.Namespace:
-    return ballastd.build_parser().parse_args(["uninstall", f"--operator-namespace={NAMESPACE}", *argv])
+    quiet = "--uninstall-quiet-period=0"  # a test that watches for finalizers coming back sets its own
+    return ballastd.build_parser().parse_args(["uninstall", f"--operator-namespace={NAMESPACE}", quiet, *argv])
 
 
 def _profile(client: Client, name: str, finalizers: list[str]) -> dict[str, Any]:
@@ -124,3 +133,64 @@ def test_without_the_crd_there_is_nothing_to_free(capsys: pytest.CaptureFixture[
     client = FakeAPI().client()  # WorkloadProfile not served: the CRDs are gone already
     assert ballastd.uninstall(_args(), client) == 0
     assert "no WorkloadProfile CRD is served" in capsys.readouterr().out
+
+
+@pytest.fixture
+def running_operator(client: Client) -> Iterator[None]:
+    """An operator without leader election that nobody stopped: it puts the finalizer back on every profile."""
+    stop = threading.Event()
+
+    def put_back() -> None:
+        while not stop.wait(0.01):
+            for profile in client.list_all(WORKLOAD_PROFILE):
+                if PROFILE_CLEANUP_FINALIZER not in (profile["metadata"].get("finalizers") or []):
+                    client.patch(profile, {"metadata": {"finalizers": [PROFILE_CLEANUP_FINALIZER]}})
+
+    thread = threading.Thread(target=put_back, daemon=True)
+    thread.start()
+    yield
+    stop.set()
+    thread.join()
+
+
+def test_a_finalizer_that_comes_back_names_the_running_operator_and_fails(
+    client: Client, running_operator: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _profile(client, "billing--api--default-a9696153", [PROFILE_CLEANUP_FINALIZER])
+    assert ballastd.uninstall(_args("--uninstall-quiet-period=2"), client) == 1
+    captured = capsys.readouterr()
+    assert "came back on 1 WorkloadProfiles (billing--api--default-a9696153)" in captured.err
+    assert "an operator is still running" in captured.err
+    assert "the CRDs can be deleted" not in captured.out
+
+
+def test_the_install_is_marked_on_the_ballast_config_before_any_finalizer_goes(
+    client: Client, capsys: pytest.CaptureFixture[str]
+) -> None:
+    client.create({"apiVersion": "ballast.tightlinesoftware.com/v1", "kind": "BallastConfig",
+                   "metadata": {"name": "ballast"}, "spec": {}})  # fmt: skip
+    _profile(client, "p", [PROFILE_CLEANUP_FINALIZER])
+    assert ballastd.uninstall(_args(), client) == 0
+    annotations = client.get(BALLAST_CONFIG, "ballast")["metadata"]["annotations"]
+    assert datetime.datetime.fromisoformat(annotations[UNINSTALLING_ANNOTATION])
+    assert "the CRDs can be deleted" in capsys.readouterr().out
+
+
+def _lease(client: Client, holder: str, renewed: datetime.datetime) -> None:
+    renew_time = renewed.isoformat(timespec="microseconds").replace("+00:00", "Z")
+    client.create({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                   "metadata": {"name": LEADER_ELECTION_ID, "namespace": NAMESPACE},
+                   "spec": {"holderIdentity": holder, "leaseDurationSeconds": 15,
+                            "renewTime": renew_time}})  # fmt: skip
+
+
+def test_a_lease_still_renewed_names_its_holder_and_fails(client: Client, capsys: pytest.CaptureFixture[str]) -> None:
+    _lease(client, "ballast-7d9f-abcde_1234", datetime.datetime.now(datetime.UTC))
+    assert ballastd.uninstall(_args("--uninstall-timeout=0"), client) == 1
+    assert f"Lease {NAMESPACE}/{LEADER_ELECTION_ID} is held by ballast-7d9f-abcde_1234" in capsys.readouterr().err
+
+
+def test_an_expired_lease_lets_the_crds_go(client: Client, capsys: pytest.CaptureFixture[str]) -> None:
+    _lease(client, "ballast-7d9f-abcde_1234", datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=16))
+    assert ballastd.uninstall(_args("--uninstall-timeout=0"), client) == 0
+    assert "the CRDs can be deleted" in capsys.readouterr().out

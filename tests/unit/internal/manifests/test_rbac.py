@@ -202,15 +202,16 @@ def test_named_objects_are_granted_by_name_and_create_alone() -> None:
 
 
 def test_namespaced_rights_are_roles_in_the_operator_namespace() -> None:
-    # The kill switch, the Lease, the webhook Secret, and what the uninstall stops: the operator's own Deployment
-    # and its pods. Everything else is cluster-wide by nature (CRDs, webhook configurations, nodes, profiles) or
-    # needed in every namespace (the manager's pods, owners, events).
+    # The kill switch, the Lease, the webhook Secret, and what the uninstall stops and waits for: the operator's
+    # own Deployment, its pods and its Lease. Everything else is cluster-wide by nature (CRDs, webhook
+    # configurations, nodes, profiles) or needed in every namespace (the manager's pods, owners, events).
     operator_namespace_only = {"configmaps", "leases", "secrets"}
     for role in roles():
         touched = {resource for rule in role.rules for resource in rule.resources}
         assert role.namespaced or not touched & operator_namespace_only, role.name
     assert {role.name for role in roles() if role.namespaced} == {
         "kill-switch", "leader-election", "webhook-certificate", "uninstall-stop-operator", "consolidation-catalogue",
+        "uninstall-lease",
     }  # fmt: skip
 
 
@@ -239,20 +240,28 @@ def test_reads_of_our_kinds_are_list_and_watch_only() -> None:
 
 
 def test_the_uninstall_grants_exactly_what_ballastd_uninstall_calls() -> None:
-    # _stop_operator: PATCH the one Deployment, LIST pods by its selector; then LIST profiles, PATCH each one's
-    # finalizers and, after a conflict, GET it again. Nothing else, and the Deployment only by name.
+    # PATCH the BallastConfig's uninstalling mark; stop_operator: PATCH the one Deployment, LIST pods by its
+    # selector; then LIST profiles, PATCH each one's finalizers and, after a conflict, GET it again; LIST them
+    # again while waiting for a finalizer to come back, GET the Lease until it expires. Nothing else, and the
+    # Deployment, the BallastConfig and the Lease only by name.
     uninstall = {role.name: role for role in roles() if role.feature is rbac.UNINSTALL_FEATURE}
-    assert set(uninstall) == {"uninstall", "uninstall-stop-operator"}
+    assert set(uninstall) == {"uninstall", "uninstall-stop-operator", "uninstall-lease"}
     assert {role.service_account_name(rbac.PREFIX) for role in uninstall.values()} == {"ballast-uninstall"}
-    profiles, stop = uninstall["uninstall"], uninstall["uninstall-stop-operator"]
+    profiles, stop, lease = uninstall["uninstall"], uninstall["uninstall-stop-operator"], uninstall["uninstall-lease"]
     assert not profiles.namespaced  # WorkloadProfiles are cluster-scoped
     assert set(profiles.grants()) == {Grant(rbac.BALLAST_GROUP, "workloadprofiles", "", verb)
-                                      for verb in ("get", "list", "patch")}  # fmt: skip
+                                      for verb in ("get", "list", "patch")} | {
+                                      Grant(rbac.BALLAST_GROUP, "ballastconfigs", "", "patch")}  # fmt: skip
+    (config,) = [rule for rule in profiles.rules if rule.resources == ("ballastconfigs",)]
+    assert config.resource_names == ("ballast",)
+    assert lease.namespaced
+    assert set(lease.grants()) == {Grant("coordination.k8s.io", "leases", "", "get")}
+    assert lease.rules[0].resource_names == (LEADER_ELECTION_ID,)
     assert stop.namespaced  # the operator namespace only
     assert set(stop.grants()) == {Grant("apps", "deployments", "", "patch"), Grant("", "pods", "", "list")}
     (deployment,) = [rule for rule in stop.rules if rule.resources == ("deployments",)]
     assert deployment.resource_names == (rbac.operator_deployment_name(),)
-    assert granted()["ballast-uninstall"] == set(profiles.grants()) | set(stop.grants())
+    assert granted()["ballast-uninstall"] == set(profiles.grants()) | set(stop.grants()) | set(lease.grants())
 
 
 def test_the_uninstall_names_the_deployment_config_and_the_chart_deploy() -> None:

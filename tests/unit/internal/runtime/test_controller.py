@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import queue as stdqueue
+import re
 import threading
 import time
 import uuid
@@ -26,11 +27,13 @@ from ballast.runtime import (
     TerminalError,
     rest,
 )
-from ballast.runtime.apierrors import DeadlineExceededError
+from ballast.runtime.apierrors import DeadlineExceededError, ForbiddenError, NotFoundError
 from ballast.runtime.builder import BuilderError
+from ballast.runtime.controller import KIND_GONE_LOG_INTERVAL
 from ballast.runtime.predicate import generation_changed, label_selector
 from ballast.runtime.priorityqueue import PriorityQueue
 from ballast.runtime.ratelimiter import ItemExponentialFailureRateLimiter
+from ballast.runtime.restmapper import NoKindMatchError
 from ballast.runtime.source import Channel
 from tests.unit.internal.runtime.support import Calls, configmap, eventually, running, sample
 
@@ -242,6 +245,44 @@ def test_a_conflict_is_retried_and_logged_as_info_without_a_traceback(
         (logging.INFO, "conflict, retrying", None)
     ]
     assert sample("controller_runtime_reconcile_errors_total", controller=name) == 1  # still counted
+
+
+TERMINATING = (
+    'workloadprofiles.ballast.tightlinesoftware.com "p" is forbidden: '
+    "create not allowed while custom resource definition is terminating"
+)
+
+
+def test_a_kind_no_longer_served_is_one_quiet_warning_per_interval_not_a_traceback_per_retry(
+    manager: Manager, client: Client, clock: FakeClock, name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What a deleted CRD does to every reconcile writing its kind: retried with backoff (in real time here),
+    logged once per interval of the controller's clock."""
+    calls = Calls()
+
+    def reconcile(ctx: Context, request: Request) -> Result | None:
+        count = calls.record(request)
+        if count <= 8:
+            if count % 3 == 1:
+                raise NoKindMatchError("no kind WorkloadProfile in ballast.tightlinesoftware.com/v1")
+            if count % 3 == 2:  # a create while the CRD is terminating
+                raise ForbiddenError(403, "Forbidden", TERMINATING)
+            raise NotFoundError(404, "NotFound", "404 page not found")  # the path of a kind no longer served
+        return None
+
+    Builder(manager).for_("v1/ConfigMap").named(name).complete(reconcile)
+    with caplog.at_level(logging.INFO), running(manager):
+        client.create(configmap("orphan", "shop"))
+        eventually(lambda: _results(name, "error") >= 2, "two failures")
+        clock.advance(KIND_GONE_LOG_INTERVAL)  # the failures from now on are in the next interval
+        eventually(lambda: _results(name, "success") == 1, "the retry once the kind is back")
+    ours = [r for r in caplog.records if r.name.endswith(name) and r.levelno >= logging.WARNING]
+    assert [(r.levelno, r.exc_info) for r in ours] == [(logging.WARNING, None), (logging.WARNING, None)]
+    assert "kind not served (CRD deleted?)" in ours[0].getMessage()
+    left_out = re.search(r"\((\d+) such errors not logged in the last 30s\)", ours[1].getMessage())
+    assert left_out is not None
+    assert int(left_out[1]) >= 1
+    assert sample("controller_runtime_reconcile_errors_total", controller=name) == 8  # every one still counted
 
 
 def test_terminal_errors_are_not_retried(manager: Manager, client: Client, clock: FakeClock, name: str) -> None:
