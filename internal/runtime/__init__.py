@@ -50,7 +50,7 @@ if TYPE_CHECKING:
         new_controller_ref,
         set_controller_reference,
     )
-    from .decode import Projection
+    from ._decode import Projection
     from .fake import FakeAPI
     from .gvk import GroupVersionKind
     from .handler import EnqueueRequestForObject, EnqueueRequestForOwner, EnqueueRequestsFromMapFunc
@@ -96,7 +96,7 @@ _EXPORTS: dict[str, str] = {
     "NotFoundError": "apierrors",
     "ObjectList": "interfaces",
     "ProcessLeaderElector": "leaderelection_process",
-    "Projection": "decode",
+    "Projection": "_decode",
     "RESTConfig": "rest",
     "Reader": "interfaces",
     "RealClock": "clock",

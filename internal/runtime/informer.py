@@ -34,9 +34,9 @@ from urllib3.exceptions import ProtocolError, ReadTimeoutError
 from .apierrors import APIStatusError, GoneError, TooManyRequestsError, error_from_response
 from .client import ListerWatcher, WatchStream
 from .clock import Clock, RealClock
-from .decode import Decoder, gc_paused
+from ._decode import Decoder, gc_paused
 from .objects import object_key, resource_version
-from .store import NAMESPACE_INDEX, Indexer, IndexFunc, namespace_index
+from ._store import NAMESPACE_INDEX, Indexer, IndexFunc, namespace_index
 
 log = logging.getLogger("ballast.runtime.informer")
 

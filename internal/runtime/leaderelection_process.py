@@ -43,7 +43,7 @@ from .rest import RESTConfig
 
 _log = get_logger("ballast.runtime.leaderelection")
 STOP = b"stop\n"
-CHILD_MODULE = f"{__package__}.leaderelection_child"  # not imported by the package: `-m` runs it once
+CHILD_MODULE = f"{__package__}._leaderelection_child"  # not imported by the package: `-m` runs it once
 _POLL_SECONDS = 0.2  # how soon `stop` is forwarded to the child
 
 

@@ -32,7 +32,7 @@ from ballast.runtime.controllerutil import (
     remove_finalizer,
     set_owner_reference,
 )
-from ballast.runtime.decode import ObjectMeta
+from ballast.runtime._decode import ObjectMeta
 from ballast.runtime.objects import freeze
 from tests.unit.internal.runtime.support import configmap
 

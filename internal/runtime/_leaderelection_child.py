@@ -1,6 +1,6 @@
 """The child side of `ProcessLeaderElector`: run `LeaderElector` and report over stdout (see that module).
 
-python -m ballast.runtime.leaderelection_child   # settings as one JSON line on stdin
+python -m ballast.runtime._leaderelection_child   # settings as one JSON line on stdin
 """
 
 from __future__ import annotations
