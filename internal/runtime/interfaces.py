@@ -60,10 +60,6 @@ class ObjectList(Sequence[Any]):
         return self.items[index]
 
 
-Objects = ObjectList
-"""The former name of what a list read returns (kept for callers that annotate with it)."""
-
-
 class Reader(Protocol):
     """Reads objects by kind: a registered model type, a GroupVersionKind or `"apps/v1/Deployment"`."""
 
@@ -194,7 +190,6 @@ __all__ = [
     "KindRef",
     "LabelSelector",
     "ObjectList",
-    "Objects",
     "Patch",
     "Reader",
     "StatusWriter",

@@ -28,10 +28,6 @@ class Request:
     namespace: str
     name: str
 
-    @classmethod
-    def for_object(cls, namespace: str, name: str) -> Request:
-        return cls(namespace or "", name)
-
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
