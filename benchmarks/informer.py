@@ -66,14 +66,14 @@ import orjson
 import urllib3
 
 from ballast.runtime import Client, GroupVersionKind, Projection, RESTConfig
-from ballast.runtime.client import ListerWatcher
 from ballast.runtime._decode import Decoder, DictDecoder, ProjectionDecoder
+from ballast.runtime._store import NAMESPACE_INDEX, Indexer, namespace_index
+from ballast.runtime.client import ListerWatcher
 from ballast.runtime.gvk import GroupVersionResource, RESTMapping
 from ballast.runtime.informer import FuncHandler, SharedIndexInformer
 from ballast.runtime.objects import object_key
 from ballast.runtime.rest import Transport
 from ballast.runtime.restmapper import RESTMapper
-from ballast.runtime._store import NAMESPACE_INDEX, Indexer, namespace_index
 
 from machine import cpu_model
 

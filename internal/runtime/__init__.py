@@ -31,6 +31,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ._decode import Projection
     from .admission import AdmissionRequest, AdmissionResponse, allowed, denied, errored, patched
     from .apierrors import (
         AlreadyExistsError,
@@ -50,15 +51,14 @@ if TYPE_CHECKING:
         new_controller_ref,
         set_controller_reference,
     )
-    from ._decode import Projection
     from .fake import FakeAPI
     from .gvk import GroupVersionKind
     from .handler import EnqueueRequestForObject, EnqueueRequestForOwner, EnqueueRequestsFromMapFunc
     from .healthz import ping
     from .interfaces import ObjectList, Reader, StatusWriter, Writer
-    from .leaderelection import LeaderElectionConfig, LeaderElector
+    from .leaderelection import LeaderElectionConfig, LeaseLeaderElector
     from .leaderelection_process import ProcessLeaderElector
-    from .manager import Manager
+    from .manager import LeaderElector, Manager
     from .reconcile import Context, Reconciler, Request, Result, TerminalError
     from .rest import RESTConfig
     from .scheme import Scheme
@@ -91,7 +91,8 @@ _EXPORTS: dict[str, str] = {
     "FakeClock": "clock",
     "GroupVersionKind": "gvk",
     "LeaderElectionConfig": "leaderelection",
-    "LeaderElector": "leaderelection",
+    "LeaderElector": "manager",
+    "LeaseLeaderElector": "leaderelection",
     "Manager": "manager",
     "NotFoundError": "apierrors",
     "ObjectList": "interfaces",
@@ -149,6 +150,7 @@ __all__ = [
     "GroupVersionKind",
     "LeaderElectionConfig",
     "LeaderElector",
+    "LeaseLeaderElector",
     "Manager",
     "NotFoundError",
     "ObjectList",

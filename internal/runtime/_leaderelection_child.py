@@ -1,4 +1,4 @@
-"""The child side of `ProcessLeaderElector`: run `LeaderElector` and report over stdout (see that module).
+"""The child side of `ProcessLeaderElector`: run `LeaseLeaderElector` and report over stdout (see that module).
 
 python -m ballast.runtime._leaderelection_child   # settings as one JSON line on stdin
 """
@@ -14,7 +14,7 @@ from typing import IO, Any
 
 import orjson
 
-from .leaderelection import LeaderElectionConfig, LeaderElector
+from .leaderelection import LeaderElectionConfig, LeaseLeaderElector
 from .leaderelection_process import STOP
 from .log import get_logger, record_fields
 from .rest import RESTConfig
@@ -58,7 +58,7 @@ class _Counter:
         self._emit(self._event)
 
 
-class _ReportingElector(LeaderElector):
+class _ReportingElector(LeaseLeaderElector):
     def __init__(self, *args: Any, emit: _Emitter, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._emit = emit

@@ -15,16 +15,16 @@ from typing import Any, TypeVar, overload
 
 from . import labels as label_selectors
 from . import objects
+from ._decode import Decoder, DictDecoder, Projection, ProjectionDecoder, Transform, strip_managed_fields
+from ._store import NAMESPACE_INDEX, IndexFunc
 from .apierrors import NotFoundError
 from .client import MERGE, Client, KindRef, PatchType, SubResourceClient, field_selector_string, label_selector_string
 from .clock import Clock, RealClock
-from ._decode import Decoder, DictDecoder, Projection, ProjectionDecoder, Transform, strip_managed_fields
 from .gvk import GroupVersionKind
 from .informer import SharedIndexInformer
 from .interfaces import FieldSelector, Index, LabelSelector, ObjectList
 from .objects import freeze, labels
 from .scheme import Scheme
-from ._store import NAMESPACE_INDEX, IndexFunc
 
 DEFAULT_SYNC_TIMEOUT = 120.0
 T = TypeVar("T")

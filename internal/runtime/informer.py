@@ -31,12 +31,12 @@ from typing import Any, Protocol
 
 from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
+from ._decode import Decoder, gc_paused
+from ._store import NAMESPACE_INDEX, Indexer, IndexFunc, namespace_index
 from .apierrors import APIStatusError, GoneError, TooManyRequestsError, error_from_response
 from .client import ListerWatcher, WatchStream
 from .clock import Clock, RealClock
-from ._decode import Decoder, gc_paused
 from .objects import object_key, resource_version
-from ._store import NAMESPACE_INDEX, Indexer, IndexFunc, namespace_index
 
 log = logging.getLogger("ballast.runtime.informer")
 

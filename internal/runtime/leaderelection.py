@@ -1,7 +1,7 @@
 """Leader election on a `coordination.k8s.io/v1` Lease, with client-go's algorithm (`tools/leaderelection`).
 
     config = LeaderElectionConfig(name="910c37cf.tightlinesoftware.com", namespace="ballast-system")
-    elector = LeaderElector(client, config)
+    elector = LeaseLeaderElector(client, config)
     manager = Manager(config, leader_elector=elector)   # controllers run only while this replica leads
 
 - Optimistic concurrency on the Lease's resourceVersion: a conflict means another replica wrote first.
@@ -103,7 +103,7 @@ def _micro_time(now: datetime.datetime) -> str:
     return now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-class LeaderElector:
+class LeaseLeaderElector:
     """Runs the acquire/renew loop for one identity; `run()` blocks (the manager runs it on a thread)."""
 
     def __init__(self, client: Client, config: LeaderElectionConfig, *, clock: Clock | None = None) -> None:

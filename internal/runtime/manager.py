@@ -52,7 +52,8 @@ def needs_leader_election(runnable: object) -> bool:
 
 
 class LeaderElector(Protocol):
-    """What the manager needs from leader election (see `leaderelection.LeaderElector`)."""
+    """What the manager needs from leader election: `LeaseLeaderElector` (a Lease, renewed from a thread) and
+    `ProcessLeaderElector` (the same, renewed from a child process) implement it."""
 
     def run(
         self, stop: threading.Event, on_started_leading: Callable[[], None], on_stopped_leading: Callable[[], None]

@@ -32,9 +32,9 @@ import time
 from pathlib import Path
 
 from . import metrics
+from ._httpconn import Connection, ConnectionLoop, Limits, Message
 from .admission import AdmissionResponse, Handler, ReviewError, decode_review, encode_review, errored
 from .certwatcher import CertificateError, CertWatcher
-from ._httpconn import Connection, ConnectionLoop, Limits, Message
 from .log import RateLimitedLog, get_logger
 from .rest import deadline
 

@@ -12,8 +12,8 @@ import pytest
 import urllib3
 
 from ballast.runtime import Client, GroupVersionKind, Projection, RESTConfig
-from ballast.runtime.client import ListerWatcher, WatchStream
 from ballast.runtime._decode import DictDecoder, ProjectionDecoder
+from ballast.runtime.client import ListerWatcher, WatchStream
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.wait import poll_until
 from ballast.runtime.informer import FuncHandler, SharedIndexInformer

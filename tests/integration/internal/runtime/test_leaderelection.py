@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ballast.runtime import Client, LeaderElectionConfig, LeaderElector, Manager, RESTConfig
+from ballast.runtime import Client, LeaderElectionConfig, LeaseLeaderElector, Manager, RESTConfig
 from ballast.runtime.envtest.wait import poll_until
 from ballast.runtime.manager import ManagerError
 
@@ -44,7 +44,7 @@ class Replica:
 
     def __init__(self, rest_config: RESTConfig, name: str, namespace: str, **options: Any) -> None:
         self.client = FlakyClient.from_config(rest_config)
-        self.elector = LeaderElector(self.client, fast_config(name, namespace, **options))
+        self.elector = LeaseLeaderElector(self.client, fast_config(name, namespace, **options))
         self.stop = threading.Event()
         self.started_leading: list[float] = []
         self.stopped_leading: list[float] = []
@@ -180,7 +180,7 @@ def test_leader_only_runnables_follow_the_lease_and_a_lost_lease_stops_the_manag
             self.running.clear()
 
     client = FlakyClient.from_config(rest_config)
-    elector = LeaderElector(client, fast_config("manager", envtest_namespace))
+    elector = LeaseLeaderElector(client, fast_config("manager", envtest_namespace))
     everywhere, leader_only = Probe(False), Probe(True)
     manager = Manager(client=client, leader_elector=elector)
     manager.add(everywhere)

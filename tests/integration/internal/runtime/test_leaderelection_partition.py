@@ -18,7 +18,7 @@ from ballast.runtime import (
     Client,
     Context,
     LeaderElectionConfig,
-    LeaderElector,
+    LeaseLeaderElector,
     Manager,
     ProcessLeaderElector,
     Request,
@@ -48,7 +48,7 @@ def elector_for(kind: str, configuration: Any, name: str, namespace: str, user_a
     rest = RESTConfig(configuration, user_agent=user_agent)
     if kind == "process":
         return ProcessLeaderElector(rest, config)
-    return LeaderElector(Client.from_config(rest), config)
+    return LeaseLeaderElector(Client.from_config(rest), config)
 
 
 class Replica:

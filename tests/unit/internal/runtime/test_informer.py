@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from ballast.runtime import Client, FakeAPI, FakeClock, GroupVersionKind, Projection
+from ballast.runtime._decode import DictDecoder, ProjectionDecoder
+from ballast.runtime._store import NAMESPACE_INDEX
 from ballast.runtime.apierrors import BadRequestError, TooManyRequestsError
 from ballast.runtime.client import ListerWatcher, WatchStream
-from ballast.runtime._decode import DictDecoder, ProjectionDecoder
 from ballast.runtime.informer import FuncHandler, SharedIndexInformer
-from ballast.runtime._store import NAMESPACE_INDEX
 from tests.unit.internal.runtime.support import configmap, eventually
 
 CONFIGMAP = GroupVersionKind("", "v1", "ConfigMap")

@@ -11,8 +11,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import cast
 
-from ballast.runtime.envtest.wait import poll_until
 from ballast.runtime._httpconn import READS_PER_TURN, Connection, ConnectionLoop, Limits, Message, Phase
+from ballast.runtime.envtest.wait import poll_until
 
 
 class Received:
