@@ -22,7 +22,13 @@ import threading
 import time
 from typing import Any
 
-from ballast.runtime import Client, LeaderElectionConfig, LeaseLeaderElector, ProcessLeaderElector, RESTConfig
+from ballast.runtime import (
+    LeaderElectionConfig,
+    LeaseLeaderElector,
+    ProcessLeaderElector,
+    RESTConfig,
+    new_client,
+)
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.blackhole import BlackHoleProxy, address_of, through
 from ballast.runtime.envtest.wait import poll_until
@@ -42,9 +48,7 @@ def step_down_after_partition(configuration: Any, kind: str, timings: str, lease
     with BlackHoleProxy(address_of(configuration)) as proxy:
         rest = RESTConfig(through(proxy, configuration))
         elector: Any = (
-            ProcessLeaderElector(rest, config)
-            if kind == "process"
-            else LeaseLeaderElector(Client.from_config(rest), config)
+            ProcessLeaderElector(rest, config) if kind == "process" else LeaseLeaderElector(new_client(rest), config)
         )
         stop, started, stopped = threading.Event(), threading.Event(), threading.Event()
         stopped_at: list[float] = []

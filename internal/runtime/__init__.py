@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     )
     from .builder import Builder
     from .cache import Cache, CacheScope
-    from .client import APPLY, JSON_PATCH, MERGE, STRATEGIC, Client
+    from .client import APPLY, JSON_PATCH, MERGE, STRATEGIC, new_client
     from .clock import Clock, FakeClock, RealClock, rfc3339
     from .controller import Controller, ControllerOptions
     from .controllerutil import (
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from .gvk import GroupVersionKind
     from .handler import EnqueueRequestForObject, EnqueueRequestForOwner, EnqueueRequestsFromMapFunc
     from .healthz import ping
-    from .interfaces import ObjectList, Reader, StatusWriter, Writer
+    from .interfaces import Client, ObjectList, Reader, StatusWriter, Writer
     from .leaderelection import LeaderElectionConfig, LeaseLeaderElector
     from .leaderelection_process import ProcessLeaderElector
     from .manager import LeaderElector, Manager
@@ -78,7 +78,7 @@ _EXPORTS: dict[str, str] = {
     "Builder": "builder",
     "Cache": "cache",
     "CacheScope": "cache",
-    "Client": "client",
+    "Client": "interfaces",
     "Clock": "clock",
     "ConflictError": "apierrors",
     "Context": "reconcile",
@@ -117,6 +117,7 @@ _EXPORTS: dict[str, str] = {
     "get_reference": "controllerutil",
     "new_controller_ref": "controllerutil",
     "patched": "admission",
+    "new_client": "client",
     "ping": "healthz",
     "rfc3339": "clock",
     "set_controller_reference": "controllerutil",
@@ -173,6 +174,7 @@ __all__ = [
     "errored",
     "get_controller_of",
     "get_reference",
+    "new_client",
     "new_controller_ref",
     "patched",
     "ping",

@@ -106,10 +106,10 @@ def main() -> int:
     except Exception as exc:  # whatever was wrong with them, say so and exit: the parent stops leading
         _log.error("leader election process: bad settings: %s", exc)
         return 2
-    from .client import Client  # noqa: PLC0415 - after the settings, so a bad pipe fails fast
+    from .client import new_client  # noqa: PLC0415 - after the settings, so a bad pipe fails fast
 
     threading.Thread(target=_watch_parent, args=(stop, sys.stdin.buffer), daemon=True).start()
-    elector = _ReportingElector(Client.from_config(rest_config), config, emit=emit)
+    elector = _ReportingElector(new_client(rest_config), config, emit=emit)
     elector.run(stop, lambda: emit("started_leading", until=elector.leading_until), lambda: emit("stopped_leading"))
     return 0
 

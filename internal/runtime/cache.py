@@ -18,7 +18,15 @@ from . import objects
 from ._decode import Decoder, DictDecoder, Projection, ProjectionDecoder, Transform, strip_managed_fields
 from ._store import NAMESPACE_INDEX, IndexFunc
 from .apierrors import NotFoundError
-from .client import MERGE, Client, KindRef, PatchType, SubResourceClient, field_selector_string, label_selector_string
+from .client import (
+    MERGE,
+    APIServerClient,
+    KindRef,
+    PatchType,
+    SubResourceClient,
+    field_selector_string,
+    label_selector_string,
+)
 from .clock import Clock, RealClock
 from .gvk import GroupVersionKind
 from .informer import SharedIndexInformer
@@ -64,7 +72,7 @@ class Cache:
 
     def __init__(
         self,
-        client: Client,
+        client: APIServerClient,
         *,
         by_kind: Mapping[KindRef, CacheScope] | None = None,
         sync_timeout: float = DEFAULT_SYNC_TIMEOUT,
@@ -299,7 +307,7 @@ class DelegatingClient:
     Reads of kinds listed in `uncached` go to the API server (controller-runtime's `DisableFor`).
     """
 
-    def __init__(self, cache: Cache, client: Client, uncached: Iterable[KindRef] = ()) -> None:
+    def __init__(self, cache: Cache, client: APIServerClient, uncached: Iterable[KindRef] = ()) -> None:
         self.cache = cache
         self.writer = client
         self._uncached = {client.gvk(kind) for kind in uncached}

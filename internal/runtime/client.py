@@ -1,6 +1,6 @@
 """The client: typed reads and writes against the API server, controller-runtime style.
 
-    client = Client.from_config(RESTConfig.load())
+    client = new_client(RESTConfig.load())
     pod = client.get("v1/Pod", "web-0", namespace="shop")            # a dict
     profile = client.get(WorkloadProfile, "api-default-a9696153")      # a model (registered in the scheme)
     client.patch(pod, {"metadata": {"labels": {"a": "b"}}})            # JSON merge patch
@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, Self, TypeVar, overload
+from typing import Any, Literal, Protocol, TypeVar, overload
 
 import orjson
 import urllib3
@@ -26,7 +26,7 @@ import urllib3
 from . import labels, objects
 from .apierrors import APIStatusError, ConflictError, NotFoundError, stale_update_conflict
 from .gvk import GroupVersionKind, RESTMapping
-from .interfaces import FieldSelector, Index, LabelSelector, ObjectList
+from .interfaces import Client, FieldSelector, Index, LabelSelector, ObjectList
 from .rest import RESTConfig, Transport
 from .restmapper import RESTMapper
 from .scheme import Scheme
@@ -189,8 +189,19 @@ class _HTTPListerWatcher:
         return _HTTPWatchStream(response)
 
 
-class Client:
-    """Reads and writes objects through one API server; thread-safe.
+def new_client(config: RESTConfig, *, scheme: Scheme | None = None, field_owner: str | None = None) -> Client:
+    """A `Client` that reads and writes straight through the API server of `config` (controller-runtime's
+    `client.New`): no cache, every read is a request. `scheme` maps model types to kinds (models come back for
+    registered kinds); `field_owner` is the default field manager of writes (server-side apply needs one).
+
+    Its class is `APIServerClient`, for the few callers that need more than the interface (`list_all`, `watch`,
+    `evict`, `close`)."""
+    return APIServerClient(Transport(config), scheme=scheme, field_owner=field_owner)
+
+
+class APIServerClient:
+    """Reads and writes objects through one API server; thread-safe. Implements `Client`; make one with
+    `new_client(config)`, or with a `Transport` of your own (`FakeAPI().client()` passes the fake).
 
     `field_owner` is the default field manager of writes (required by server-side apply).
     """
@@ -207,10 +218,6 @@ class Client:
         self.scheme = scheme or Scheme()
         self.mapper = mapper or RESTMapper(self._discovery)
         self.field_owner = field_owner
-
-    @classmethod
-    def from_config(cls, config: RESTConfig, *, scheme: Scheme | None = None, field_owner: str | None = None) -> Self:
-        return cls(Transport(config), scheme=scheme, field_owner=field_owner)
 
     def _discovery(self, path: str) -> dict[str, Any]:
         decoded: dict[str, Any] = orjson.loads(self.transport.request("GET", path).data)
@@ -553,7 +560,7 @@ class Client:
 class SubResourceClient:
     """A client bound to one subresource of objects."""
 
-    def __init__(self, client: Client, subresource: str) -> None:
+    def __init__(self, client: APIServerClient, subresource: str) -> None:
         self._client = client
         self.subresource = subresource
 
@@ -569,7 +576,7 @@ class SubResourceClient:
         return self._client.update(obj, dry_run=dry_run, field_manager=field_manager, subresource=self.subresource)
 
     def patch(self, obj: Any, patch: Mapping[str, Any] | Sequence[Any] | bytes, **options: Any) -> Any:
-        """Patch the subresource; options as `Client.patch` (`patch_type`, `field_manager`, …)."""
+        """Patch the subresource; options as `APIServerClient.patch` (`patch_type`, `field_manager`, …)."""
         return self._client.patch(obj, patch, subresource=self.subresource, **options)
 
     def create(self, obj: Any, body: Mapping[str, Any], *, dry_run: bool = False) -> Any:
@@ -588,6 +595,7 @@ __all__ = [
     "JSON_PATCH",
     "MERGE",
     "STRATEGIC",
+    "APIServerClient",
     "APIStatusError",
     "Client",
     "KindRef",
@@ -599,4 +607,5 @@ __all__ = [
     "WatchStream",
     "field_selector_string",
     "label_selector_string",
+    "new_client",
 ]

@@ -35,8 +35,8 @@ import orjson
 
 from . import metrics
 from .apierrors import AlreadyExistsError, APIStatusError, ConflictError, NotFoundError
-from .client import Client
 from .clock import Clock, RealClock
+from .interfaces import Client
 from .log import get_logger
 from .rest import deadline
 

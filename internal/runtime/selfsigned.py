@@ -27,8 +27,8 @@ from typing import Any
 
 from .apierrors import AlreadyExistsError, ConflictError, NotFoundError
 from .certs import CertificateAuthority, not_after
-from .client import Client
 from .clock import Clock, RealClock
+from .interfaces import Client
 from .log import get_logger
 
 _log = get_logger("ballast.runtime.selfsigned")
