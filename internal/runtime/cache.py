@@ -408,3 +408,12 @@ class DelegatingClient:
 
     def evict(self, pod: Any, *, grace_period_seconds: int | None = None, dry_run: bool = False) -> None:
         self.writer.evict(pod, grace_period_seconds=grace_period_seconds, dry_run=dry_run)
+
+
+__all__ = [
+    "DEFAULT_SYNC_TIMEOUT",
+    "Cache",
+    "CacheNotStartedError",
+    "CacheScope",
+    "DelegatingClient",
+]

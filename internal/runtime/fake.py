@@ -742,3 +742,10 @@ def _scale_of(obj: dict[str, Any]) -> dict[str, Any]:
         "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 0)},
         "status": status,
     }
+
+
+__all__ = [
+    "BUILTIN_KINDS",
+    "AdmissionHook",
+    "FakeAPI",
+]

@@ -403,3 +403,16 @@ def _status_bytes(status: Mapping[str, Any]) -> bytes:
     import orjson  # noqa: PLC0415 - only on the rare error path
 
     return orjson.dumps(status)
+
+
+__all__ = [
+    "BACKOFF_INITIAL",
+    "BACKOFF_MAX",
+    "BACKOFF_RESET_AFTER",
+    "INACTIVITY_TIMEOUT",
+    "MIN_WATCH_TIMEOUT",
+    "FuncHandler",
+    "Registration",
+    "ResourceEventHandler",
+    "SharedIndexInformer",
+]

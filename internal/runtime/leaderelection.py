@@ -329,3 +329,12 @@ class LeaseLeaderElector:
         if ok:
             self.log.info("released lease")
         return ok
+
+
+__all__ = [
+    "JITTER_FACTOR",
+    "LEASE",
+    "LeaderElectionConfig",
+    "LeaseLeaderElector",
+    "default_identity",
+]

@@ -221,3 +221,10 @@ def _reap(child: subprocess.Popen[bytes], timeout: float) -> int:
     except subprocess.TimeoutExpired:
         child.kill()
         return child.wait()
+
+
+__all__ = [
+    "CHILD_MODULE",
+    "STOP",
+    "ProcessLeaderElector",
+]

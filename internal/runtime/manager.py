@@ -372,3 +372,13 @@ class _ElectionRunnable:
 
     def start(self, stop: threading.Event) -> None:
         self._elector.run(stop, self._started, self._stopped)
+
+
+__all__ = [
+    "DEFAULT_GRACEFUL_SHUTDOWN",
+    "LeaderElector",
+    "Manager",
+    "ManagerError",
+    "Runnable",
+    "needs_leader_election",
+]

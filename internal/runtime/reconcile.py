@@ -119,3 +119,14 @@ class FuncReconciler:
 
     def reconcile(self, ctx: Context, request: Request) -> Result | None:
         return self._func(ctx, request)
+
+
+__all__ = [
+    "Context",
+    "FuncReconciler",
+    "ReconcileFunc",
+    "Reconciler",
+    "Request",
+    "Result",
+    "TerminalError",
+]

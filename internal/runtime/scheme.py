@@ -68,3 +68,10 @@ class Scheme:
     def from_wire(data: Any, model: type[M]) -> M:
         """Validate wire data into `model`."""
         return model.model_validate(data)  # type: ignore[attr-defined, no-any-return]
+
+
+__all__ = [
+    "Model",
+    "Scheme",
+    "UnregisteredTypeError",
+]

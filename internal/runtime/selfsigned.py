@@ -215,3 +215,11 @@ class SelfSignedCertificates:
                 self.ensure()
             except Exception as exc:  # keep serving with what is on disk; try again at the next check
                 _log.warning("could not refresh the webhook certificate: %s", exc)
+
+
+__all__ = [
+    "MUTATING",
+    "VALIDATING",
+    "SelfSignedCertificates",
+    "ServingPair",
+]

@@ -520,3 +520,12 @@ class Environment:
         if check and result.returncode != 0:
             raise EnvtestError(f"kubectl {' '.join(args)} failed ({result.returncode}): {result.stderr.strip()}")
         return result.stdout
+
+
+__all__ = [
+    "APISERVER_ATTEMPTS",
+    "FRONT_PROXY_CLIENT",
+    "SERVICE_CLUSTER_IP_RANGE",
+    "Environment",
+    "NetworkMode",
+]
