@@ -52,9 +52,11 @@ from ballast.api.scheme import add_to_scheme
 from ballast.controllers import balancer
 from ballast.internal.cmd.wiring import new_manager
 from ballast.internal.placement.pods import BalancerPod
-from ballast.runtime import CacheScope, Client, Context, Request, RESTConfig, Scheme
+from ballast.runtime import CacheScope, Context, Request, RESTConfig, Scheme
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.envtest import Environment
 from ballast.runtime.log import get_logger
+from ballast.runtime.rest import Transport
 
 from machine import cpu_model
 
@@ -143,7 +145,7 @@ def run_all(call: Callable[[Any], Any], items: Sequence[Any], workers: int = 8) 
     return time.perf_counter() - began
 
 
-def seed(client: Client) -> None:
+def seed(client: APIServerClient) -> None:
     """The namespace, the 10 Deployments, the 1,000 target pods with their phases, the Balancer."""
     client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
     for index in range(TARGETS):
@@ -164,7 +166,7 @@ def seed(client: Client) -> None:
     client.create(balancer_body())
 
 
-def add_unrelated(client: Client, count: int) -> float:
+def add_unrelated(client: APIServerClient, count: int) -> float:
     """`count` pods no target selects: half in the Balancer's namespace with other labels, half elsewhere."""
     for index in range(OTHER_NAMESPACES):
         client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"other-{index}"}})
@@ -176,7 +178,7 @@ def add_unrelated(client: Client, count: int) -> float:
     return run_all(client.create, bodies)
 
 
-def reset(client: Client) -> None:
+def reset(client: APIServerClient) -> None:
     """Every target back to 0 replicas and the Balancer's status cleared: the next process's first reconcile
     writes as much as the first one did."""
     for index in range(TARGETS):
@@ -194,7 +196,7 @@ def child(kubeconfig: str, runs: int) -> dict[str, Any]:
     the baseline; memory along the way."""
     logging.basicConfig(level=logging.WARNING)
     rss_imported = proc_status("VmRSS")
-    client = Client.from_config(RESTConfig.from_kubeconfig(kubeconfig), scheme=add_to_scheme(Scheme()))
+    client = APIServerClient(Transport(RESTConfig.from_kubeconfig(kubeconfig)), scheme=add_to_scheme(Scheme()))
     manager = new_manager(client, namespace="ballast-system", scheduling=False)
     controller = balancer.setup(manager, reprocess_period=3600.0)
     reconciler = controller.reconciler
@@ -333,7 +335,7 @@ def main() -> None:
     print(f"date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, load average {os.getloadavg()}")
     results: dict[str, dict[str, Any]] = {}
     with Environment(crd_paths=[CRD_DIR], network_mode="loopback") as env:
-        client = Client.from_config(RESTConfig(env.client_configuration()))
+        client = APIServerClient(Transport(RESTConfig(env.client_configuration())))
         began = time.perf_counter()
         seed(client)
         print(

@@ -77,7 +77,6 @@ from ballast.internal.store.keys import first_seen_key, times_key, values_key
 from ballast.runtime import (
     APPLY,
     CacheScope,
-    Client,
     Context,
     FakeClock,
     Manager,
@@ -86,9 +85,11 @@ from ballast.runtime import (
     Scheme,
     objects,
 )
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.backends import RecordingHandler
 from ballast.runtime.log import get_logger
+from ballast.runtime.rest import Transport
 
 from machine import cpu_model, redis_server
 
@@ -244,7 +245,7 @@ class MetricsBackend:
         return Handler
 
 
-def create_all(client: Client, bodies: Sequence[dict[str, Any]], workers: int = 8) -> float:
+def create_all(client: APIServerClient, bodies: Sequence[dict[str, Any]], workers: int = 8) -> float:
     """Create objects, `workers` requests in flight; returns the seconds it took."""
     began = time.perf_counter()
     with ThreadPoolExecutor(workers) as pool:
@@ -253,7 +254,7 @@ def create_all(client: Client, bodies: Sequence[dict[str, Any]], workers: int = 
     return time.perf_counter() - began
 
 
-def seed_cluster(client: Client, pods: int, pods_per_profile: int) -> None:
+def seed_cluster(client: APIServerClient, pods: int, pods_per_profile: int) -> None:
     """BallastConfig, the MetricsSource, the policy, the namespaces, the profiles (status as the enrollment lane
     writes it) and the enrolled pods."""
     client.create({"apiVersion": API_VERSION, "kind": "BallastConfig", "metadata": {"name": "ballast"},
@@ -632,7 +633,7 @@ def cycle_part(args: argparse.Namespace, url: str) -> list[str]:
     rng = random.Random(5)
     backend.load([pod_metrics(i, args.pods_per_profile, True, rng) for i in range(args.pods)], [])
     with Environment(crd_paths=[CRD_DIR], network_mode="loopback") as env:
-        client = Client.from_config(RESTConfig(env.client_configuration()), scheme=add_to_scheme(Scheme()))
+        client = APIServerClient(Transport(RESTConfig(env.client_configuration())), scheme=add_to_scheme(Scheme()))
         began = time.perf_counter()
         seed_cluster(client, args.pods, args.pods_per_profile)
         print(f"  seeded {args.pods:,} pods and {profiles:,} profiles in {time.perf_counter() - began:.0f} s")
@@ -657,7 +658,7 @@ def scale_part(args: argparse.Namespace, url: str) -> list[str]:
     others = [pod_metrics(i, per_profile, False, rng) for i in range(enrolled, cluster)]
     redis.Redis.from_url(url).flushall()
     with Environment(crd_paths=[CRD_DIR], network_mode="loopback") as env:
-        client = Client.from_config(RESTConfig(env.client_configuration()), scheme=add_to_scheme(Scheme()))
+        client = APIServerClient(Transport(RESTConfig(env.client_configuration())), scheme=add_to_scheme(Scheme()))
         seed_cluster(client, enrolled, per_profile)
         with env.serve_api_service("metrics.k8s.io", "v1beta1", backend.handler()):
             backend.load(enrolled_metrics, [])

@@ -22,8 +22,10 @@ from pathlib import Path
 import yaml
 
 from ballast.internal.consolidationinputs import ReadSettings, advise, read_inputs
-from ballast.runtime import Client, RESTConfig
+from ballast.runtime import RESTConfig
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.envtest import Environment
+from ballast.runtime.rest import Transport
 
 ROOT = Path(__file__).resolve().parent.parent
 CRD_DIR = ROOT / "config" / "crd" / "bases"
@@ -85,7 +87,7 @@ def main() -> None:
     args = parser.parse_args()
     with Environment(crd_paths=[CRD_DIR], network_mode="loopback") as env:
         populate(env, args.nodes, args.pods)
-        client = Client.from_config(RESTConfig(env.client_configuration()))
+        client = APIServerClient(Transport(RESTConfig(env.client_configuration())))
         settings = ReadSettings(catalogue=("bench", "catalogue"))
         before = _rss_mib()
         reads, plans = [], []

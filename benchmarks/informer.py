@@ -65,15 +65,15 @@ import msgspec
 import orjson
 import urllib3
 
-from ballast.runtime import Client, GroupVersionKind, Projection, RESTConfig
-from ballast.runtime.client import ListerWatcher
-from ballast.runtime.decode import Decoder, DictDecoder, ProjectionDecoder
+from ballast.runtime import GroupVersionKind, Projection, RESTConfig
+from ballast.runtime._decode import Decoder, DictDecoder, ProjectionDecoder
+from ballast.runtime._store import NAMESPACE_INDEX, Indexer, namespace_index
+from ballast.runtime.client import APIServerClient, ListerWatcher
 from ballast.runtime.gvk import GroupVersionResource, RESTMapping
 from ballast.runtime.informer import FuncHandler, SharedIndexInformer
 from ballast.runtime.objects import object_key
 from ballast.runtime.rest import Transport
 from ballast.runtime.restmapper import RESTMapper
-from ballast.runtime.store import NAMESPACE_INDEX, Indexer, namespace_index
 
 from machine import cpu_model
 
@@ -293,13 +293,13 @@ def kubernetes(module: str) -> Any:
     return importlib.import_module(f"kubernetes.{module}")
 
 
-def our_client(server: RecordedServer) -> Client:
+def our_client(server: RecordedServer) -> APIServerClient:
     configuration = kubernetes("client").Configuration(host="https://recorded.invalid")
     transport = Transport(RESTConfig(configuration))
     transport._pool = server
     mapper = RESTMapper(lambda path: {"resources": []})
     mapper.add(POD_MAPPING)
-    return Client(transport, mapper=mapper)
+    return APIServerClient(transport, mapper=mapper)
 
 
 def official_api(server: RecordedServer) -> Any:
@@ -554,7 +554,7 @@ def live_pod(item: dict[str, Any], namespace: str) -> dict[str, Any]:
     }
 
 
-def create_pods(client: Client, namespace: str, items: list[dict[str, Any]]) -> float:
+def create_pods(client: APIServerClient, namespace: str, items: list[dict[str, Any]]) -> float:
     """Create the pods and write their status, 8 requests in flight; returns the seconds it took."""
 
     def one(item: dict[str, Any]) -> None:
@@ -568,7 +568,7 @@ def create_pods(client: Client, namespace: str, items: list[dict[str, Any]]) -> 
     return time.perf_counter() - began
 
 
-def raw_list(client: Client, path: str) -> tuple[float, bytes]:
+def raw_list(client: APIServerClient, path: str) -> tuple[float, bytes]:
     began = time.perf_counter()
     body = client.transport.request("GET", path, params={"resourceVersion": "0"}).data
     return time.perf_counter() - began, body
@@ -583,7 +583,7 @@ WATCH_LIST_PARAMS = {
 }
 
 
-def raw_watch(client: Client, path: str) -> tuple[float, int, int]:
+def raw_watch(client: APIServerClient, path: str) -> tuple[float, int, int]:
     """Read a streaming list as bytes until its initial-events-end bookmark: (seconds, events, bytes)."""
     began = time.perf_counter()
     response = client.transport.stream("GET", path, params=WATCH_LIST_PARAMS, read_timeout=60)
@@ -690,7 +690,7 @@ def live(fixture: bytes, pods: int, rounds: int) -> dict[str, Any]:
     began = time.perf_counter()
     with Environment(network_mode="loopback") as env:
         started = time.perf_counter() - began
-        client = Client.from_config(RESTConfig(env.client_configuration()), field_owner="bench")
+        client = APIServerClient(Transport(RESTConfig(env.client_configuration())), field_owner="bench")
         official = kubernetes("client")
         core = official.CoreV1Api(official.ApiClient(env.client_configuration()))
         client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})

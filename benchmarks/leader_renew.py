@@ -1,6 +1,6 @@
 """Lease renewal latency, idle and while four threads decode JSON flat out (issue 5: renewal must not starve).
 
-Each sample is one renewal of the leader's Lease against a real kube-apiserver (envtest): `LeaderElector` on a
+Each sample is one renewal of the leader's Lease against a real kube-apiserver (envtest): `LeaseLeaderElector` on a
 thread of the loaded process, and `ProcessLeaderElector` (what ballastd runs), whose child times its own
 renewals. The baseline is the same loop on an idle process, measured in the same run; the figures are the
 ratios, and the margin left against the renew deadline (10 s by default).
@@ -20,13 +20,19 @@ import time
 
 import orjson
 
-from ballast.runtime import Client, LeaderElectionConfig, LeaderElector, ProcessLeaderElector, RESTConfig
+from ballast.runtime import (
+    LeaderElectionConfig,
+    LeaseLeaderElector,
+    ProcessLeaderElector,
+    RESTConfig,
+    new_client,
+)
 from ballast.runtime.envtest import Environment
 
 from machine import cpu_model
 
 
-def renew_latencies(elector: LeaderElector, samples: int) -> list[float]:
+def renew_latencies(elector: LeaseLeaderElector, samples: int) -> list[float]:
     latencies = []
     for _ in range(samples):
         began = time.perf_counter()
@@ -75,8 +81,8 @@ def main() -> None:
 
     with Environment(network_mode="loopback") as env:
         rest_config = RESTConfig(env.client_configuration())
-        client = Client.from_config(rest_config)
-        elector = LeaderElector(client, LeaderElectionConfig(name="bench", namespace="default"))
+        client = new_client(rest_config)
+        elector = LeaseLeaderElector(client, LeaderElectionConfig(name="bench", namespace="default"))
         assert elector.try_acquire_or_renew()
         elector._leading.set()  # measure the leader's renew path (the fast path with the cached lease)
         elector._leading_until = float("inf")

@@ -3,7 +3,7 @@
 A leader renews its Lease on a real kube-apiserver (envtest) through a TCP proxy; at a random point of its
 renewal cycle the proxy black-holes the connection (bytes dropped both ways, nothing refused). The figure is
 the time from the start of its last successful renewal to its step-down (`on_stopped_leading`), for
-`LeaderElector` (a thread) and `ProcessLeaderElector` (a child interpreter, what `ballastd` runs), with the
+`LeaseLeaderElector` (a thread) and `ProcessLeaderElector` (a child interpreter, what `ballastd` runs), with the
 equality timings 4/3/1 and the defaults 15/10/2. The bound is retry period + renew deadline (client-go's);
 the lease duration is when a standby may take over.
 
@@ -22,7 +22,13 @@ import threading
 import time
 from typing import Any
 
-from ballast.runtime import Client, LeaderElectionConfig, LeaderElector, ProcessLeaderElector, RESTConfig
+from ballast.runtime import (
+    LeaderElectionConfig,
+    LeaseLeaderElector,
+    ProcessLeaderElector,
+    RESTConfig,
+    new_client,
+)
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.blackhole import BlackHoleProxy, address_of, through
 from ballast.runtime.envtest.wait import poll_until
@@ -42,7 +48,7 @@ def step_down_after_partition(configuration: Any, kind: str, timings: str, lease
     with BlackHoleProxy(address_of(configuration)) as proxy:
         rest = RESTConfig(through(proxy, configuration))
         elector: Any = (
-            ProcessLeaderElector(rest, config) if kind == "process" else LeaderElector(Client.from_config(rest), config)
+            ProcessLeaderElector(rest, config) if kind == "process" else LeaseLeaderElector(new_client(rest), config)
         )
         stop, started, stopped = threading.Event(), threading.Event(), threading.Event()
         stopped_at: list[float] = []

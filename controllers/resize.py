@@ -92,7 +92,6 @@ from ballast.runtime import (
     STRATEGIC,
     APIStatusError,
     Builder,
-    Client,
     Context,
     Controller,
     EnqueueRequestsFromMapFunc,
@@ -103,6 +102,7 @@ from ballast.runtime import (
     Result,
     objects,
 )
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.log import Logger
 from ballast.runtime.predicate import Funcs
 from ballast.runtime.source import Channel
@@ -124,7 +124,7 @@ VersionReader = Callable[[], str]
 """Returns the API server's version string (`/version` gitVersion, e.g. `v1.37.2`)."""
 
 
-def read_server_version(client: Client) -> str:
+def read_server_version(client: APIServerClient) -> str:
     """The API server's `/version` gitVersion (or `v<major>.<minor>` when gitVersion is missing)."""
     info = orjson.loads(client.transport.request("GET", "/version").data)
     git_version = str(info.get("gitVersion") or "")

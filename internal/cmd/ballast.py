@@ -273,13 +273,13 @@ def _add_simulate(subparsers: Any, common: argparse.ArgumentParser) -> None:
 
 
 def connect(args: argparse.Namespace, *, typed: bool = True) -> Any:
-    """A `Client` for `--kubeconfig`/`--context` (`RESTConfig.load` order otherwise), with our kinds as models;
+    """A client for `--kubeconfig`/`--context` (`RESTConfig.load` order otherwise), with our kinds as models;
     `typed=False` leaves every object a dict and spares importing the models (`profiles` reads dicts, and starts
     faster for it).
 
     Raises what loading the kubeconfig raises (e.g. `ConfigException` for an unknown context).
     """
-    from ballast.runtime import Client, RESTConfig, Scheme  # noqa: PLC0415
+    from ballast.runtime import RESTConfig, Scheme, new_client  # noqa: PLC0415
 
     scheme = Scheme()
     if typed:
@@ -287,7 +287,7 @@ def connect(args: argparse.Namespace, *, typed: bool = True) -> Any:
 
         scheme = add_to_scheme(scheme)
     config = RESTConfig.load(getattr(args, "kubeconfig", None), getattr(args, "context", None))
-    return Client.from_config(config, scheme=scheme, field_owner=FIELD_MANAGER)
+    return new_client(config, scheme=scheme, field_owner=FIELD_MANAGER)
 
 
 def fail(message: object) -> int:

@@ -314,12 +314,13 @@ def build(args: argparse.Namespace) -> Any:
     from ballast.internal.operator import DryRun, OperatorOptions  # noqa: PLC0415
     from ballast.internal.store import open_store  # noqa: PLC0415
     from ballast.runtime import (  # noqa: PLC0415
-        Client,
         LeaderElectionConfig,
         ProcessLeaderElector,
         RESTConfig,
         Scheme,
     )
+    from ballast.runtime.client import APIServerClient  # noqa: PLC0415
+    from ballast.runtime.rest import Transport  # noqa: PLC0415
     from ballast.runtime.selfsigned import MUTATING, VALIDATING, SelfSignedCertificates  # noqa: PLC0415
 
     controllers = selected_controllers(args)
@@ -331,7 +332,8 @@ def build(args: argparse.Namespace) -> Any:
     if url.startswith("sqlite:"):
         Path(args.data_dir).mkdir(parents=True, exist_ok=True)
     config = RESTConfig.load(args.kubeconfig)
-    client = Client.from_config(config, scheme=add_to_scheme(Scheme()), field_owner="ballastd")
+    # The concrete client: the manager builds its cache on it.
+    client = APIServerClient(Transport(config), scheme=add_to_scheme(Scheme()), field_owner="ballastd")
     namespace = args.operator_namespace
     elector = None
     if args.leader_elect:
@@ -519,9 +521,9 @@ def refresh_policy(args: argparse.Namespace) -> Any:
 def apply_crds(args: argparse.Namespace) -> int:
     """Server-side apply every CRD (rendered in-process from the models), forcing ownership of the fields."""
     from ballast.internal.manifests.crds import all_crds  # noqa: PLC0415
-    from ballast.runtime import Client, RESTConfig  # noqa: PLC0415
+    from ballast.runtime import RESTConfig, new_client  # noqa: PLC0415
 
-    client = Client.from_config(RESTConfig.load(args.kubeconfig))
+    client = new_client(RESTConfig.load(args.kubeconfig))
     for crd in all_crds():
         client.apply(crd, field_manager=CRD_FIELD_MANAGER, force=True)
         print(f"customresourcedefinition.apiextensions.k8s.io/{crd['metadata']['name']} serverside-applied")
@@ -531,9 +533,9 @@ def apply_crds(args: argparse.Namespace) -> int:
 def uninstall(args: argparse.Namespace, client: Any = None) -> int:
     """`ballastd uninstall` (see `ballast.internal.cmd.uninstall`); `client` defaults to `--kubeconfig`'s."""
     from ballast.internal.cmd.uninstall import uninstall as run_uninstall  # noqa: PLC0415
-    from ballast.runtime import Client, RESTConfig  # noqa: PLC0415
+    from ballast.runtime import RESTConfig, new_client  # noqa: PLC0415
 
-    client = client if client is not None else Client.from_config(RESTConfig.load(args.kubeconfig))
+    client = client if client is not None else new_client(RESTConfig.load(args.kubeconfig))
     return run_uninstall(
         client,
         namespace=args.operator_namespace,

@@ -51,7 +51,8 @@ from ballast.internal.enroll import (
 )
 from ballast.internal.enroll.report import EXIT_USAGE, converged_note, found_line, header, options_lines
 from ballast.internal.enrollment import BALLAST_CONFIG_NAME, MODES
-from ballast.runtime import APIStatusError, Client, Clock, NotFoundError, RealClock
+from ballast.runtime import APIStatusError, Clock, NotFoundError, RealClock
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.restmapper import NoKindMatchError
 
 API_FAILURES = (APIStatusError, OSError, NoKindMatchError)
@@ -168,7 +169,7 @@ class Enroller:
 
     def __init__(
         self,
-        client: Client,
+        client: APIServerClient,
         identity: Identity,
         options: Options,
         *,
@@ -575,7 +576,7 @@ def _compact(patch: Mapping[str, Any]) -> str:
 # -------------------------------------------------------------------------------------------------- CLI
 
 
-def configured_identity_labels(client: Client) -> list[str] | None:
+def configured_identity_labels(client: APIServerClient) -> list[str] | None:
     """The live BallastConfig `ballast`'s identityLabels; None when it cannot be read (absent, no CRD, no access)."""
     try:
         config = client.get(BallastConfig, BALLAST_CONFIG_NAME)

@@ -15,7 +15,8 @@ if TYPE_CHECKING:  # the modules themselves load inside the functions below
     from ballast.internal.killswitch import KillSwitchState
     from ballast.internal.operator import OperatorOptions
     from ballast.internal.store import HistoryStore
-    from ballast.runtime import Client, Manager, WebhookServer
+    from ballast.runtime import Manager, WebhookServer
+    from ballast.runtime.client import APIServerClient
 
 CONTROLLERS = (
     "workloadwatcher-pod",
@@ -52,7 +53,7 @@ class Dependencies:
     consolidation: AdvisorSettings | None = None  # the `--consolidation-*` flags (None: the advisor's defaults)
 
 
-def new_manager(client: Client, *, namespace: str, scheduling: bool = True, **options: Any) -> Manager:
+def new_manager(client: APIServerClient, *, namespace: str, scheduling: bool = True, **options: Any) -> Manager:
     """A Manager with the operator's cache: enrolled pods only (as projections, indexed by profile-ref) and the
     kill-switch ConfigMap only; with `scheduling`, both scheduling-policy kinds and the Namespaces (name and
     labels, for cluster policies' namespace selectors), started with the cache so that the first admission does

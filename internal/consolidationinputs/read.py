@@ -40,8 +40,9 @@ from ballast.internal.consolidation import (
     pool_from_nodepool,
 )
 from ballast.internal.consolidation.pools import INSTANCE_TYPE_LABEL
-from ballast.runtime import Client, GroupVersionKind, NotFoundError
+from ballast.runtime import GroupVersionKind, NotFoundError
 from ballast.runtime.apierrors import GoneError
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.restmapper import NoKindMatchError
 
 from .whatif import ContainerRequests, pod_requests, profile_name, profile_requests
@@ -120,7 +121,9 @@ class Advice:
     """`Inputs.problems` plus what either plan ignored (without repeats)."""
 
 
-def _paged(client: Client, kind: Any, parse: Callable[[Any], T | None], *, page_size: int, **options: Any) -> list[T]:
+def _paged(
+    client: APIServerClient, kind: Any, parse: Callable[[Any], T | None], *, page_size: int, **options: Any
+) -> list[T]:
     """Every object of `kind`, page by page (`Client.list_all`), each turned by `parse` (None: dropped) before the
     next page is read; a continue token that expired (410 after a first page) starts the list over."""
     for attempt in range(_RESTARTS + 1):
@@ -145,7 +148,7 @@ def _name(obj: Mapping[str, Any]) -> str:
     return f"{namespace}/{metadata.get('name') or ''}" if namespace else str(metadata.get("name") or "")
 
 
-def read_catalogue(client: Client, settings: ReadSettings) -> Catalogue:
+def read_catalogue(client: APIServerClient, settings: ReadSettings) -> Catalogue:
     """The catalogue ConfigMap's document, parsed; a missing ConfigMap, key or document is an empty catalogue
     whose `problems` say why (every node is then priced 0 and no move saves anything)."""
     if settings.catalogue is None:
@@ -173,7 +176,7 @@ def read_catalogue(client: Client, settings: ReadSettings) -> Catalogue:
 
 
 def read_nodepools(
-    client: Client, settings: ReadSettings, problems: list[str], now: datetime | None = None
+    client: APIServerClient, settings: ReadSettings, problems: list[str], now: datetime | None = None
 ) -> tuple[dict[str, Pool], bool]:
     """Karpenter's NodePools as pools (their scheduled budgets decided at `now`), and whether the cluster serves
     them (a 404 or no such kind: none)."""
@@ -193,7 +196,7 @@ def read_nodepools(
     return pools, True
 
 
-def read_profiles(client: Client, settings: ReadSettings, problems: list[str]) -> dict[str, ContainerRequests]:
+def read_profiles(client: APIServerClient, settings: ReadSettings, problems: list[str]) -> dict[str, ContainerRequests]:
     """Each WorkloadProfile's recommended requests (`profile_requests`), by profile name; profiles without any
     are left out."""
 
@@ -228,7 +231,9 @@ def _pod_pair(
         return current, current, False
 
 
-def read_inputs(client: Client, settings: ReadSettings = ReadSettings(), *, now: datetime | None = None) -> Inputs:
+def read_inputs(
+    client: APIServerClient, settings: ReadSettings = ReadSettings(), *, now: datetime | None = None
+) -> Inputs:
     """Read everything the advisor plans from: the catalogue, Karpenter's NodePools (if served), Nodes,
     WorkloadProfiles, PodDisruptionBudgets and the bound, unfinished Pods, each a paged uncached LIST. A
     NodePool budget with a `schedule` applies when its window covers `now` (None: always, the cautious reading).

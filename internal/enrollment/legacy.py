@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from ballast.runtime import ConflictError, NotFoundError
-from ballast.runtime.interfaces import Client
+from ballast.runtime import Client, ConflictError, NotFoundError
 
 from .keys import LEGACY_POD_FINALIZER
 

@@ -11,19 +11,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from cachetools import LRUCache
 
-from ballast.runtime import GroupVersionKind, NotFoundError
+from ballast.runtime import GroupVersionKind, NotFoundError, Reader
 from ballast.runtime.apierrors import ForbiddenError
 from ballast.runtime.restmapper import NoKindMatchError
 
 _MISSING = object()
-
-
-class ObjectGetter(Protocol):
-    def get(self, kind: Any, name: str, namespace: str | None = None) -> Any: ...
 
 
 class OwnerReader:
@@ -35,7 +31,7 @@ class OwnerReader:
     instead of resolving with a chain they could not read. The owner comes back trimmed to what the walk needs.
     """
 
-    def __init__(self, reader: ObjectGetter, size: int = 4096) -> None:
+    def __init__(self, reader: Reader, size: int = 4096) -> None:
         self._reader = reader
         self._owners: LRUCache[str, Mapping[str, Any] | None] = LRUCache(size)
         self._lock = threading.Lock()

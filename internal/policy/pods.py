@@ -9,36 +9,31 @@ under another.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
 
 from ballast.api.ballast.v1.clusterresourcepolicy import ClusterResourcePolicy
 from ballast.api.ballast.v1.resourcepolicy import ResourcePolicy
 from ballast.api.wire import as_model
 from ballast.internal.enrollment import PodProjection
 from ballast.internal.naming import profile_name, tuple_labels
+from ballast.runtime import Reader
 
 from .compiled import Policy, PolicyCache
 from .facts import OwnerLookup, PodFacts
 from .resolver import Resolution, discriminator_for, resolve_policy
 
 
-class PolicyReader(Protocol):
-    """Lists policies (the manager's cache-backed client, a `Client`, a fake)."""
-
-    def list(self, kind: Any, namespace: str | None = None) -> Iterable[Any]: ...
-
-
 class Resolver:
-    """Resolves pods' policies from what `reader` lists; owners are read through `owners` only when some
-    candidate policy lists `kinds` (only `kinds` looks past the direct controller, and each owner costs a read).
+    """Resolves pods' policies from what `reader` lists (the manager's cache-backed client, a `Client`, a fake);
+    owners are read through `owners` only when some candidate policy lists `kinds` (only `kinds` looks past the
+    direct controller, and each owner costs a read).
 
     Raises what the reads raise (a timeout, a policy that no longer fits its model): callers decide whether that
     is "not available" (admission) or a retry (enrollment).
     """
 
-    def __init__(self, reader: PolicyReader, *, owners: OwnerLookup | None = None, cache: PolicyCache | None = None):
+    def __init__(self, reader: Reader, *, owners: OwnerLookup | None = None, cache: PolicyCache | None = None):
         self.reader = reader
         self.owners = owners
         self.cache = cache if cache is not None else PolicyCache()

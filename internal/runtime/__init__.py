@@ -1,12 +1,59 @@
-"""A controller-runtime for Python.
+"""A controller-runtime for Python: the framework Ballast runs on, usable on its own (it imports nothing from the
+rest of the project). This tour follows controller-runtime's `doc.go`; each section names the modules to read.
 
-The framework the operator runs on, usable on its own (it imports nothing from the rest of the project):
-client and REST mapper, informers with a shared indexed cache, workqueues (with controller-runtime's priority
-queue), controllers and a builder, a manager with health and metrics endpoints, Lease leader election, a TLS
-admission webhook server that follows certificate rotations, event recording, an in-memory fake API server,
-envtest (a real kube-apiserver + etcd for tests), typed CRDs (`crd`: pydantic base classes for kinds, schema
-markers, CRDs from the models and the `ballast-crdgen` command) and manifest generators for CRDs (`crdgen`) and
-RBAC (`rbacgen`), used by module path.
+Managers
+    Every controller starts from a `Manager` (`manager`): it owns the shared cache and client, and runs caches,
+    controllers, webhook servers and any runnable with the right lifecycle and start order, on the leader only
+    when they need it. `manager.client` reads from the cache and writes to the API server; `manager.api_reader`
+    reads live. Where the API server is comes from `RESTConfig.load()` (`rest`: kubeconfig or in-cluster).
+
+Controllers and Builders
+    A `Controller` (`controller`) reconciles the objects its sources enqueue, on a pool of worker threads fed by
+    a rate-limited workqueue (`workqueue`, `priorityqueue`, `ratelimiter`). A `Builder` (`builder`) wires one:
+    `Builder(manager).for_(kind).owns(child).watches(kind, handler).complete(reconciler)`. Sources (`source`)
+    turn watch events (`event`) into requests through handlers (`handler`: `EnqueueRequestForObject`,
+    `EnqueueRequestForOwner`, `EnqueueRequestsFromMapFunc`), filtered by predicates (`predicate`).
+
+Reconcilers
+    A `Reconciler` (`reconcile`) takes a `Context` and a `Request` (a namespace and a name, never an event) and
+    returns a `Result` (requeue, or requeue after a delay) or raises (retried with backoff; `TerminalError` is
+    not). Level-triggered: it reads the current state and converges. Helpers for what reconcilers write:
+    `controllerutil` (owner references, finalizers, `create_or_update`), `conditions` (status conditions) and
+    `recorder` (events, through `manager.get_event_recorder`).
+
+Clients and Caches
+    The `Client` interface (`interfaces`: a `Reader` and a `Writer` with a `StatusWriter` for subresources)
+    reads and writes objects by kind: a model type registered in the `Scheme` (`scheme`), a `GroupVersionKind`
+    (`gvk`) or `"apps/v1/Deployment"`. `new_client(config)` (`client`) talks to the API server directly; the
+    `Cache` (`cache`) holds shared indexed informers (`informer`) and answers reads with read-only views
+    (`objects`: `thaw()`, `FrozenDict`), or, for a kind cached as a `Projection` (`CacheScope`), models of
+    only the fields you declare. Errors are typed (`apierrors`: `NotFoundError`, `ConflictError`, …); `labels`
+    parses selectors, `restmapper` maps kinds to resources. Typed custom resources and their CRDs: `crd` (and
+    the `ballast-crdgen` command); RBAC and CRD manifests: `rbacgen`, `crdgen`.
+
+Webhooks
+    A `WebhookServer` (`webhook`) serves AdmissionReview handlers over TLS, following certificate rotations
+    (`certwatcher`; self-signed certificates and their webhook configurations: `selfsigned`, `certs`). A handler
+    takes an `AdmissionRequest` and answers with `allowed`, `denied`, `errored` or `patched` (`admission`); a
+    `WebhookBuilder` (`webhookbuilder`) registers a defaulter and a validator for a typed kind.
+
+Leader election
+    `Manager(leader_elector=...)` runs leader-only work on one replica at a time; it takes any `LeaderElector`
+    (`manager`). `LeaseLeaderElector` (`leaderelection`) holds a coordination.k8s.io Lease with the settings of
+    `LeaderElectionConfig`; `ProcessLeaderElector` (`leaderelection_process`) runs the same loop in a child
+    process, so renewals never wait on the operator's GIL.
+
+Metrics and health
+    The manager serves controller-runtime's metrics on its metrics address (`metrics`: `REGISTRY`, the
+    workqueue, reconcile, REST client, webhook and leader-election series) and `/healthz` and `/readyz` on its
+    health address (`healthz`: `ping` and your own checks). Logs are structured (`log`; logger names
+    `ballast.runtime.*`); time comes from a `Clock` (`clock`: `RealClock`, `FakeClock`).
+
+Testing and envtest
+    `FakeAPI` (`fake`) is an in-memory API server the real client, informers, cache, controllers and manager run
+    on. `envtest` starts a real kube-apiserver and etcd for a test session (`Environment`, and the `envtest`
+    pytest fixture); `testing` runs a manager for the length of a test and waits with `eventually` /
+    `consistently`.
 
 Concurrency model: OS threads and synchronous reconcilers, as in client-go — one thread per informer stream,
 a pool of worker threads per controller; event handlers only enqueue. A reconcile's timeout is a cooperative
@@ -16,9 +63,8 @@ The names a controller-runtime user reaches for first are re-exported here. The 
 it, tests/unit/internal/runtime/test_import_rule.py checks it): a name this package exports is imported from it
 (`from ballast.runtime import Builder, NotFoundError`), never from the module that defines it; every
 other name comes from its module (`from ballast.runtime.apierrors import GoneError`, or
-`from ballast.runtime import apierrors` and `apierrors.GoneError`). Module paths stay public:
-`workqueue`, `priorityqueue`, `event`, `apierrors`, `predicate`, `handler`, `source`, `conditions`, … and the
-logger names `ballast.runtime.*`.
+`from ballast.runtime import apierrors` and `apierrors.GoneError`). Every module named above is public and
+lists its names in `__all__`; modules whose name starts with an underscore are the framework's own.
 
 The re-exports are resolved on first use (PEP 562): importing the package, or one of its modules
 (`ballast.runtime.rest`), loads only what that needs, not the manager, the webhook server and the rest —
@@ -31,6 +77,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ._decode import Projection
     from .admission import AdmissionRequest, AdmissionResponse, allowed, denied, errored, patched
     from .apierrors import (
         AlreadyExistsError,
@@ -40,7 +87,7 @@ if TYPE_CHECKING:
     )
     from .builder import Builder
     from .cache import Cache, CacheScope
-    from .client import APPLY, JSON_PATCH, MERGE, STRATEGIC, Client
+    from .client import APPLY, JSON_PATCH, MERGE, STRATEGIC, new_client
     from .clock import Clock, FakeClock, RealClock, rfc3339
     from .controller import Controller, ControllerOptions
     from .controllerutil import (
@@ -50,15 +97,14 @@ if TYPE_CHECKING:
         new_controller_ref,
         set_controller_reference,
     )
-    from .decode import Projection
     from .fake import FakeAPI
     from .gvk import GroupVersionKind
     from .handler import EnqueueRequestForObject, EnqueueRequestForOwner, EnqueueRequestsFromMapFunc
     from .healthz import ping
-    from .interfaces import ObjectList, Reader, StatusWriter, Writer
-    from .leaderelection import LeaderElectionConfig, LeaderElector
+    from .interfaces import Client, ObjectList, Reader, StatusWriter, Writer
+    from .leaderelection import LeaderElectionConfig, LeaseLeaderElector
     from .leaderelection_process import ProcessLeaderElector
-    from .manager import Manager
+    from .manager import LeaderElector, Manager
     from .reconcile import Context, Reconciler, Request, Result, TerminalError
     from .rest import RESTConfig
     from .scheme import Scheme
@@ -78,7 +124,7 @@ _EXPORTS: dict[str, str] = {
     "Builder": "builder",
     "Cache": "cache",
     "CacheScope": "cache",
-    "Client": "client",
+    "Client": "interfaces",
     "Clock": "clock",
     "ConflictError": "apierrors",
     "Context": "reconcile",
@@ -91,12 +137,13 @@ _EXPORTS: dict[str, str] = {
     "FakeClock": "clock",
     "GroupVersionKind": "gvk",
     "LeaderElectionConfig": "leaderelection",
-    "LeaderElector": "leaderelection",
+    "LeaderElector": "manager",
+    "LeaseLeaderElector": "leaderelection",
     "Manager": "manager",
     "NotFoundError": "apierrors",
     "ObjectList": "interfaces",
     "ProcessLeaderElector": "leaderelection_process",
-    "Projection": "decode",
+    "Projection": "_decode",
     "RESTConfig": "rest",
     "Reader": "interfaces",
     "RealClock": "clock",
@@ -116,6 +163,7 @@ _EXPORTS: dict[str, str] = {
     "get_reference": "controllerutil",
     "new_controller_ref": "controllerutil",
     "patched": "admission",
+    "new_client": "client",
     "ping": "healthz",
     "rfc3339": "clock",
     "set_controller_reference": "controllerutil",
@@ -149,6 +197,7 @@ __all__ = [
     "GroupVersionKind",
     "LeaderElectionConfig",
     "LeaderElector",
+    "LeaseLeaderElector",
     "Manager",
     "NotFoundError",
     "ObjectList",
@@ -171,6 +220,7 @@ __all__ = [
     "errored",
     "get_controller_of",
     "get_reference",
+    "new_client",
     "new_controller_ref",
     "patched",
     "ping",

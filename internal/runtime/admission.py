@@ -233,3 +233,19 @@ def encode_review(api_version: str, uid: str, response: AdmissionResponse) -> by
         body["auditAnnotations"] = response.audit_annotations
     version = api_version if api_version in SUPPORTED_VERSIONS else SUPPORTED_VERSIONS[0]
     return orjson.dumps({"apiVersion": version, "kind": "AdmissionReview", "response": body})
+
+
+__all__ = [
+    "SUPPORTED_VERSIONS",
+    "AdmissionRequest",
+    "AdmissionResponse",
+    "Handler",
+    "ReviewError",
+    "allowed",
+    "decode_review",
+    "denied",
+    "encode_review",
+    "errored",
+    "json_patch",
+    "patched",
+]

@@ -179,3 +179,29 @@ class DeadlineExceededError(TimeoutError):
 class CanceledError(Exception):
     """The caller's work was cancelled before the call was sent (Go's `context.Canceled`): for leader-only work,
     leadership was lost, and nothing more may be written on its behalf."""
+
+
+__all__ = [
+    "STALE_UPDATE_HINT",
+    "APIStatusError",
+    "AlreadyExistsError",
+    "BadRequestError",
+    "CanceledError",
+    "ConflictError",
+    "DeadlineExceededError",
+    "ForbiddenError",
+    "GoneError",
+    "InternalServerError",
+    "MethodNotAllowedError",
+    "NotFoundError",
+    "ServerTimeoutError",
+    "TooManyRequestsError",
+    "UnauthorizedError",
+    "UnprocessableEntityError",
+    "error_from_response",
+    "is_already_exists",
+    "is_conflict",
+    "is_gone",
+    "is_not_found",
+    "stale_update_conflict",
+]

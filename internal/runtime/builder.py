@@ -153,3 +153,9 @@ class Builder:
             )
         assert handler is not None
         return Kind(self._manager.cache, watch.kind, handler, (*self._filters, *watch.predicates), watch.scope)
+
+
+__all__ = [
+    "Builder",
+    "BuilderError",
+]

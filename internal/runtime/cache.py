@@ -9,22 +9,27 @@ projections as frozen structs, registered models as fresh model instances.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, Unpack, overload
 
 from . import labels as label_selectors
 from . import objects
+from ._decode import Decoder, DictDecoder, Projection, ProjectionDecoder, Transform, strip_managed_fields
+from ._store import NAMESPACE_INDEX, IndexFunc
 from .apierrors import NotFoundError
-from .client import MERGE, Client, KindRef, PatchType, SubResourceClient, field_selector_string, label_selector_string
+from .client import (
+    APIServerClient,
+    SubResourceClient,
+    field_selector_string,
+    label_selector_string,
+)
 from .clock import Clock, RealClock
-from .decode import Decoder, DictDecoder, Projection, ProjectionDecoder, Transform, strip_managed_fields
 from .gvk import GroupVersionKind
 from .informer import SharedIndexInformer
-from .interfaces import FieldSelector, Index, LabelSelector, ObjectList
+from .interfaces import KindRef, ListOptions, ObjectList, Patch, PatchOptions, check_options
 from .objects import freeze, labels
 from .scheme import Scheme
-from .store import NAMESPACE_INDEX, IndexFunc
 
 DEFAULT_SYNC_TIMEOUT = 120.0
 T = TypeVar("T")
@@ -64,7 +69,7 @@ class Cache:
 
     def __init__(
         self,
-        client: Client,
+        client: APIServerClient,
         *,
         by_kind: Mapping[KindRef, CacheScope] | None = None,
         sync_timeout: float = DEFAULT_SYNC_TIMEOUT,
@@ -193,25 +198,17 @@ class Cache:
             raise NotFoundError(404, "NotFound", f"{gvk.kind.lower()} {key!r} not found in the cache")
         return self._out(obj, kind)
 
-    def list(
-        self,
-        kind: KindRef,
-        namespace: str | None = None,
-        *,
-        label_selector: LabelSelector | None = None,
-        field_selector: FieldSelector | None = None,
-        index: Index | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
-    ) -> ObjectList:
+    def list(self, kind: KindRef, namespace: str | None = None, **options: Unpack[ListOptions]) -> ObjectList:
         """Cached objects of `kind`, filtered by namespace, label selector, field selector and/or one index lookup
-        (the options of every reader, `interfaces.Reader.list`).
+        (the options of every reader, `interfaces.ListOptions`).
 
         A field selector term `path=value` (or `!=`) is answered by an index named `path` (add it with
         `index_field(kind, "spec.nodeName", func)`, as controller-runtime requires), or for `metadata.name` and
         `metadata.namespace` directly. `limit` keeps the first items (there is no next page: `continue_` is
         refused). The list's `resource_version` is the informer's last synced one.
         """
+        check_options("list", options, ListOptions)
+        index, limit, continue_ = options.get("index"), options.get("limit"), options.get("continue_")
         if continue_:
             raise ValueError(
                 "continue_: the cache has no pages, it lists everything at once; page through the API server "
@@ -221,7 +218,7 @@ class Cache:
             raise ValueError(f"limit={limit!r}: must be a positive number of items (or None for all)")
         informer = self._synced_informer(kind)
         store = informer.store
-        terms = _field_terms(field_selector_string(field_selector))
+        terms = _field_terms(field_selector_string(options.get("field_selector")))
         for path, _, _ in terms:
             if path not in ("metadata.name", "metadata.namespace") and not store.has_index(path):
                 raise ValueError(
@@ -234,7 +231,7 @@ class Cache:
                 f"index={index!r}: {self.client.gvk(kind)} has no index named {index[0]!r}; add it with "
                 "cache.index_field(kind, name, func) (manager.cache) before the cache starts"
             )
-        selector = label_selectors.parse(label_selector_string(label_selector))
+        selector = label_selectors.parse(label_selector_string(options.get("label_selector")))
         candidates: Iterable[Any]
         if index is not None:
             candidates = store.by_index(*index)
@@ -299,7 +296,7 @@ class DelegatingClient:
     Reads of kinds listed in `uncached` go to the API server (controller-runtime's `DisableFor`).
     """
 
-    def __init__(self, cache: Cache, client: Client, uncached: Iterable[KindRef] = ()) -> None:
+    def __init__(self, cache: Cache, client: APIServerClient, uncached: Iterable[KindRef] = ()) -> None:
         self.cache = cache
         self.writer = client
         self._uncached = {client.gvk(kind) for kind in uncached}
@@ -324,32 +321,17 @@ class DelegatingClient:
             return self.writer.get(kind, name, namespace)
         return self.cache.get(kind, name, namespace)
 
-    def list(
-        self,
-        kind: KindRef,
-        namespace: str | None = None,
-        *,
-        label_selector: LabelSelector | None = None,
-        field_selector: FieldSelector | None = None,
-        index: Index | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
-    ) -> ObjectList:
+    def list(self, kind: KindRef, namespace: str | None = None, **options: Unpack[ListOptions]) -> ObjectList:
         """Cached objects (`Cache.list`); from the API server for `uncached` kinds (`Client.list`, no `index`)."""
+        check_options("list", options, ListOptions)
         if self.writer.gvk(kind) in self._uncached:
-            if index is not None:
+            if (index := options.get("index")) is not None:
                 raise ValueError(
                     f"index={index!r}: {self.writer.gvk(kind)} is uncached and the live API has no indexes; "
                     "cache the kind to look up an index, or pass field_selector= to filter on the API server"
                 )
-            return self.writer.list(
-                kind, namespace, label_selector=label_selector, field_selector=field_selector, limit=limit,
-                continue_=continue_,
-            )  # fmt: skip
-        return self.cache.list(
-            kind, namespace, label_selector=label_selector, field_selector=field_selector, index=index, limit=limit,
-            continue_=continue_,
-        )  # fmt: skip
+            return self.writer.list(kind, namespace, **options)
+        return self.cache.list(kind, namespace, **options)
 
     # ------------------------------------------------------------------------------------------ writes
 
@@ -383,25 +365,9 @@ class DelegatingClient:
             subresource=subresource,
         )  # fmt: skip
 
-    def patch(
-        self,
-        obj: Any,
-        patch: Mapping[str, Any] | Sequence[Any] | bytes,
-        *,
-        patch_type: PatchType = MERGE,
-        name: str | None = None,
-        namespace: str | None = None,
-        subresource: str | None = None,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        field_validation: str | None = None,
-    ) -> Any:
+    def patch(self, obj: Any, patch: Patch, **options: Unpack[PatchOptions]) -> Any:
         """Patch `obj` on the API server (`Client.patch`); returns the patched object, `obj` left unchanged."""
-        return self.writer.patch(
-            obj, patch, patch_type=patch_type, name=name, namespace=namespace, subresource=subresource,
-            dry_run=dry_run, field_manager=field_manager, force=force, field_validation=field_validation,
-        )  # fmt: skip
+        return self.writer.patch(obj, patch, **options)
 
     def apply(
         self,
@@ -442,3 +408,12 @@ class DelegatingClient:
 
     def evict(self, pod: Any, *, grace_period_seconds: int | None = None, dry_run: bool = False) -> None:
         self.writer.evict(pod, grace_period_seconds=grace_period_seconds, dry_run=dry_run)
+
+
+__all__ = [
+    "DEFAULT_SYNC_TIMEOUT",
+    "Cache",
+    "CacheNotStartedError",
+    "CacheScope",
+    "DelegatingClient",
+]

@@ -160,3 +160,13 @@ def signing_key_pair() -> CertPair:
 def not_after(cert_pem: bytes) -> datetime.datetime:
     """When the (first) certificate in `cert_pem` expires; raises ValueError when it does not parse."""
     return x509.load_pem_x509_certificate(cert_pem).not_valid_after_utc
+
+
+__all__ = [
+    "BACKDATE",
+    "DEFAULT_VALIDITY",
+    "CertPair",
+    "CertificateAuthority",
+    "not_after",
+    "signing_key_pair",
+]

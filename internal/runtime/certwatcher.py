@@ -135,3 +135,12 @@ class CertWatcher:
             _log.warning(
                 "file watch on %s stopped, relying on the %ss poll: %s", self.cert_dir, self.poll_interval, exc
             )
+
+
+__all__ = [
+    "POLL_INTERVAL",
+    "CertWatcher",
+    "CertificateError",
+    "ContextFactory",
+    "server_context",
+]

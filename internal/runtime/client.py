@@ -1,6 +1,6 @@
 """The client: typed reads and writes against the API server, controller-runtime style.
 
-    client = Client.from_config(RESTConfig.load())
+    client = new_client(RESTConfig.load())
     pod = client.get("v1/Pod", "web-0", namespace="shop")            # a dict
     profile = client.get(WorkloadProfile, "api-default-a9696153")      # a model (registered in the scheme)
     client.patch(pod, {"metadata": {"labels": {"a": "b"}}})            # JSON merge patch
@@ -16,9 +16,9 @@ with orjson, never through the official client's generated models. Errors are ty
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, Self, TypeVar, overload
+from typing import Any, Protocol, TypeVar, Unpack, overload
 
 import orjson
 import urllib3
@@ -26,12 +26,23 @@ import urllib3
 from . import labels, objects
 from .apierrors import APIStatusError, ConflictError, NotFoundError, stale_update_conflict
 from .gvk import GroupVersionKind, RESTMapping
-from .interfaces import FieldSelector, Index, LabelSelector, ObjectList
+from .interfaces import (
+    Client,
+    FieldSelector,
+    KindRef,
+    LabelSelector,
+    ListOptions,
+    ObjectList,
+    Patch,
+    PatchOptions,
+    PatchType,
+    SubResourcePatchOptions,
+    check_options,
+)
 from .rest import RESTConfig, Transport
 from .restmapper import RESTMapper
 from .scheme import Scheme
 
-PatchType = Literal["merge", "strategic", "json", "apply"]
 MERGE: PatchType = "merge"
 STRATEGIC: PatchType = "strategic"
 JSON_PATCH: PatchType = "json"
@@ -43,7 +54,6 @@ _CONTENT_TYPES: dict[str, str] = {
     "apply": "application/apply-patch+yaml",
 }
 
-KindRef = GroupVersionKind | str | type[Any]
 T = TypeVar("T")
 
 
@@ -95,8 +105,15 @@ class ListerWatcher(Protocol):
     ) -> WatchStream: ...
 
 
+class APIServerListOptions(ListOptions, total=False):
+    """The options of `APIServerClient.list`: every reader's, and the `resource_version` to list at, as the API's
+    (`"0"`: any cached version)."""
+
+    resource_version: str | None
+
+
 @dataclass(frozen=True, slots=True)
-class ListOptions:
+class _Selectors:
     """Server-side filtering of a list or watch."""
 
     label_selector: str | None = None
@@ -153,7 +170,7 @@ class _HTTPListerWatcher:
     transport: Transport
     mapping: RESTMapping
     namespace: str | None
-    options: ListOptions = field(default_factory=ListOptions)
+    options: _Selectors = field(default_factory=_Selectors)
 
     def list(self, *, resource_version: str | None, limit: int | None, continue_: str | None) -> bytes:
         params = self.options.params()
@@ -189,8 +206,19 @@ class _HTTPListerWatcher:
         return _HTTPWatchStream(response)
 
 
-class Client:
-    """Reads and writes objects through one API server; thread-safe.
+def new_client(config: RESTConfig, *, scheme: Scheme | None = None, field_owner: str | None = None) -> Client:
+    """A `Client` that reads and writes straight through the API server of `config` (controller-runtime's
+    `client.New`): no cache, every read is a request. `scheme` maps model types to kinds (models come back for
+    registered kinds); `field_owner` is the default field manager of writes (server-side apply needs one).
+
+    Its class is `APIServerClient`, for the few callers that need more than the interface (`list_all`, `watch`,
+    `evict`, `close`)."""
+    return APIServerClient(Transport(config), scheme=scheme, field_owner=field_owner)
+
+
+class APIServerClient:
+    """Reads and writes objects through one API server; thread-safe. Implements `Client`; make one with
+    `new_client(config)`, or with a `Transport` of your own (`FakeAPI().client()` passes the fake).
 
     `field_owner` is the default field manager of writes (required by server-side apply).
     """
@@ -207,10 +235,6 @@ class Client:
         self.scheme = scheme or Scheme()
         self.mapper = mapper or RESTMapper(self._discovery)
         self.field_owner = field_owner
-
-    @classmethod
-    def from_config(cls, config: RESTConfig, *, scheme: Scheme | None = None, field_owner: str | None = None) -> Self:
-        return cls(Transport(config), scheme=scheme, field_owner=field_owner)
 
     def _discovery(self, path: str) -> dict[str, Any]:
         decoded: dict[str, Any] = orjson.loads(self.transport.request("GET", path).data)
@@ -283,24 +307,15 @@ class Client:
         data = self.transport.request("GET", mapping.object_path(name, namespace)).data
         return self._decode(data, self._model_of(kind))
 
-    def list(
-        self,
-        kind: KindRef,
-        namespace: str | None = None,
-        *,
-        label_selector: LabelSelector | None = None,
-        field_selector: FieldSelector | None = None,
-        index: Index | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
-        resource_version: str | None = None,
-    ) -> ObjectList:
+    def list(self, kind: KindRef, namespace: str | None = None, **options: Unpack[APIServerListOptions]) -> ObjectList:
         """One LIST page from the API server (all of it unless `limit`); items are dicts, or models for a model type.
 
-        The options of every reader (`interfaces.Reader.list`): `label_selector` a string, dict or
-        `labels.Selector`; `field_selector` a string or dict; `limit`/`continue_` page; `resource_version` as the
-        API's (`"0"`: any cached version). `index=` is refused: the live API has no indexes.
+        The options of every reader (`interfaces.ListOptions`) and `resource_version` (`APIServerListOptions`);
+        `limit`/`continue_` page. `index=` is refused: the live API has no indexes.
         """
+        check_options("list", options, APIServerListOptions)
+        index, limit, continue_ = options.get("index"), options.get("limit"), options.get("continue_")
+        resource_version = options.get("resource_version")
         if index is not None:
             raise ValueError(
                 f"index={index!r}: the live API has no indexes; read through the cache (manager.client, "
@@ -309,7 +324,10 @@ class Client:
         if limit is not None and limit < 0:
             raise ValueError(f"limit={limit!r}: must be a positive number of items (or None for all)")
         mapping = self.mapping(kind)
-        params = ListOptions(label_selector_string(label_selector), field_selector_string(field_selector)).params()
+        selectors = _Selectors(
+            label_selector_string(options.get("label_selector")), field_selector_string(options.get("field_selector"))
+        )
+        params = selectors.params()
         if limit:
             params["limit"] = str(limit)
         if continue_:
@@ -375,7 +393,7 @@ class Client:
     ) -> ListerWatcher:
         """Raw list/watch of one scope, for informers."""
         return _HTTPListerWatcher(
-            self.transport, self.mapping(kind), namespace or None, ListOptions(label_selector, field_selector)
+            self.transport, self.mapping(kind), namespace or None, _Selectors(label_selector, field_selector)
         )
 
     # ------------------------------------------------------------------------------------------ writes
@@ -432,20 +450,7 @@ class Client:
             raise stale_update_conflict(error, version) from None
         return self._decode(data, self._model_of(obj))  # type: ignore[no-any-return]
 
-    def patch(
-        self,
-        obj: Any,
-        patch: Mapping[str, Any] | Sequence[Any] | bytes,
-        *,
-        patch_type: PatchType = MERGE,
-        name: str | None = None,
-        namespace: str | None = None,
-        subresource: str | None = None,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        field_validation: str | None = None,
-    ) -> Any:
+    def patch(self, obj: Any, patch: Patch, **options: Unpack[PatchOptions]) -> Any:
         """Patch an object (identified by `obj`, or by a kind plus `name`/`namespace`).
 
         `patch_type`: "merge" (RFC 7386), "strategic" (built-in kinds; lists merged by key), "json" (RFC 6902
@@ -453,10 +458,14 @@ class Client:
         `force` takes over conflicting fields). Returns the patched object (a model if `obj` is one); `obj` itself
         is left unchanged.
         """
+        check_options("patch", options, PatchOptions)
+        patch_type, force = options.get("patch_type", MERGE), options.get("force")
         mapping = self.mapping(obj)
-        object_name, object_namespace = self._locate(obj, name, namespace)
-        path = mapping.object_path(object_name, object_namespace, subresource)
-        params = self._write_params(dry_run, field_manager, field_validation)
+        object_name, object_namespace = self._locate(obj, options.get("name"), options.get("namespace"))
+        path = mapping.object_path(object_name, object_namespace, options.get("subresource"))
+        params = self._write_params(
+            options.get("dry_run", False), options.get("field_manager"), options.get("field_validation")
+        )
         if patch_type == APPLY:
             if "fieldManager" not in params:
                 raise ValueError("server-side apply needs a field manager: pass field_manager= or set field_owner")
@@ -553,7 +562,7 @@ class Client:
 class SubResourceClient:
     """A client bound to one subresource of objects."""
 
-    def __init__(self, client: Client, subresource: str) -> None:
+    def __init__(self, client: APIServerClient, subresource: str) -> None:
         self._client = client
         self.subresource = subresource
 
@@ -568,8 +577,8 @@ class SubResourceClient:
         """PUT the whole object to the subresource (e.g. `status`); returns the stored object, `obj` left unchanged."""
         return self._client.update(obj, dry_run=dry_run, field_manager=field_manager, subresource=self.subresource)
 
-    def patch(self, obj: Any, patch: Mapping[str, Any] | Sequence[Any] | bytes, **options: Any) -> Any:
-        """Patch the subresource; options as `Client.patch` (`patch_type`, `field_manager`, …)."""
+    def patch(self, obj: Any, patch: Patch, **options: Unpack[SubResourcePatchOptions]) -> Any:
+        """Patch the subresource; options as `APIServerClient.patch` (`patch_type`, `field_manager`, …)."""
         return self._client.patch(obj, patch, subresource=self.subresource, **options)
 
     def create(self, obj: Any, body: Mapping[str, Any], *, dry_run: bool = False) -> Any:
@@ -588,10 +597,11 @@ __all__ = [
     "JSON_PATCH",
     "MERGE",
     "STRATEGIC",
+    "APIServerClient",
+    "APIServerListOptions",
     "APIStatusError",
     "Client",
     "KindRef",
-    "ListOptions",
     "ListerWatcher",
     "ObjectList",
     "PatchType",
@@ -599,4 +609,5 @@ __all__ = [
     "WatchStream",
     "field_selector_string",
     "label_selector_string",
+    "new_client",
 ]

@@ -136,3 +136,11 @@ class FakeClock:
                     break
                 self._changed.wait(_FAKE_POLL_SECONDS)
         return event.is_set()
+
+
+__all__ = [
+    "Clock",
+    "FakeClock",
+    "RealClock",
+    "rfc3339",
+]

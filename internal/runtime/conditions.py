@@ -189,3 +189,15 @@ def remove_status_condition(conditions: list[C], type_: str) -> bool:
     before = len(conditions)
     conditions[:] = [c for c in conditions if _get(c, "type") != type_]
     return len(conditions) != before
+
+
+__all__ = [
+    "AnyCondition",
+    "TypedCondition",
+    "condition",
+    "find_status_condition",
+    "is_status_condition_true",
+    "kept_transition_time",
+    "remove_status_condition",
+    "set_status_condition",
+]

@@ -267,3 +267,11 @@ class Controller:
         else:
             self.queue.forget(request)
             self._total["success"].inc()
+
+
+__all__ = [
+    "DEFAULT_CACHE_SYNC_TIMEOUT",
+    "CacheSyncTimeoutError",
+    "Controller",
+    "ControllerOptions",
+]

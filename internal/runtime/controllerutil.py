@@ -295,3 +295,20 @@ def remove_finalizer(obj: dict[str, Any], finalizer: str) -> bool:
         return False
     meta["finalizers"] = kept
     return True
+
+
+__all__ = [
+    "AlreadyOwnedError",
+    "OperationResult",
+    "add_finalizer",
+    "contains_finalizer",
+    "create_or_patch",
+    "create_or_update",
+    "get_controller_of",
+    "get_reference",
+    "merge_patch",
+    "new_controller_ref",
+    "remove_finalizer",
+    "set_controller_reference",
+    "set_owner_reference",
+]

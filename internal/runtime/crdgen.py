@@ -198,3 +198,19 @@ def render_crd(crd: dict[str, Any], header: str = "") -> str:
     sorted and no line folding."""
     body = yaml.dump(crd, Dumper=_Dumper, sort_keys=True, default_flow_style=False, width=1 << 16, allow_unicode=True)
     return header + "---\n" + body
+
+
+__all__ = [
+    "AGE",
+    "CRDNames",
+    "ColumnType",
+    "PrinterColumn",
+    "ScaleSubresource",
+    "Schema",
+    "Scope",
+    "crd_filename",
+    "crd_for",
+    "crd_name",
+    "crd_schema",
+    "render_crd",
+]

@@ -34,3 +34,11 @@ class GenericEvent:
     """An event from outside the API server (a channel source, a timer)."""
 
     object: Any
+
+
+__all__ = [
+    "CreateEvent",
+    "DeleteEvent",
+    "GenericEvent",
+    "UpdateEvent",
+]

@@ -2,10 +2,10 @@
 done at the transport level).
 
 `FakeAPI` stores objects and answers the same HTTP-shaped requests the real API server does, so the real
-`Client`, informers, cache, controllers and manager run on it unchanged:
+`APIServerClient`, informers, cache, controllers and manager run on it unchanged:
 
     api = FakeAPI()
-    client = api.client()                       # a real Client over the fake transport
+    client = api.client()                       # a real APIServerClient over the fake transport
     manager = Manager(client=client)            # informers list and watch the fake
 
 It keeps resourceVersion (one counter, conflicts on stale updates) and generation (bumped when anything
@@ -34,7 +34,7 @@ import orjson
 
 from . import labels as label_selectors
 from .apierrors import error_from_response
-from .client import Client
+from .client import APIServerClient
 from .clock import Clock, RealClock, rfc3339
 from .gvk import GroupVersionKind, GroupVersionResource, RESTMapping
 from .rest import check_call
@@ -171,10 +171,10 @@ class FakeAPI:
         it) or raises an APIStatusError to deny (e.g. `ForbiddenError`). Runs on CREATE and UPDATE."""
         self._hooks.append(hook)
 
-    def client(self, *, scheme: Scheme | None = None, field_owner: str | None = "fake") -> Client:
-        """A real Client whose transport is this fake."""
+    def client(self, *, scheme: Scheme | None = None, field_owner: str | None = "fake") -> APIServerClient:
+        """A real `APIServerClient` whose transport is this fake."""
         mapper = RESTMapper(self._discovery)
-        return Client(self, mapper=mapper, scheme=scheme, field_owner=field_owner)  # type: ignore[arg-type]
+        return APIServerClient(self, mapper=mapper, scheme=scheme, field_owner=field_owner)  # type: ignore[arg-type]
 
     def discovery(self, path: str) -> dict[str, Any]:
         """The APIResourceList a real server answers at `path` (`/api/v1`, `/apis/<group>/<version>`)."""
@@ -742,3 +742,10 @@ def _scale_of(obj: dict[str, Any]) -> dict[str, Any]:
         "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 0)},
         "status": status,
     }
+
+
+__all__ = [
+    "BUILTIN_KINDS",
+    "AdmissionHook",
+    "FakeAPI",
+]

@@ -103,3 +103,11 @@ class RESTMapping:
             raise ValueError(f"{self.gvk.kind} {name!r} is namespaced: a namespace is required")
         path = f"{self.collection_path(namespace if self.namespaced else None)}/{path_segment(name, 'name')}"
         return f"{path}/{path_segment(subresource, 'subresource')}" if subresource else path
+
+
+__all__ = [
+    "GroupVersionKind",
+    "GroupVersionResource",
+    "RESTMapping",
+    "path_segment",
+]

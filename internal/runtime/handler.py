@@ -126,3 +126,15 @@ def _get(reference: Any, key: str, attribute: str) -> Any:
     if isinstance(reference, dict) or hasattr(reference, "get"):
         return reference.get(key) or ""
     return getattr(reference, attribute, "") or ""
+
+
+__all__ = [
+    "LOW_PRIORITY",
+    "EnqueueRequestForObject",
+    "EnqueueRequestForOwner",
+    "EnqueueRequestsFromMapFunc",
+    "EventHandler",
+    "MapFunc",
+    "RequestQueue",
+    "request_for",
+]

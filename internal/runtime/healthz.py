@@ -99,3 +99,12 @@ def handler_for(endpoints: Mapping[str, Checks]) -> type[BaseHTTPRequestHandler]
             return
 
     return HealthHandler
+
+
+__all__ = [
+    "Check",
+    "Checks",
+    "evaluate",
+    "handler_for",
+    "ping",
+]

@@ -31,12 +31,12 @@ from typing import Any, Protocol
 
 from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
+from ._decode import Decoder, gc_paused
+from ._store import NAMESPACE_INDEX, Indexer, IndexFunc, namespace_index
 from .apierrors import APIStatusError, GoneError, TooManyRequestsError, error_from_response
 from .client import ListerWatcher, WatchStream
 from .clock import Clock, RealClock
-from .decode import Decoder, gc_paused
 from .objects import object_key, resource_version
-from .store import NAMESPACE_INDEX, Indexer, IndexFunc, namespace_index
 
 log = logging.getLogger("ballast.runtime.informer")
 
@@ -403,3 +403,16 @@ def _status_bytes(status: Mapping[str, Any]) -> bytes:
     import orjson  # noqa: PLC0415 - only on the rare error path
 
     return orjson.dumps(status)
+
+
+__all__ = [
+    "BACKOFF_INITIAL",
+    "BACKOFF_MAX",
+    "BACKOFF_RESET_AFTER",
+    "INACTIVITY_TIMEOUT",
+    "MIN_WATCH_TIMEOUT",
+    "FuncHandler",
+    "Registration",
+    "ResourceEventHandler",
+    "SharedIndexInformer",
+]

@@ -4,9 +4,12 @@
         def __init__(self, client: interfaces.Client) -> None:   # manager.client, a Client, or a test double
             self.client = client
 
-`Client` (the API server), `DelegatingClient` (the manager's: reads from the cache, writes to the API server)
-and `FakeAPI().client()` all implement them, with one signature: every reader's `list` takes the same options
-and returns an `ObjectList`. Reads return plain dicts for built-in kinds and models for kinds registered in the
+`new_client(config)` (the API server), the manager's client (reads from the cache, writes to the API server),
+the cache (a `Reader`) and `FakeAPI().client()` all implement them, with one signature: every reader's `list`
+takes the options of `ListOptions` and returns an `ObjectList`; every `patch` takes those of `PatchOptions`.
+The options are TypedDicts unpacked into keyword arguments, so a type checker checks each call, and an
+implementation reads them with `.get()` (`check_options` refuses an unknown one at run time, as a signature
+would). Reads return plain dicts for built-in kinds and models for kinds registered in the
 scheme; writes return what the server stored and leave their argument unchanged (use the returned object).
 """
 
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeVar, overload
+from typing import Any, Literal, Protocol, TypedDict, TypeVar, Unpack, overload
 
 from .gvk import GroupVersionKind
 from .labels import Selector
@@ -29,6 +32,54 @@ FieldSelector = str | Mapping[str, str]
 """A field selector: `"metadata.name=web,spec.nodeName=n1"` or `{"spec.nodeName": "n1"}`."""
 Index = tuple[str, str]
 """One index lookup in the cache: (index name, value), an index added with `Cache.index_field`."""
+
+
+class ListOptions(TypedDict, total=False):
+    """The options of every reader's `list` (controller-runtime's `client.ListOptions`), all optional.
+
+    `label_selector`: a string, a dict or a `labels.Selector`. `field_selector`: a string or a dict; the cache
+    answers `metadata.name`, `metadata.namespace` and fields it has an index of that name for. `index`: one index
+    lookup, cache only (the live API has no indexes). `limit`: at most that many items; `continue_`: the next page
+    of a live list (the cache has no pages). A bad value raises ValueError/TypeError naming the option.
+    """
+
+    label_selector: LabelSelector | None
+    field_selector: FieldSelector | None
+    index: Index | None
+    limit: int | None
+    continue_: str | None
+
+
+class SubResourcePatchOptions(TypedDict, total=False):
+    """The options of a subresource's `patch` (`client.status().patch(obj, patch, **options)`), all optional.
+
+    `patch_type` (default "merge"): "merge", "strategic", "json" or "apply" (server-side apply: needs a field
+    manager; `force` takes over conflicting fields, and is refused for the other types). `name`/`namespace`
+    name the object when `obj` is only a kind.
+    """
+
+    patch_type: PatchType
+    name: str | None
+    namespace: str | None
+    dry_run: bool
+    field_manager: str | None
+    force: bool | None
+    field_validation: str | None
+
+
+class PatchOptions(SubResourcePatchOptions, total=False):
+    """The options of every writer's `patch`: a subresource's, and the `subresource` to patch."""
+
+    subresource: str | None
+
+
+def check_options(function: str, options: Mapping[str, object], accepted: type[Any]) -> None:
+    """Raise the TypeError a signature would for a keyword `accepted` (a TypedDict) does not have: `**options`
+    unpacked from a TypedDict is checked by type checkers only."""
+    allowed: frozenset[str] = accepted.__optional_keys__ | accepted.__required_keys__
+    for name in options:
+        if name not in allowed:
+            raise TypeError(f"{function}() got an unexpected keyword argument {name!r}")
 
 
 @dataclass
@@ -60,10 +111,6 @@ class ObjectList(Sequence[Any]):
         return self.items[index]
 
 
-Objects = ObjectList
-"""The former name of what a list read returns (kept for callers that annotate with it)."""
-
-
 class Reader(Protocol):
     """Reads objects by kind: a registered model type, a GroupVersionKind or `"apps/v1/Deployment"`."""
 
@@ -77,25 +124,9 @@ class Reader(Protocol):
         """The object; raises `NotFoundError`."""
         ...
 
-    def list(
-        self,
-        kind: KindRef,
-        namespace: str | None = None,
-        *,
-        label_selector: LabelSelector | None = None,
-        field_selector: FieldSelector | None = None,
-        index: Index | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
-    ) -> ObjectList:
-        """The objects of `kind` (in `namespace`; all namespaces when None), filtered (controller-runtime's
-        `client.Reader.List` with its ListOptions).
-
-        `label_selector`: a string, a dict or a `labels.Selector`. `field_selector`: a string or a dict; the cache
-        answers `metadata.name`, `metadata.namespace` and fields it has an index of that name for. `index`: one
-        index lookup, cache only (the live API has no indexes). `limit`: at most that many items; `continue_`: the
-        next page of a live list (the cache has no pages). A bad argument raises ValueError/TypeError naming it.
-        """
+    def list(self, kind: KindRef, namespace: str | None = None, **options: Unpack[ListOptions]) -> ObjectList:
+        """The objects of `kind` (in `namespace`; all namespaces when None), filtered by `options` (controller-
+        runtime's `client.Reader.List`; see `ListOptions`)."""
         ...
 
 
@@ -127,22 +158,9 @@ class Writer(Protocol):
         object (or a fresh read), since `obj`'s resourceVersion is now stale and would get a ConflictError."""
         ...
 
-    def patch(
-        self,
-        obj: Any,
-        patch: Patch,
-        *,
-        patch_type: PatchType = "merge",
-        name: str | None = None,
-        namespace: str | None = None,
-        subresource: str | None = None,
-        dry_run: bool = False,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        field_validation: str | None = None,
-    ) -> Any:
+    def patch(self, obj: Any, patch: Patch, **options: Unpack[PatchOptions]) -> Any:
         """Patch `obj` (or the object `name`/`namespace` of its kind); returns the patched object, leaving `obj`
-        unchanged."""
+        unchanged. The options: `PatchOptions`."""
         ...
 
     def apply(
@@ -174,7 +192,7 @@ class StatusWriter(Protocol):
 
     def update(self, obj: T, *, dry_run: bool = False, field_manager: str | None = None) -> T: ...
 
-    def patch(self, obj: Any, patch: Patch, **options: Any) -> Any: ...
+    def patch(self, obj: Any, patch: Patch, **options: Unpack[SubResourcePatchOptions]) -> Any: ...
 
     def create(self, obj: Any, body: Mapping[str, Any], *, dry_run: bool = False) -> Any: ...
 
@@ -193,10 +211,14 @@ __all__ = [
     "Index",
     "KindRef",
     "LabelSelector",
+    "ListOptions",
     "ObjectList",
-    "Objects",
     "Patch",
+    "PatchOptions",
+    "PatchType",
     "Reader",
     "StatusWriter",
+    "SubResourcePatchOptions",
     "Writer",
+    "check_options",
 ]

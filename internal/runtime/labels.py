@@ -168,3 +168,15 @@ def from_label_selector(selector: Mapping[str, Any] | None) -> Selector:
             raise SelectorError(f"{where}: operator {operator} takes no values")
         requirements.append(Requirement(key, mapped, values))
     return Selector(tuple(requirements))
+
+
+__all__ = [
+    "EVERYTHING",
+    "NOTHING_KEY",
+    "Requirement",
+    "Selector",
+    "SelectorError",
+    "from_label_selector",
+    "from_set",
+    "parse",
+]

@@ -1,7 +1,7 @@
 """Leader election on a `coordination.k8s.io/v1` Lease, with client-go's algorithm (`tools/leaderelection`).
 
     config = LeaderElectionConfig(name="910c37cf.tightlinesoftware.com", namespace="ballast-system")
-    elector = LeaderElector(client, config)
+    elector = LeaseLeaderElector(client, config)
     manager = Manager(config, leader_elector=elector)   # controllers run only while this replica leads
 
 - Optimistic concurrency on the Lease's resourceVersion: a conflict means another replica wrote first.
@@ -35,8 +35,8 @@ import orjson
 
 from . import metrics
 from .apierrors import AlreadyExistsError, APIStatusError, ConflictError, NotFoundError
-from .client import Client
 from .clock import Clock, RealClock
+from .interfaces import Client
 from .log import get_logger
 from .rest import deadline
 
@@ -103,7 +103,7 @@ def _micro_time(now: datetime.datetime) -> str:
     return now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-class LeaderElector:
+class LeaseLeaderElector:
     """Runs the acquire/renew loop for one identity; `run()` blocks (the manager runs it on a thread)."""
 
     def __init__(self, client: Client, config: LeaderElectionConfig, *, clock: Clock | None = None) -> None:
@@ -329,3 +329,12 @@ class LeaderElector:
         if ok:
             self.log.info("released lease")
         return ok
+
+
+__all__ = [
+    "JITTER_FACTOR",
+    "LEASE",
+    "LeaderElectionConfig",
+    "LeaseLeaderElector",
+    "default_identity",
+]

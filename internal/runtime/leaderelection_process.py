@@ -1,11 +1,11 @@
 """Leader election in a child interpreter, so lease renewals never queue behind this process's GIL.
 
     elector = ProcessLeaderElector(rest_config, LeaderElectionConfig(name=..., namespace=...))
-    manager = Manager(config, leader_elector=elector)   # same contract as `LeaderElector`
+    manager = Manager(config, leader_elector=elector)   # same contract as `LeaseLeaderElector`
 
 CPU-bound C code (a large informer LIST decoded by orjson, a pydantic validation) holds the GIL for tens of
 milliseconds at a time, and an HTTPS round trip needs the GIL a dozen times: under four such threads an
-in-process renewal takes seconds (benchmarks/RESULTS.md). The child runs the unchanged `LeaderElector` with
+in-process renewal takes seconds (benchmarks/RESULTS.md). The child runs the unchanged `LeaseLeaderElector` with
 its own GIL and reports over a pipe, one JSON object per line:
 
     parent → child   stdin    the settings (REST config, election config), then "stop" or EOF
@@ -43,12 +43,12 @@ from .rest import RESTConfig
 
 _log = get_logger("ballast.runtime.leaderelection")
 STOP = b"stop\n"
-CHILD_MODULE = f"{__package__}.leaderelection_child"  # not imported by the package: `-m` runs it once
+CHILD_MODULE = f"{__package__}._leaderelection_child"  # not imported by the package: `-m` runs it once
 _POLL_SECONDS = 0.2  # how soon `stop` is forwarded to the child
 
 
 class ProcessLeaderElector:
-    """`LeaderElector`'s contract (`run`, `is_leader`, `observed_leader`, `renewals`) with the loop in a child."""
+    """`LeaseLeaderElector`'s contract (`run`, `is_leader`, `observed_leader`, `renewals`) with the loop in a child."""
 
     def __init__(
         self,
@@ -89,7 +89,7 @@ class ProcessLeaderElector:
     def run(
         self, stop: threading.Event, on_started_leading: Callable[[], None], on_stopped_leading: Callable[[], None]
     ) -> None:
-        """Start the child and follow it until `stop`, loss, or its exit; the contract of `LeaderElector.run`."""
+        """Start the child and follow it until `stop`, loss, or its exit; the contract of `LeaseLeaderElector.run`."""
         child = subprocess.Popen(
             [self.python, "-m", CHILD_MODULE],
             stdin=subprocess.PIPE,
@@ -221,3 +221,10 @@ def _reap(child: subprocess.Popen[bytes], timeout: float) -> int:
     except subprocess.TimeoutExpired:
         child.kill()
         return child.wait()
+
+
+__all__ = [
+    "CHILD_MODULE",
+    "STOP",
+    "ProcessLeaderElector",
+]

@@ -153,3 +153,15 @@ def _level(name: str) -> int:
         return LEVELS[name.lower()]
     except KeyError:
         raise ValueError(f"unknown log level {name!r}: expected one of {', '.join(LEVELS)}") from None
+
+
+__all__ = [
+    "LEVELS",
+    "JSONFormatter",
+    "Logger",
+    "RateLimitedLog",
+    "TextFormatter",
+    "get_logger",
+    "record_fields",
+    "setup_logging",
+]

@@ -30,12 +30,12 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from . import metrics
 from .cache import Cache, CacheScope, DelegatingClient
-from .client import Client, KindRef
+from .client import APIServerClient, KindRef
 from .clock import Clock, RealClock
 from .healthz import Check, Checks, handler_for, ping
 from .log import Logger, get_logger
 from .recorder import EventRecorder
-from .rest import RESTConfig, cancellable
+from .rest import RESTConfig, Transport, cancellable
 from .scheme import Scheme
 
 DEFAULT_GRACEFUL_SHUTDOWN = 30.0
@@ -52,7 +52,8 @@ def needs_leader_election(runnable: object) -> bool:
 
 
 class LeaderElector(Protocol):
-    """What the manager needs from leader election (see `leaderelection.LeaderElector`)."""
+    """What the manager needs from leader election: `LeaseLeaderElector` (a Lease, renewed from a thread) and
+    `ProcessLeaderElector` (the same, renewed from a child process) implement it."""
 
     def run(
         self, stop: threading.Event, on_started_leading: Callable[[], None], on_stopped_leading: Callable[[], None]
@@ -130,8 +131,8 @@ class Manager:
             writes straight to the API server; kinds in `uncached` are read live. An `interfaces.Client`.
         cache: the shared informer cache (`GetCache()`): `get_informer`, `index_field` (add indexes before
             `start()`), `get`/`list` (`interfaces.Reader`), `wait_for_sync`.
-        api_reader: the API server client itself (`GetAPIReader()`, a `Client`): uncached, consistent reads —
-            paging with `limit`/`continue_`, no indexes — and the writes behind `client`.
+        api_reader: the API server client itself (`GetAPIReader()`, an `APIServerClient`): uncached,
+            consistent reads — paging with `limit`/`continue_`, no indexes — and the writes behind `client`.
         scheme: the registry of model types and their GroupVersionKinds (`GetScheme()`), shared by every client.
         clock: the clock of the cache, the controllers and the leader election (a `FakeClock` in tests).
         logger: the manager's `log.Logger` (`GetLogger()`).
@@ -143,7 +144,7 @@ class Manager:
         self,
         config: RESTConfig | None = None,
         *,
-        client: Client | None = None,
+        client: APIServerClient | None = None,
         scheme: Scheme | None = None,
         field_owner: str | None = None,
         cache_by_kind: Mapping[KindRef, CacheScope] | None = None,
@@ -158,7 +159,7 @@ class Manager:
         if client is None:
             if config is None:
                 config = RESTConfig.load()
-            client = Client.from_config(config, scheme=scheme, field_owner=field_owner)
+            client = APIServerClient(Transport(config), scheme=scheme, field_owner=field_owner)
         self.api_reader = client
         self.scheme = client.scheme
         self.clock = clock or RealClock()
@@ -371,3 +372,13 @@ class _ElectionRunnable:
 
     def start(self, stop: threading.Event) -> None:
         self._elector.run(stop, self._started, self._stopped)
+
+
+__all__ = [
+    "DEFAULT_GRACEFUL_SHUTDOWN",
+    "LeaderElector",
+    "Manager",
+    "ManagerError",
+    "Runnable",
+    "needs_leader_election",
+]

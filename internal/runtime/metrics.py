@@ -212,3 +212,31 @@ CERTWATCHER_READ = Counter("certwatcher_read_certificate", "Total number of cert
 CERTWATCHER_READ_ERRORS = Counter(
     "certwatcher_read_certificate_errors", "Total number of certificate read errors", registry=REGISTRY
 )
+
+__all__ = [
+    "ACTIVE_WORKERS",
+    "CERTWATCHER_READ",
+    "CERTWATCHER_READ_ERRORS",
+    "LEADER_ELECTION_MASTER_STATUS",
+    "LEADER_ELECTION_SLOWPATH",
+    "MAX_CONCURRENT_RECONCILES",
+    "RECONCILE_BUCKETS",
+    "RECONCILE_ERRORS",
+    "RECONCILE_PANICS",
+    "RECONCILE_TIME",
+    "RECONCILE_TIMEOUTS",
+    "RECONCILE_TOTAL",
+    "REGISTRY",
+    "REST_CLIENT_REQUESTS",
+    "REST_CLIENT_REQUEST_DURATION",
+    "TERMINAL_RECONCILE_ERRORS",
+    "WEBHOOK_IN_FLIGHT",
+    "WEBHOOK_LATENCY",
+    "WEBHOOK_PANICS",
+    "WEBHOOK_REQUESTS",
+    "WORKQUEUE_BUCKETS",
+    "WORKQUEUE_BUCKET_LABELS",
+    "WORKQUEUE_COLLECTOR",
+    "WorkqueueCollector",
+    "WorkqueueSeries",
+]

@@ -182,3 +182,24 @@ def split_key(key: str) -> tuple[str, str]:
     """`ns/name` → (ns, name); `name` → ("", name)."""
     ns, _, object_name = key.rpartition("/")
     return ns, object_name
+
+
+__all__ = [
+    "FrozenDict",
+    "FrozenList",
+    "annotations",
+    "deletion_timestamp",
+    "dumps",
+    "freeze",
+    "generation",
+    "labels",
+    "metadata",
+    "name",
+    "namespace",
+    "object_key",
+    "owner_references",
+    "resource_version",
+    "split_key",
+    "thaw",
+    "uid",
+]

@@ -142,3 +142,18 @@ def or_(*predicates: Predicate) -> Predicate:
 
 def not_(predicate: Predicate) -> Predicate:
     return _Not(predicate)
+
+
+__all__ = [
+    "Funcs",
+    "Predicate",
+    "and_",
+    "annotation_changed",
+    "generation_changed",
+    "label_changed",
+    "label_selector",
+    "new_predicate_funcs",
+    "not_",
+    "or_",
+    "resource_version_changed",
+]

@@ -277,3 +277,9 @@ class PriorityQueue(_QueueBase, Generic[T]):
                 del self._items[entry.item]
             entry.waiting_key = None
         self._waiting.clear()
+
+
+__all__ = [
+    "LOW_PRIORITY",
+    "PriorityQueue",
+]

@@ -196,3 +196,16 @@ def default_item_based_rate_limiter() -> ItemExponentialFailureRateLimiter[T]:
 def default_priority_queue_rate_limiter() -> ItemExponentialFailureRateLimiter[T]:
     """controller-runtime's limiter for its priority queue: per-item exponential 5 ms … 1000 s, no token bucket."""
     return ItemExponentialFailureRateLimiter(0.005, 1000.0)
+
+
+__all__ = [
+    "BucketRateLimiter",
+    "ItemExponentialFailureRateLimiter",
+    "ItemFastSlowRateLimiter",
+    "MaxOfRateLimiter",
+    "RateLimiter",
+    "WithMaxWaitRateLimiter",
+    "default_controller_rate_limiter",
+    "default_item_based_rate_limiter",
+    "default_priority_queue_rate_limiter",
+]

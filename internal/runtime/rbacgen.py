@@ -362,3 +362,24 @@ def cluster_role(name: str, rules: Iterable[PolicyRule | Rule]) -> dict[str, Any
         "metadata": {"name": name},
         "rules": [rule.to_wire() for rule in normalize_rules(rules)],
     }
+
+
+__all__ = [
+    "RBAC_API",
+    "RBAC_RULES",
+    "Grant",
+    "Placement",
+    "PolicyRule",
+    "Role",
+    "Rule",
+    "binding_manifest",
+    "cluster_role",
+    "comment",
+    "declared_rules",
+    "normalize_rules",
+    "rbac",
+    "role_manifest",
+    "rules_of",
+    "service_account_manifest",
+    "yaml_document",
+]

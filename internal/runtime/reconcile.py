@@ -28,10 +28,6 @@ class Request:
     namespace: str
     name: str
 
-    @classmethod
-    def for_object(cls, namespace: str, name: str) -> Request:
-        return cls(namespace or "", name)
-
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
@@ -123,3 +119,14 @@ class FuncReconciler:
 
     def reconcile(self, ctx: Context, request: Request) -> Result | None:
         return self._func(ctx, request)
+
+
+__all__ = [
+    "Context",
+    "FuncReconciler",
+    "ReconcileFunc",
+    "Reconciler",
+    "Request",
+    "Result",
+    "TerminalError",
+]

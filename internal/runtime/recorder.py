@@ -206,3 +206,14 @@ class EventRecorder:
                 return  # the namespace is going away with its object
             raise
         self._recorded[key] = _Recorded(name, namespace, 1)
+
+
+__all__ = [
+    "AGGREGATE_THRESHOLD",
+    "AGGREGATE_WINDOW",
+    "NORMAL",
+    "SPAM_BURST",
+    "SPAM_REFILL_SECONDS",
+    "WARNING",
+    "EventRecorder",
+]

@@ -98,3 +98,10 @@ class RESTMapper:
         with self._lock:
             self._by_kind.clear()
             self._by_resource.clear()
+
+
+__all__ = [
+    "DiscoveryFetch",
+    "NoKindMatchError",
+    "RESTMapper",
+]

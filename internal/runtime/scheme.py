@@ -31,10 +31,9 @@ class UnregisteredTypeError(LookupError):
 
 
 class Scheme:
-    """A two-way registry of kinds and model types; thread-safe."""
+    """A registry of model types and the kinds they are; thread-safe."""
 
     def __init__(self) -> None:
-        self._types: dict[GroupVersionKind, type[Any]] = {}
         self._kinds: dict[type[Any], GroupVersionKind] = {}
         self._lock = threading.Lock()
 
@@ -44,7 +43,6 @@ class Scheme:
             existing = self._kinds.get(model)
             if existing is not None and existing != gvk:
                 raise ValueError(f"{model.__name__} is already registered as {existing}")
-            self._types[gvk] = model
             self._kinds[model] = gvk
 
     def gvk_for(self, model: type[Any]) -> GroupVersionKind:
@@ -55,9 +53,6 @@ class Scheme:
                 "scheme.register(GroupVersionKind(...), Model)"
             )
         return found
-
-    def type_for(self, gvk: GroupVersionKind) -> type[Any] | None:
-        return self._types.get(gvk)
 
     def is_registered(self, model: type[Any]) -> bool:
         return model in self._kinds
@@ -73,3 +68,10 @@ class Scheme:
     def from_wire(data: Any, model: type[M]) -> M:
         """Validate wire data into `model`."""
         return model.model_validate(data)  # type: ignore[attr-defined, no-any-return]
+
+
+__all__ = [
+    "Model",
+    "Scheme",
+    "UnregisteredTypeError",
+]

@@ -27,8 +27,8 @@ from typing import Any
 
 from .apierrors import AlreadyExistsError, ConflictError, NotFoundError
 from .certs import CertificateAuthority, not_after
-from .client import Client
 from .clock import Clock, RealClock
+from .interfaces import Client
 from .log import get_logger
 
 _log = get_logger("ballast.runtime.selfsigned")
@@ -215,3 +215,11 @@ class SelfSignedCertificates:
                 self.ensure()
             except Exception as exc:  # keep serving with what is on disk; try again at the next check
                 _log.warning("could not refresh the webhook certificate: %s", exc)
+
+
+__all__ = [
+    "MUTATING",
+    "VALIDATING",
+    "SelfSignedCertificates",
+    "ServingPair",
+]

@@ -116,3 +116,10 @@ class Channel:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(2)
+
+
+__all__ = [
+    "Channel",
+    "Kind",
+    "Source",
+]

@@ -97,3 +97,12 @@ def consistently(
         if held >= duration and calls >= 2:  # a single look proves nothing about "stays"
             return
         time.sleep(interval)
+
+
+__all__ = [
+    "DEFAULT_INTERVAL",
+    "DEFAULT_TIMEOUT",
+    "consistently",
+    "eventually",
+    "running",
+]

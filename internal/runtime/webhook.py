@@ -7,7 +7,7 @@
 
 - TLS ≥ 1.2, HTTP/1.1 only; each new connection is wrapped with the CertWatcher's current context, so a
   rotated certificate is presented at the next handshake and open connections are not cut.
-- Connections are accepted, handshaken and read by one selector thread (`httpconn`); a pool of `workers` only
+- Connections are accepted, handshaken and read by one selector thread (`_httpconn`); a pool of `workers` only
   answers complete requests, so idle or slow clients cannot hold it: handshake and started requests have short
   deadlines, keep-alive waits a long one (90 s), at most `max_connections` stay open (the oldest idle goes
   first), and running out of descriptors only pauses accepting. Requests are parsed with llhttp (`httptools`).
@@ -32,9 +32,9 @@ import time
 from pathlib import Path
 
 from . import metrics
+from ._httpconn import Connection, ConnectionLoop, Limits, Message
 from .admission import AdmissionResponse, Handler, ReviewError, decode_review, encode_review, errored
 from .certwatcher import CertificateError, CertWatcher
-from .httpconn import Connection, ConnectionLoop, Limits, Message
 from .log import RateLimitedLog, get_logger
 from .rest import deadline
 

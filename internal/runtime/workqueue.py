@@ -635,3 +635,14 @@ class RateLimitingQueue(DelayingQueue[T]):
     def num_requeues(self, item: T) -> int:
         """How many failures of `item` the rate limiter is tracking."""
         return self.rate_limiter.num_requeues(item)
+
+
+__all__ = [
+    "EXCEEDED_CARDINALITY_LABEL",
+    "MAX_WAIT_SECONDS",
+    "PRIORITY_LABEL_LIMIT",
+    "DelayingQueue",
+    "Queue",
+    "RateLimitingQueue",
+    "WorkQueue",
+]

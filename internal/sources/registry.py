@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
-from ballast.runtime import Client
+from ballast.runtime.client import APIServerClient
 
 from . import kubelet_summary, kubernetes_metrics
 from .base import Source
 
-SourceFactory = Callable[[Client], Source]
+SourceFactory = Callable[[APIServerClient], Source]
 """Builds a source from the live client (the manager's `api_reader`)."""
 
 SOURCE_TYPES: Mapping[str, SourceFactory] = MappingProxyType(

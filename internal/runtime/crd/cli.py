@@ -163,3 +163,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+__all__ = [
+    "PROG",
+    "UsageError",
+    "kinds_of",
+    "main",
+]

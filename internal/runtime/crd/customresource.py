@@ -94,3 +94,8 @@ class CustomResource(WireModel):
     def path(self) -> str:
         """This object's URL path from `metadata.name` (and `metadata.namespace`); ValueError as `object_path`."""
         return self.object_path(self.metadata.name or "", self.metadata.namespace)
+
+
+__all__ = [
+    "CustomResource",
+]

@@ -66,3 +66,19 @@ def unique_items(max_items: int, what: str = "item") -> CRDSchema:
         "messageExpression": f"'{what} \"' + {repeated} + '\" appears more than once'",
     }
     return CRDSchema({"maxItems": max_items, "x-kubernetes-validations": [validation]})
+
+
+__all__ = [
+    "DURATION_MAX_LENGTH",
+    "DURATION_PATTERN",
+    "DURATION_UNITS",
+    "LABEL_NAME_MAX_LENGTH",
+    "LABEL_PREFIX_MAX_LENGTH",
+    "QUALIFIED_NAME_MAX_LENGTH",
+    "QUALIFIED_NAME_PATTERN",
+    "UNSIGNED_DURATION_PATTERN",
+    "duration",
+    "positive_duration",
+    "qualified_name",
+    "unique_items",
+]

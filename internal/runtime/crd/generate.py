@@ -78,3 +78,14 @@ def write_crds(
     nothing. Returns the files that differed or were missing (with `check`: what is out of date). Files of other
     kinds already in `directory` are left alone."""
     return write_files(directory, rendered_crds(kinds, header), check=check)
+
+
+__all__ = [
+    "HEADER",
+    "crd_filename",
+    "crd_for",
+    "crd_schema",
+    "rendered_crds",
+    "write_crds",
+    "write_files",
+]

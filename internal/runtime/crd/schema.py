@@ -225,3 +225,12 @@ def _check_markers(schema: Schema, where: str) -> None:
             raise StructuralSchemaError(f"{where}: list-map key {key!r} is not an item property")
         if key not in items.get("required", []) and "default" not in items["properties"][key]:
             raise StructuralSchemaError(f"{where}: list-map key {key!r} must be required or defaulted")
+
+
+__all__ = [
+    "DEFAULT_MARKER",
+    "Schema",
+    "StructuralSchemaError",
+    "check_structural",
+    "openapi_schema",
+]

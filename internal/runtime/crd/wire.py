@@ -144,3 +144,22 @@ def as_model(model: type[M], obj: Any) -> M:
     if isinstance(obj, model):
         return obj
     return model.model_validate(objects.thaw(obj) if isinstance(obj, Mapping) else obj)
+
+
+__all__ = [
+    "ACRONYMS",
+    "ATOMIC_LIST",
+    "ATOMIC_STRUCT",
+    "VALIDATIONS",
+    "CRDSchema",
+    "Int32",
+    "Int64",
+    "IntOrString",
+    "WireEnum",
+    "WireModel",
+    "as_model",
+    "list_map",
+    "merge_markers",
+    "wire_name",
+    "wire_path",
+]

@@ -318,3 +318,20 @@ def _go_version() -> str:
 def _clock(seconds: float) -> str:
     minutes, secs = divmod(int(seconds), 60)
     return f"{minutes}m{secs:02d}s"
+
+
+__all__ = [
+    "ALL_BINARIES",
+    "DEFAULT_ETCD_VERSION",
+    "DEFAULT_KUBERNETES_VERSION",
+    "HEARTBEAT_SECONDS",
+    "KUBERNETES_BINARIES",
+    "MANIFEST",
+    "Assets",
+    "build_assets",
+    "cache_root",
+    "cached_versions",
+    "default_version",
+    "find_assets",
+    "normalize_version",
+]

@@ -298,3 +298,16 @@ def serve_kubelet(
         backend.stop()
         raise
     return backend
+
+
+__all__ = [
+    "Backend",
+    "RecordingHandler",
+    "Route",
+    "default_service_name",
+    "json_handler",
+    "register_api_service",
+    "serve_api_service",
+    "serve_backend",
+    "serve_kubelet",
+]

@@ -129,3 +129,10 @@ def address_of(configuration: Any) -> tuple[str, int]:
     """(host, port) of the API server a `kubernetes.client.Configuration` points at."""
     url = urlsplit(configuration.host)
     return url.hostname or "127.0.0.1", url.port or 443
+
+
+__all__ = [
+    "BlackHoleProxy",
+    "address_of",
+    "through",
+]

@@ -127,3 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+__all__ = [
+    "main",
+]

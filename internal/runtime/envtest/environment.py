@@ -392,7 +392,7 @@ class Environment:
         return self.admin.client_configuration()
 
     def rest_config(self, **options: Any) -> Any:
-        """The framework's `RESTConfig` for the admin user, for `Manager(...)` or `Client.from_config(...)` — Go's
+        """The framework's `RESTConfig` for the admin user, for `Manager(...)` or `new_client(...)` — Go's
         `testEnv.Start()` result. `options` are RESTConfig's fields (`qps`, `burst`, `timeout`, `user_agent`)."""
         from ballast.runtime.rest import RESTConfig  # noqa: PLC0415 - envtest runs without the framework
 
@@ -520,3 +520,12 @@ class Environment:
         if check and result.returncode != 0:
             raise EnvtestError(f"kubectl {' '.join(args)} failed ({result.returncode}): {result.stderr.strip()}")
         return result.stdout
+
+
+__all__ = [
+    "APISERVER_ATTEMPTS",
+    "FRONT_PROXY_CLIENT",
+    "SERVICE_CLUSTER_IP_RANGE",
+    "Environment",
+    "NetworkMode",
+]

@@ -41,3 +41,15 @@ class APIError(EnvtestError):
 
 class NetworkError(EnvtestError):
     """The private test network namespace could not be set up or is not in use."""
+
+
+__all__ = [
+    "APIError",
+    "AssetsNotFoundError",
+    "BuildError",
+    "EnvtestError",
+    "ManifestError",
+    "NetworkError",
+    "PortInUseError",
+    "ProcessStartError",
+]

@@ -69,3 +69,8 @@ class Credentials:
 
 def _b64(path: Path) -> str:
     return base64.b64encode(path.read_bytes()).decode()
+
+
+__all__ = [
+    "Credentials",
+]

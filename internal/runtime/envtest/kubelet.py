@@ -100,3 +100,10 @@ class ResizeActuator:
             done += 1
         self.actuated += done
         return done
+
+
+__all__ = [
+    "RESIZE_CONDITIONS",
+    "ResizeActuator",
+    "actuated_status",
+]

@@ -176,3 +176,18 @@ class Kwok:
     def __exit__(self, *exc: object) -> None:
         with contextlib.suppress(EnvtestError):
             self.stop()
+
+
+__all__ = [
+    "CONFIGURATION_FILE",
+    "FAKE_NODE_ANNOTATION",
+    "METRICS_PATH_ANNOTATION",
+    "STAGE_FILES",
+    "STOCK_USAGE_FILE",
+    "USAGE_CPU",
+    "USAGE_MEMORY",
+    "Kwok",
+    "configuration_documents",
+    "usage_annotation",
+    "usage_per_container",
+]

@@ -221,3 +221,16 @@ class WebhookInstallOptions:
                 if exc.status != 404:
                     raise
         self.installed = []
+
+
+__all__ = [
+    "CRD_PATH",
+    "MANIFEST_SUFFIXES",
+    "WEBHOOK_KINDS",
+    "Source",
+    "WebhookInstallOptions",
+    "install_crds",
+    "install_webhooks",
+    "load_documents",
+    "rewrite_webhook_config",
+]

@@ -86,3 +86,12 @@ class MetricsServer:
         if self.process is not None:
             self.process.stop(10.0)
             self.process = None
+
+
+__all__ = [
+    "GROUP",
+    "NAMESPACE",
+    "SERVICE",
+    "VERSION",
+    "MetricsServer",
+]

@@ -139,3 +139,10 @@ class MiniCluster:
             items = self.env.rest.get(f"/apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods")["items"]
             return {item["metadata"]["name"]: item for item in items}
         return {}
+
+
+__all__ = [
+    "CLIENT_BURST",
+    "CLIENT_QPS",
+    "MiniCluster",
+]

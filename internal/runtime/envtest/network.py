@@ -109,3 +109,15 @@ def run_in_private_network(argv: Sequence[str]) -> int:
     return subprocess.call(
         [*command, "sh", "-c", script, "ballast-envtest-netns", *argv], env={**os.environ, ENV_VAR: "private"}
     )
+
+
+__all__ = [
+    "ENV_VAR",
+    "TEST_NETWORK",
+    "allocate_address",
+    "in_private_network",
+    "interfaces",
+    "mode_from_environment",
+    "require_private_network",
+    "run_in_private_network",
+]

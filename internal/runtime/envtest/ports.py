@@ -86,3 +86,11 @@ def ensure_free(host: str, port: int, what: str) -> None:
                     "pick another port or leave it unset to get a free one"
                 ) from exc
             raise PortInUseError(f"{what}: cannot bind {host}:{port}: {exc.strerror}") from exc
+
+
+__all__ = [
+    "RESERVATION_SECONDS",
+    "ensure_free",
+    "suggest_port",
+    "sweep_expired",
+]

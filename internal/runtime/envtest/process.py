@@ -177,3 +177,11 @@ class ControlPlaneProcess:
             self._log.close()
             self._log = None
         self._process = None
+
+
+__all__ = [
+    "STDERR_TAIL_LINES",
+    "ControlPlaneProcess",
+    "Reaper",
+    "attach_output",
+]

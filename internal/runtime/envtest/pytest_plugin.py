@@ -116,3 +116,15 @@ def private_network() -> None:
             "this test needs the private test network; run it under `ballast-envtest netns -- pytest ...` "
             f"(current interfaces: {', '.join(interfaces())})"
         )
+
+
+__all__ = [
+    "envtest",
+    "envtest_namespace",
+    "in_ci",
+    "private_network",
+    "pytest_addoption",
+    "pytest_collection_finish",
+    "pytest_configure",
+    "unavailable",
+]

@@ -67,3 +67,8 @@ def main() -> None:
 if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     main()
+
+__all__ = [
+    "GRACE_SECONDS",
+    "main",
+]

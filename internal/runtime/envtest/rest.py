@@ -105,3 +105,9 @@ class RESTClient:
 
     def close(self) -> None:
         self._pool.clear()
+
+
+__all__ = [
+    "JSON",
+    "RESTClient",
+]

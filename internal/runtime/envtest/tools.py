@@ -160,3 +160,12 @@ def _build(tool: GoTool, target: Path, progress: TextIO) -> Path:
         shutil.rmtree(stage, ignore_errors=True)
     print(f"envtest: {tool.name} {tool.version} built in {time.monotonic() - started:.0f}s: {target}", file=progress)
     return target
+
+
+__all__ = [
+    "TOOLS",
+    "GoTool",
+    "find_tool",
+    "module_dir",
+    "tools_root",
+]

@@ -45,3 +45,9 @@ def poll_until(
             suffix = f" (last: {detail})" if detail else ""
             raise WaitTimeoutError(f"timed out after {timeout:g}s waiting for {what}{suffix}")
         time.sleep(interval)
+
+
+__all__ = [
+    "WaitTimeoutError",
+    "poll_until",
+]

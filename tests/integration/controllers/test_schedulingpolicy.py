@@ -42,15 +42,16 @@ from ballast.runtime import (
     AdmissionRequest,
     AdmissionResponse,
     APIStatusError,
-    Client,
     Manager,
     RESTConfig,
     Scheme,
     WebhookServer,
     allowed,
 )
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.wait import poll_until
+from ballast.runtime.rest import Transport
 from ballast.webhook.scheduling import MUTATE_PATH
 from tests.integration.webhook_server import serving
 from tests.paths import CRD_DIR
@@ -99,9 +100,9 @@ class Calls:
 
 
 @pytest.fixture(scope="module")
-def client(envtest: Environment) -> Iterator[Client]:
+def client(envtest: Environment) -> Iterator[APIServerClient]:
     envtest.install_crds([CRD_DIR])
-    made = Client.from_config(RESTConfig(envtest.client_configuration()), scheme=add_to_scheme(Scheme()),
+    made = APIServerClient(Transport(RESTConfig(envtest.client_configuration())), scheme=add_to_scheme(Scheme()),
                               field_owner="scheduling-tests")  # fmt: skip
     yield made
     made.close()
@@ -117,7 +118,7 @@ def calls(envtest: Environment) -> Iterator[tuple[Calls, WebhookServer]]:
         yield recorded, server
 
 
-def _namespace(client: Client, run: str) -> str:
+def _namespace(client: APIServerClient, run: str) -> str:
     name = f"sched-{uuid.uuid4().hex[:8]}"
     client.create({"apiVersion": "v1", "kind": "Namespace",
                    "metadata": {"name": name, "labels": {SELECTED_LABEL: run}}})  # fmt: skip
@@ -140,7 +141,9 @@ class Cluster:
     """One configuration (`ballast-<run>-scheduling`, or another made by `configure`), its probe, and helpers
     for writing policies and objects in the run's namespaces."""
 
-    def __init__(self, envtest: Environment, client: Client, calls: Calls, server: WebhookServer, run: str) -> None:
+    def __init__(
+        self, envtest: Environment, client: APIServerClient, calls: Calls, server: WebhookServer, run: str
+    ) -> None:
         self.envtest = envtest
         self.client = client
         self.calls = calls
@@ -298,7 +301,7 @@ BUILDERS: dict[str, Callable[[str, dict[str, str] | None], dict[str, Any]]] = {
 
 
 @pytest.fixture(scope="module")
-def cluster(envtest: Environment, client: Client, calls: tuple[Calls, WebhookServer]) -> Iterator[Cluster]:
+def cluster(envtest: Environment, client: APIServerClient, calls: tuple[Calls, WebhookServer]) -> Iterator[Cluster]:
     recorded, server = calls
     made = Cluster(envtest, client, recorded, server, uuid.uuid4().hex[:8])
     try:
@@ -311,7 +314,7 @@ def cluster(envtest: Environment, client: Client, calls: tuple[Calls, WebhookSer
 def controlled(envtest: Environment, cluster: Cluster) -> Iterator[Cluster]:
     """The scheduling configuration installed (failurePolicy Fail) and the controller running on it."""
     cluster.configure(cluster.name, [cluster.scheduling_webhook("Fail")])
-    client = Client.from_config(RESTConfig(envtest.client_configuration()), scheme=add_to_scheme(Scheme()),
+    client = APIServerClient(Transport(RESTConfig(envtest.client_configuration())), scheme=add_to_scheme(Scheme()),
                                 field_owner="ballastd")  # fmt: skip
     manager = Manager(client=client)
     setup(manager, configuration=cluster.name, webhook=MUTATE_WEBHOOK)

@@ -26,12 +26,12 @@ from ballast.internal.operator import OperatorOptions
 from ballast.runtime import (
     APIStatusError,
     Cache,
-    Client,
     NotFoundError,
     WebhookServer,
     metrics,
 )
 from ballast.runtime.cache import DelegatingClient
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.wait import poll_until
 from ballast.webhook import configuration, pods, policies
@@ -63,7 +63,7 @@ def pod(name: str, namespace: str, mode: str | None, **spec: Any) -> dict[str, A
 class Admission:
     """The running webhook server, what it reads through, and the installed configurations."""
 
-    client: Client
+    client: APIServerClient
     reader: DelegatingClient
     kill_switch: KillSwitchState
     operator_namespace: str
@@ -71,7 +71,7 @@ class Admission:
 
 
 @pytest.fixture(scope="module")
-def ballast_config(client: Client) -> Iterator[None]:
+def ballast_config(client: APIServerClient) -> Iterator[None]:
     """BallastConfig `ballast` with our identity labels (restored afterwards if another suite made one)."""
     body = BallastConfig.model_validate({"metadata": {"name": "ballast"}, "spec": {"identityLabels": IDENTITY}})
     try:
@@ -86,13 +86,13 @@ def ballast_config(client: Client) -> Iterator[None]:
     client.patch(before, {"spec": {"identityLabels": before.spec.identity_labels}})
 
 
-def _namespace(client: Client, prefix: str) -> str:
+def _namespace(client: APIServerClient, prefix: str) -> str:
     name = f"{prefix}-{uuid.uuid4().hex[:8]}"
     client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     return name
 
 
-def _wait_until_admitting(client: Client, namespace: str) -> None:
+def _wait_until_admitting(client: APIServerClient, namespace: str) -> None:
     """The API server picks configurations up asynchronously: poll until an invalid mode is refused."""
     attempt = iter(range(1_000))
 
@@ -109,7 +109,7 @@ def _wait_until_admitting(client: Client, namespace: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def admission(envtest: Environment, client: Client, ballast_config: None) -> Iterator[Admission]:
+def admission(envtest: Environment, client: APIServerClient, ballast_config: None) -> Iterator[Admission]:
     operator_namespace = _namespace(client, "ballast-op")
     cache = Cache(client)
     cache.start()

@@ -20,15 +20,16 @@ from ballast.runtime import (
     APIStatusError,
     Cache,
     CacheScope,
-    Client,
     Projection,
     RESTConfig,
     Scheme,
     WebhookServer,
 )
 from ballast.runtime.cache import DelegatingClient
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.wait import poll_until
+from ballast.runtime.rest import Transport
 from ballast.webhook import scheduling
 from tests.integration.webhook_server import serve
 from tests.paths import CRD_DIR
@@ -44,7 +45,7 @@ NODE = "worker-1"
 @dataclass
 class Cluster:
     env: Environment
-    client: Client
+    client: APIServerClient
     reader: DelegatingClient
     server: WebhookServer
 
@@ -65,8 +66,10 @@ def cluster(envtest: Environment) -> Iterator[Cluster]:
     with Environment(
         assets=envtest.assets, components=components, crd_paths=[CRD_DIR], network_mode=envtest.network_mode
     ) as env:
-        client = Client.from_config(
-            RESTConfig(env.client_configuration()), scheme=add_to_scheme(Scheme()), field_owner="scheduling-tests"
+        client = APIServerClient(
+            Transport(RESTConfig(env.client_configuration())),
+            scheme=add_to_scheme(Scheme()),
+            field_owner="scheduling-tests",
         )
         cache = Cache(client, by_kind={"v1/Namespace": CacheScope(projection=Projection)})
         cache.start()

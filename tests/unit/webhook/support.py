@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Unpack
 
 from pydantic import BaseModel
 
 from ballast.api.ballast.v1 import BallastConfig, WorkloadProfile
 from ballast.internal.enrollment import MODE_LABEL
 from ballast.runtime import AdmissionRequest, GroupVersionKind, NotFoundError, ObjectList
-from ballast.runtime.interfaces import FieldSelector, Index, LabelSelector
+from ballast.runtime.interfaces import ListOptions
 
 IDENTITY = ["app.kubernetes.io/name", "app.kubernetes.io/component"]
 APP_LABELS = {"app.kubernetes.io/name": "billing", "app.kubernetes.io/component": "api"}
@@ -174,18 +174,9 @@ class MemoryReader:
             raise NotFoundError(404, "NotFound", f"{kind_name} {name!r} not found")
         return found
 
-    def list(
-        self,
-        kind: Any,
-        namespace: str | None = None,
-        *,
-        label_selector: LabelSelector | None = None,
-        field_selector: FieldSelector | None = None,
-        index: Index | None = None,
-        limit: int | None = None,
-        continue_: str | None = None,
-    ) -> ObjectList:
-        if label_selector is not None or field_selector is not None or index is not None or limit or continue_:
+    def list(self, kind: Any, namespace: str | None = None, **options: Unpack[ListOptions]) -> ObjectList:
+        filters = (options.get("label_selector"), options.get("field_selector"), options.get("index"))
+        if any(value is not None for value in filters) or options.get("limit") or options.get("continue_"):
             raise NotImplementedError("MemoryReader lists by kind and namespace only")
         kind_name = _kind_name(kind)
         self._check("list", kind_name, namespace or "")

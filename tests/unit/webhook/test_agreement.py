@@ -18,7 +18,8 @@ from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.naming import policy_discriminator
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.telemetry import WEBHOOK_MUTATIONS
-from ballast.runtime import Client, FakeAPI, Scheme, objects
+from ballast.runtime import FakeAPI, Scheme, objects
+from ballast.runtime.client import APIServerClient
 from ballast.webhook.pods import PodMutator
 from tests.unit.internal.policy.builders import crp, rp
 from tests.unit.internal.runtime.support import eventually, running
@@ -27,7 +28,7 @@ from .support import APP_LABELS, NAMESPACE, ballast_config, owner, pod, review
 
 
 @pytest.fixture
-def client(api: FakeAPI) -> Client:
+def client(api: FakeAPI) -> APIServerClient:
     client = api.client(scheme=add_to_scheme(Scheme()))
     client.create(ballast_config())
     client.create(crp("default"))
@@ -36,7 +37,7 @@ def client(api: FakeAPI) -> Client:
     return client
 
 
-def _deployment_pod(client: Client, name: str) -> dict[str, Any]:
+def _deployment_pod(client: APIServerClient, name: str) -> dict[str, Any]:
     deployment = client.create({"apiVersion": "apps/v1", "kind": "Deployment",
                                 "metadata": {"name": "web", "namespace": NAMESPACE}})  # fmt: skip
     reference = owner("Deployment", "web", objects.uid(deployment))
@@ -48,7 +49,7 @@ def _deployment_pod(client: Client, name: str) -> dict[str, Any]:
     return body
 
 
-def _pods(client: Client) -> list[dict[str, Any]]:
+def _pods(client: APIServerClient) -> list[dict[str, Any]]:
     bare = pod("apply")
     bare["metadata"]["name"] = "bare"
     stateful = pod("apply", owners=[owner("StatefulSet", "db", "sts-1")])
@@ -81,13 +82,13 @@ def _count(labels: dict[str, str]) -> float:
     return total
 
 
-def _profile_ref(client: Client, body: dict[str, Any]) -> str | None:
+def _profile_ref(client: APIServerClient, body: dict[str, Any]) -> str | None:
     stored = client.get("v1/Pod", objects.name(body), objects.namespace(body))
     ref: str | None = objects.annotations(stored).get(PROFILE_REF)
     return ref
 
 
-def test_enrollment_and_admission_name_the_same_profile(api: FakeAPI, client: Client) -> None:
+def test_enrollment_and_admission_name_the_same_profile(api: FakeAPI, client: APIServerClient) -> None:
     manager = new_manager(client, namespace="ballast-system")
     enrollment.setup(manager, kill_switch=KillSwitchState(), options=OperatorOptions())
     bodies = _pods(client)

@@ -13,8 +13,9 @@ from ballast.api.wire import as_model
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.naming import policy_discriminator, profile_name, tuple_labels
 from ballast.internal.operator import OperatorOptions
-from ballast.runtime import Cache, Client, FakeAPI, Scheme, objects
+from ballast.runtime import Cache, FakeAPI, Scheme, objects
 from ballast.runtime.cache import DelegatingClient
+from ballast.runtime.client import APIServerClient
 from ballast.webhook.pods import PodMutator
 from ballast.webhook.reader import Reader
 from tests.unit.internal.policy.builders import crp
@@ -51,7 +52,7 @@ def test_models_come_from_models_dicts_and_read_only_views() -> None:
 
 
 @pytest.fixture
-def client(api: FakeAPI) -> Client:
+def client(api: FakeAPI) -> APIServerClient:
     """A real client on the fake, holding a Deployment's pod's owners, a `kinds: [Deployment]` policy, the
     BallastConfig and a ready profile for billing/api under that policy."""
     client = api.client(scheme=add_to_scheme(Scheme()))
@@ -73,13 +74,13 @@ def _admit(reader: Reader, owner_reader: Reader) -> dict[str, Any]:
     return {op["path"]: op["value"] for op in response.patch or []}
 
 
-def test_the_mutation_reads_through_the_real_client(client: Client) -> None:
+def test_the_mutation_reads_through_the_real_client(client: APIServerClient) -> None:
     patch = _admit(client, client)
     assert patch["/spec/containers/0/resources/requests/cpu"] == "750m"
     assert patch["/metadata/annotations"]["ballast.tightlinesoftware.com/policy-ref"] == "deployments"
 
 
-def test_the_mutation_reads_through_the_cache_with_owners_read_live(api: FakeAPI, client: Client) -> None:
+def test_the_mutation_reads_through_the_cache_with_owners_read_live(api: FakeAPI, client: APIServerClient) -> None:
     cache = Cache(client)
     cache.start()
     try:

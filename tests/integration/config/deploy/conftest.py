@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from ballast.runtime import APPLY, Client, RESTConfig
+from ballast.runtime import APPLY, Client, RESTConfig, new_client
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.pytest_plugin import unavailable
 from tests.paths import REPOSITORY
@@ -123,7 +123,7 @@ def one(documents: Iterable[dict[str, Any]], kind: str, name: str | None = None)
 
 @pytest.fixture
 def admin_client(envtest: Environment) -> Client:
-    return Client.from_config(RESTConfig(envtest.client_configuration()), field_owner=FIELD_MANAGER)
+    return new_client(RESTConfig(envtest.client_configuration()), field_owner=FIELD_MANAGER)
 
 
 @pytest.fixture(scope="session")

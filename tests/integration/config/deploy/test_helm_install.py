@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ballast.internal.manifests.crds import all_crds
-from ballast.runtime import Client, NotFoundError, RESTConfig
+from ballast.runtime import NotFoundError, RESTConfig, new_client
 from ballast.runtime.envtest import Environment
 from tests.integration.config.deploy.conftest import CERT_MANAGER_STAND_INS, CHART, PRESETS, values_args
 
@@ -39,7 +39,7 @@ def _helm(helm: Path, cluster: Environment, *args: str) -> subprocess.CompletedP
 
 
 def test_install_upgrade_uninstall(helm: Path, cluster: Environment) -> None:
-    client = Client.from_config(RESTConfig(cluster.client_configuration()))
+    client = new_client(RESTConfig(cluster.client_configuration()))
     common = ["--namespace", "ballast-system", "--no-hooks"]
     installed = _helm(helm, cluster, "install", "ballast", str(CHART), "--create-namespace", *common)
     assert "STATUS: deployed" in installed.stdout

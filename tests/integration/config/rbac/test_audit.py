@@ -43,7 +43,7 @@ from ballast.internal.manifests.rbac import (
 )
 from ballast.internal.manifests.webhooks import all_webhook_configurations
 from ballast.internal.quantity import format_bytes
-from ballast.runtime import Client, RESTConfig
+from ballast.runtime import Client, RESTConfig, new_client
 from ballast.runtime.envtest import APIError, Environment, json_handler, network
 from ballast.runtime.envtest.wait import poll_until
 from ballast.runtime.rbacgen import Grant
@@ -424,7 +424,7 @@ def uninstall(env: Environment, world: World, capsys: pytest.CaptureFixture[str]
 
     remover = threading.Timer(2.0, remove_last_pod)  # a while after the scale-down: the command must wait
     kubeconfig = service_account_kubeconfig(env, "ballast-uninstall")
-    client = ChangedMeanwhile(Client.from_config(RESTConfig.load(str(kubeconfig))), world)
+    client = ChangedMeanwhile(new_client(RESTConfig.load(str(kubeconfig))), world)
     args = ballastd.build_parser().parse_args([
         "uninstall", f"--deployment={DEPLOYMENT}", f"--operator-namespace={OPERATOR_NAMESPACE}",
         "--uninstall-timeout=30", "--uninstall-quiet-period=3",

@@ -27,10 +27,12 @@ from ballast.api.scheme import add_to_scheme
 from ballast.controllers.consolidation import AdvisorSettings, setup
 from ballast.internal.consolidation import WHEN_EMPTY_OR_UNDERUTILIZED
 from ballast.internal.consolidationinputs import ReadSettings, advise, read_inputs
-from ballast.runtime import Client, Manager, RESTConfig, Scheme
+from ballast.runtime import Manager, RESTConfig, Scheme
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.errors import APIError
 from ballast.runtime.envtest.wait import poll_until
+from ballast.runtime.rest import Transport
 from tests.unit.controllers.consolidation import scenario
 from tests.unit.internal.runtime.support import running
 
@@ -179,7 +181,7 @@ def test_when_empty_or_underutilized_would_take_the_marginal_move(
     envtest: Environment, manager: Manager, settings: AdvisorSettings
 ) -> None:
     """The same inputs, read as the controller reads them (paged), planned with the policy that has no score."""
-    client = Client.from_config(RESTConfig(envtest.client_configuration()))
+    client = APIServerClient(Transport(RESTConfig(envtest.client_configuration())))
     inputs = read_inputs(client, settings.read)
     plain = advise(inputs, default_policy=WHEN_EMPTY_OR_UNDERUTILIZED)
     taken = {m.nodes: m for m in plain.current.moves}[(_name("d"),)]

@@ -16,8 +16,10 @@ from ballast.internal.cmd.wiring import CONTROLLERS, Dependencies, add_core_lane
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.store import HistoryStore, open_store
-from ballast.runtime import Client, Manager, RESTConfig, Scheme
+from ballast.runtime import Manager, RESTConfig, Scheme
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.envtest import Environment
+from ballast.runtime.rest import Transport
 from tests.unit.internal.runtime.support import running
 
 IDENTITY = ["app.kubernetes.io/name", "app.kubernetes.io/component"]
@@ -28,16 +30,16 @@ CRP = "/apis/ballast.tightlinesoftware.com/v1/clusterresourcepolicies"
 @dataclass
 class Operator:
     manager: Manager
-    client: Client
+    client: APIServerClient
     kill_switch: KillSwitchState
     store: HistoryStore
     options: OperatorOptions
 
 
 @pytest.fixture
-def operator_client(envtest: Environment) -> Client:
-    return Client.from_config(
-        RESTConfig(envtest.client_configuration()), scheme=add_to_scheme(Scheme()), field_owner="tests"
+def operator_client(envtest: Environment) -> APIServerClient:
+    return APIServerClient(
+        Transport(RESTConfig(envtest.client_configuration())), scheme=add_to_scheme(Scheme()), field_owner="tests"
     )
 
 
@@ -52,8 +54,8 @@ def operator_namespace(envtest: Environment) -> str:
 @pytest.fixture
 def operator(envtest: Environment, operator_namespace: str, tmp_path: Path) -> Iterator[Operator]:
     """The core lanes on a manager of their own, with a SQLite history store."""
-    client = Client.from_config(
-        RESTConfig(envtest.client_configuration()), scheme=add_to_scheme(Scheme()), field_owner="ballastd"
+    client = APIServerClient(
+        Transport(RESTConfig(envtest.client_configuration())), scheme=add_to_scheme(Scheme()), field_owner="ballastd"
     )
     manager = new_manager(client, namespace=operator_namespace)
     options = OperatorOptions(operator_namespace=operator_namespace)

@@ -14,7 +14,8 @@ from ballast.internal.enrollment import LEGACY_POD_FINALIZER, POLICY_REF, PROFIL
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.store import Cycle, Sample, SeriesKey, open_store
-from ballast.runtime import Client, NotFoundError
+from ballast.runtime import NotFoundError
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.wait import poll_until
 from tests.unit.internal.runtime.support import running
@@ -27,7 +28,7 @@ def namespaces(new_namespace: Callable[[str], str]) -> list[str]:
     return [new_namespace("team"), new_namespace("team")]
 
 
-def _profile(client: Client, name: str) -> WorkloadProfile | None:
+def _profile(client: APIServerClient, name: str) -> WorkloadProfile | None:
     try:
         profile: WorkloadProfile = client.get(WorkloadProfile, name)
     except NotFoundError:
@@ -35,17 +36,17 @@ def _profile(client: Client, name: str) -> WorkloadProfile | None:
     return profile
 
 
-def _active(client: Client, name: str) -> int | None:
+def _active(client: APIServerClient, name: str) -> int | None:
     profile = _profile(client, name)
     return profile.status.active_workloads if profile and profile.status else None
 
 
-def _annotations(client: Client, namespace: str, name: str) -> dict[str, Any]:
+def _annotations(client: APIServerClient, namespace: str, name: str) -> dict[str, Any]:
     return dict(client.get("v1/Pod", name, namespace)["metadata"].get("annotations") or {})
 
 
 def test_pods_of_one_tuple_in_two_namespaces_share_one_profile(
-    operator: Operator, operator_client: Client, apply_config: Any, default_policy: str, namespaces: list[str]
+    operator: Operator, operator_client: APIServerClient, apply_config: Any, default_policy: str, namespaces: list[str]
 ) -> None:
     apply_config(ballast_config())
     labels = {"app.kubernetes.io/name": "billing", "app.kubernetes.io/component": "api"}
@@ -84,12 +85,12 @@ def test_pods_of_one_tuple_in_two_namespaces_share_one_profile(
     assert (orphaned.status, orphaned.reason) == ("True", "NoActiveWorkloads")
 
 
-def _history(client: Client, name: str) -> str | None:
+def _history(client: APIServerClient, name: str) -> str | None:
     profile = _profile(client, name)
     return profile.status.measurement_hash if profile and profile.status else None
 
 
-def _contributing(client: Client, name: str) -> tuple[int, list[str]] | None:
+def _contributing(client: APIServerClient, name: str) -> tuple[int, list[str]] | None:
     profile = _profile(client, name)
     shown = profile.status.contributing_namespaces if profile and profile.status else None
     return (shown.count, shown.names or []) if shown else None
@@ -98,7 +99,7 @@ def _contributing(client: Client, name: str) -> tuple[int, list[str]] | None:
 def test_a_policy_per_trust_zone_keeps_a_foreign_namespace_out_of_a_shared_profile(
     envtest: Environment,
     operator: Operator,
-    operator_client: Client,
+    operator_client: APIServerClient,
     apply_config: Any,
     default_policy: str,
     namespaces: list[str],
@@ -131,7 +132,7 @@ def test_a_policy_per_trust_zone_keeps_a_foreign_namespace_out_of_a_shared_profi
 
 
 def test_an_orphaned_profile_is_deleted_after_its_ttl_with_its_history(
-    operator: Operator, operator_client: Client, apply_config: Any, default_policy: str, namespaces: list[str]
+    operator: Operator, operator_client: APIServerClient, apply_config: Any, default_policy: str, namespaces: list[str]
 ) -> None:
     apply_config(ballast_config(orphan_ttl="3s"))
     labels = {"app.kubernetes.io/name": "shortlived", "app.kubernetes.io/component": "job"}
@@ -151,7 +152,7 @@ def test_an_orphaned_profile_is_deleted_after_its_ttl_with_its_history(
 
 
 def test_an_identity_change_migrates_pods_to_new_profiles(
-    operator: Operator, operator_client: Client, apply_config: Any, default_policy: str, namespaces: list[str]
+    operator: Operator, operator_client: APIServerClient, apply_config: Any, default_policy: str, namespaces: list[str]
 ) -> None:
     apply_config(ballast_config())
     labels = {"app.kubernetes.io/name": "shop", "app.kubernetes.io/component": "web", "tier": "gold"}
@@ -165,7 +166,9 @@ def test_an_identity_change_migrates_pods_to_new_profiles(
     assert _annotations(operator_client, namespaces[0], "shop-0")[PROFILE_REF] == new
 
 
-def test_policy_status_publishes_the_discriminator_and_validity(operator: Operator, operator_client: Client) -> None:
+def test_policy_status_publishes_the_discriminator_and_validity(
+    operator: Operator, operator_client: APIServerClient
+) -> None:
     good = {"apiVersion": "ballast.tightlinesoftware.com/v1", "kind": "ClusterResourcePolicy",
             "metadata": {"name": "fleet"}, "spec": {"priority": 5}}  # fmt: skip
     bad = {"apiVersion": "ballast.tightlinesoftware.com/v1", "kind": "ClusterResourcePolicy",
@@ -197,7 +200,7 @@ def test_policy_status_publishes_the_discriminator_and_validity(operator: Operat
 
 
 def test_the_kill_switch_follows_the_configmap_and_suspension(
-    operator: Operator, operator_client: Client, apply_config: Any
+    operator: Operator, operator_client: APIServerClient, apply_config: Any
 ) -> None:
     apply_config(ballast_config())
     assert not operator.kill_switch.active
@@ -217,7 +220,7 @@ def test_the_kill_switch_follows_the_configmap_and_suspension(
 
 
 def test_the_go_operators_finalizer_is_removed_even_from_unlabelled_pods(
-    envtest: Environment, operator_client: Client, namespaces: list[str], tmp_path: Any
+    envtest: Environment, operator_client: APIServerClient, namespaces: list[str], tmp_path: Any
 ) -> None:
     stuck = pod("stuck", namespaces[0], {"app.kubernetes.io/name": "old"}, mode=None, finalizers=[LEGACY_POD_FINALIZER])
     operator_client.create(stuck)
@@ -238,7 +241,7 @@ def test_the_go_operators_finalizer_is_removed_even_from_unlabelled_pods(
             )
 
 
-def _gone(client: Client, namespace: str, name: str) -> bool:
+def _gone(client: APIServerClient, namespace: str, name: str) -> bool:
     try:
         client.get("v1/Pod", name, namespace)
     except NotFoundError:

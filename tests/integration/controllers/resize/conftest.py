@@ -20,7 +20,6 @@ from ballast.internal.operator import DryRun, OperatorOptions
 from ballast.runtime import (
     MERGE,
     STRATEGIC,
-    Client,
     Context,
     Controller,
     FakeClock,
@@ -31,9 +30,11 @@ from ballast.runtime import (
     Scheme,
     objects,
 )
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.wait import poll_until
 from ballast.runtime.log import get_logger
+from ballast.runtime.rest import Transport
 from tests.paths import CRD_DIR
 from tests.unit.controllers.resize.builders import POD, Recs, cluster_policy, new_manager, pod, profile, profile_status
 
@@ -45,9 +46,10 @@ def crds(envtest: Environment) -> list[str]:
     return envtest.install_crds([CRD_DIR])
 
 
-def new_client(envtest: Environment, field_owner: str) -> Client:
-    return Client.from_config(RESTConfig(envtest.client_configuration()), scheme=add_to_scheme(Scheme()),
-                              field_owner=field_owner)  # fmt: skip
+def new_client(envtest: Environment, field_owner: str) -> APIServerClient:
+    """The concrete client: `new_manager` builds a manager (and its cache) on it."""
+    transport = Transport(RESTConfig(envtest.client_configuration()))
+    return APIServerClient(transport, scheme=add_to_scheme(Scheme()), field_owner=field_owner)
 
 
 class Lane:
@@ -99,7 +101,7 @@ class Lane:
 class World:
     """Objects of one test: a policy and a profile with unique names, pods in the test's namespace."""
 
-    def __init__(self, client: Client, namespace: str) -> None:
+    def __init__(self, client: APIServerClient, namespace: str) -> None:
         self.client = client
         self.namespace = namespace
         suffix = uuid.uuid4().hex[:8]

@@ -6,8 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from ballast.runtime import Client, RESTConfig
+from ballast.runtime import RESTConfig
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.envtest import Environment
+from ballast.runtime.rest import Transport
 
 
 @pytest.fixture
@@ -16,7 +18,7 @@ def rest_config(envtest: Environment) -> RESTConfig:
 
 
 @pytest.fixture
-def client(rest_config: RESTConfig) -> Iterator[Client]:
-    client = Client.from_config(rest_config, field_owner="runtime-tests")
+def client(rest_config: RESTConfig) -> Iterator[APIServerClient]:
+    client = APIServerClient(Transport(rest_config), field_owner="runtime-tests")
     yield client
     client.close()

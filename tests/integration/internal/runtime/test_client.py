@@ -11,13 +11,14 @@ from ballast.runtime import (
     APPLY,
     JSON_PATCH,
     STRATEGIC,
-    Client,
     GroupVersionKind,
     ObjectList,
     RESTConfig,
     apierrors,
     labels,
+    new_client,
 )
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.rest import deadline
 from ballast.runtime.restmapper import NoKindMatchError
 from tests.integration.internal.runtime.envtest.test_control_plane import WIDGET_CRD
@@ -27,7 +28,7 @@ def configmap(name: str, namespace: str, **data: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace}, "data": data}
 
 
-def test_create_get_update_delete_round_trip(client: Client, envtest_namespace: str) -> None:
+def test_create_get_update_delete_round_trip(client: APIServerClient, envtest_namespace: str) -> None:
     created = client.create(configmap("settings", envtest_namespace, mode="measure"))
     assert created["metadata"]["uid"]
     fetched = client.get("v1/ConfigMap", "settings", envtest_namespace)
@@ -42,7 +43,7 @@ def test_create_get_update_delete_round_trip(client: Client, envtest_namespace: 
     client.delete(updated, ignore_not_found=True)  # already gone: no error
 
 
-def test_errors_are_typed(client: Client, envtest_namespace: str) -> None:
+def test_errors_are_typed(client: APIServerClient, envtest_namespace: str) -> None:
     stale = client.create(configmap("c", envtest_namespace, a="1"))
     client.patch(stale, {"data": {"a": "2"}})
     stale["data"]["a"] = "3"
@@ -57,7 +58,7 @@ def test_errors_are_typed(client: Client, envtest_namespace: str) -> None:
         client.list("v1/ConfigMap", envtest_namespace, label_selector="a in (")
 
 
-def test_patch_types(client: Client, envtest_namespace: str) -> None:
+def test_patch_types(client: APIServerClient, envtest_namespace: str) -> None:
     deployment = {
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "web", "namespace": envtest_namespace},
@@ -98,7 +99,7 @@ def test_patch_types(client: Client, envtest_namespace: str) -> None:
         client.patch(deployment, {}, force=True)
 
 
-def test_status_scale_resize_and_eviction_subresources(client: Client, envtest_namespace: str) -> None:
+def test_status_scale_resize_and_eviction_subresources(client: APIServerClient, envtest_namespace: str) -> None:
     deployment = {
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api", "namespace": envtest_namespace},
         "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "api"}}, "template": {
@@ -133,7 +134,7 @@ def test_status_scale_resize_and_eviction_subresources(client: Client, envtest_n
         client.get("v1/Pod", "p", envtest_namespace)
 
 
-def test_list_pages_with_continue(client: Client, envtest_namespace: str) -> None:
+def test_list_pages_with_continue(client: APIServerClient, envtest_namespace: str) -> None:
     for index in range(7):
         client.create(configmap(f"page-{index}", envtest_namespace))
     first = client.list("v1/ConfigMap", envtest_namespace, limit=3)
@@ -146,7 +147,7 @@ def test_list_pages_with_continue(client: Client, envtest_namespace: str) -> Non
     assert [item["metadata"]["name"] for item in selected] == ["page-4"]
 
 
-def test_the_live_reader_takes_every_readers_list_options(client: Client, envtest_namespace: str) -> None:
+def test_the_live_reader_takes_every_readers_list_options(client: APIServerClient, envtest_namespace: str) -> None:
     for name, tier in (("front-a", "front"), ("back-a", "back"), ("back-b", "back")):
         made = configmap(name, envtest_namespace)
         made["metadata"]["labels"] = {"tier": tier}
@@ -169,7 +170,7 @@ def test_the_live_reader_takes_every_readers_list_options(client: Client, envtes
 
 
 def test_writes_return_the_stored_object_and_reusing_an_updated_argument_says_what_to_do(
-    client: Client, envtest_namespace: str
+    client: APIServerClient, envtest_namespace: str
 ) -> None:
     argument = configmap("reused", envtest_namespace, a="1")
     created = client.create(argument)
@@ -201,7 +202,7 @@ class Widget(BaseModel):
     spec: dict[str, Any] = {}
 
 
-def test_typed_access_for_registered_models(client: Client, envtest: Any, envtest_namespace: str) -> None:
+def test_typed_access_for_registered_models(client: APIServerClient, envtest: Any, envtest_namespace: str) -> None:
     envtest.install_crds([WIDGET_CRD])
     client.scheme.register(GroupVersionKind("test.ballast.dev", "v1", "Widget"), Widget)
     created = client.create(Widget(metadata={"name": "w", "namespace": envtest_namespace}, spec={"size": 2}))
@@ -214,7 +215,7 @@ def test_typed_access_for_registered_models(client: Client, envtest: Any, envtes
     assert [w.metadata["name"] for w in listed] == ["w"]
 
 
-def test_a_cooperative_deadline_bounds_calls(client: Client, envtest_namespace: str) -> None:
+def test_a_cooperative_deadline_bounds_calls(client: APIServerClient, envtest_namespace: str) -> None:
     with deadline(0.0), pytest.raises(apierrors.DeadlineExceededError):
         client.get("v1/ConfigMap", "anything", envtest_namespace)
     with deadline(30):
@@ -223,11 +224,11 @@ def test_a_cooperative_deadline_bounds_calls(client: Client, envtest_namespace: 
 
 def test_a_bearer_token_client_is_authorized_by_rbac(envtest: Any, envtest_namespace: str) -> None:
     credentials = envtest.service_account(envtest_namespace, "nobody")
-    sa_client = Client.from_config(RESTConfig(credentials.client_configuration()))
+    sa_client = new_client(RESTConfig(credentials.client_configuration()))
     with pytest.raises(apierrors.ForbiddenError, match="cannot list resource"):
         sa_client.list("v1/ConfigMap", envtest_namespace)
 
 
-def test_unknown_kinds_are_named(client: Client) -> None:
+def test_unknown_kinds_are_named(client: APIServerClient) -> None:
     with pytest.raises(NoKindMatchError, match="no kind 'Gizmo' is served in 'v1'"):
         client.get("v1/Gizmo", "x")

@@ -11,12 +11,13 @@ import orjson
 import pytest
 import urllib3
 
-from ballast.runtime import Client, GroupVersionKind, Projection, RESTConfig
-from ballast.runtime.client import ListerWatcher, WatchStream
-from ballast.runtime.decode import DictDecoder, ProjectionDecoder
+from ballast.runtime import GroupVersionKind, Projection, RESTConfig
+from ballast.runtime._decode import DictDecoder, ProjectionDecoder
+from ballast.runtime.client import APIServerClient, ListerWatcher, WatchStream
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.wait import poll_until
 from ballast.runtime.informer import FuncHandler, SharedIndexInformer
+from ballast.runtime.rest import Transport
 
 CONFIGMAP = GroupVersionKind("", "v1", "ConfigMap")
 
@@ -60,7 +61,7 @@ def started() -> Iterator[list[SharedIndexInformer]]:
 
 
 def _informer(
-    client: Client, namespace: str, started: list[SharedIndexInformer], **options: Any
+    client: APIServerClient, namespace: str, started: list[SharedIndexInformer], **options: Any
 ) -> SharedIndexInformer:
     label_selector = options.pop("label_selector", None)
     informer = SharedIndexInformer(
@@ -71,7 +72,7 @@ def _informer(
 
 
 def test_list_then_watch_delivers_every_change_in_order(
-    client: Client, envtest_namespace: str, started: list[SharedIndexInformer]
+    client: APIServerClient, envtest_namespace: str, started: list[SharedIndexInformer]
 ) -> None:
     client.create(configmap("before", envtest_namespace))
     informer = _informer(client, envtest_namespace, started)
@@ -134,7 +135,7 @@ def uncached_env(envtest: Environment) -> Iterator[Environment]:
 def test_a_watch_resuming_from_a_compacted_version_relists_and_delivers_the_difference(
     uncached_env: Environment, started: list[SharedIndexInformer]
 ) -> None:
-    client = Client.from_config(RESTConfig(uncached_env.client_configuration()))
+    client = APIServerClient(Transport(RESTConfig(uncached_env.client_configuration())))
     namespace = "relist"
     client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
     for name in ("keep", "drop"):
@@ -169,7 +170,7 @@ def test_a_watch_resuming_from_a_compacted_version_relists_and_delivers_the_diff
 
 
 def test_a_label_scoped_informer_sees_delete_when_the_label_goes(
-    client: Client, envtest_namespace: str, started: list[SharedIndexInformer]
+    client: APIServerClient, envtest_namespace: str, started: list[SharedIndexInformer]
 ) -> None:
     informer = _informer(client, envtest_namespace, started, label_selector="ballast.tightlinesoftware.com/mode")
     recorder = Recorder()
@@ -187,7 +188,9 @@ def test_a_label_scoped_informer_sees_delete_when_the_label_goes(
     assert client.get("v1/ConfigMap", "enrolled", envtest_namespace)  # the object itself still exists
 
 
-def test_indexes_follow_changes(client: Client, envtest_namespace: str, started: list[SharedIndexInformer]) -> None:
+def test_indexes_follow_changes(
+    client: APIServerClient, envtest_namespace: str, started: list[SharedIndexInformer]
+) -> None:
     informer = _informer(client, envtest_namespace, started)
     informer.add_indexers({"by-app": lambda obj: [obj["metadata"].get("labels", {}).get("app", "")]})
     informer.start()
@@ -207,7 +210,7 @@ class ConfigMapProjection(Projection, frozen=True):
 
 
 def test_a_projection_informer_stores_only_declared_fields(
-    client: Client, envtest_namespace: str, started: list[SharedIndexInformer]
+    client: APIServerClient, envtest_namespace: str, started: list[SharedIndexInformer]
 ) -> None:
     client.create({**configmap("p", envtest_namespace, {"app": "x"}), "data": {"k": "v"}, "binaryData": {"b": "AA=="}})
     informer = SharedIndexInformer(
@@ -225,7 +228,7 @@ def test_a_projection_informer_stores_only_declared_fields(
 
 
 def test_streaming_list_syncs_from_initial_events(
-    client: Client, envtest_namespace: str, started: list[SharedIndexInformer]
+    client: APIServerClient, envtest_namespace: str, started: list[SharedIndexInformer]
 ) -> None:
     for index in range(3):
         client.create(configmap(f"s{index}", envtest_namespace))
@@ -242,7 +245,7 @@ def test_streaming_list_syncs_from_initial_events(
 
 
 def test_a_silent_stream_is_reopened(
-    client: Client, envtest_namespace: str, started: list[SharedIndexInformer]
+    client: APIServerClient, envtest_namespace: str, started: list[SharedIndexInformer]
 ) -> None:
     informer = _informer(client, envtest_namespace, started, inactivity_timeout=1.0)
     recorder = Recorder()

@@ -10,9 +10,11 @@ from typing import Any
 
 import pytest
 
-from ballast.runtime import Client, LeaderElectionConfig, LeaderElector, Manager, RESTConfig
+from ballast.runtime import Client, LeaderElectionConfig, LeaseLeaderElector, Manager, RESTConfig
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.envtest.wait import poll_until
 from ballast.runtime.manager import ManagerError
+from ballast.runtime.rest import Transport
 
 # Short timings keep the tests quick; the relations between them are the production ones.
 FAST = {"lease_duration": 2.0, "renew_deadline": 1.5, "retry_period": 0.25}
@@ -23,7 +25,7 @@ def fast_config(name: str, namespace: str, **options: Any) -> LeaderElectionConf
     return LeaderElectionConfig(name=name, namespace=namespace, **{**FAST, **options})
 
 
-class FlakyClient(Client):
+class FlakyClient(APIServerClient):
     """A real client that can be cut off from the API server (a partitioned replica)."""
 
     partitioned = False
@@ -43,8 +45,8 @@ class Replica:
     """One elector on its own thread, as one operator replica would run it."""
 
     def __init__(self, rest_config: RESTConfig, name: str, namespace: str, **options: Any) -> None:
-        self.client = FlakyClient.from_config(rest_config)
-        self.elector = LeaderElector(self.client, fast_config(name, namespace, **options))
+        self.client = FlakyClient(Transport(rest_config))
+        self.elector = LeaseLeaderElector(self.client, fast_config(name, namespace, **options))
         self.stop = threading.Event()
         self.started_leading: list[float] = []
         self.stopped_leading: list[float] = []
@@ -179,8 +181,8 @@ def test_leader_only_runnables_follow_the_lease_and_a_lost_lease_stops_the_manag
             stop.wait()
             self.running.clear()
 
-    client = FlakyClient.from_config(rest_config)
-    elector = LeaderElector(client, fast_config("manager", envtest_namespace))
+    client = FlakyClient(Transport(rest_config))
+    elector = LeaseLeaderElector(client, fast_config("manager", envtest_namespace))
     everywhere, leader_only = Probe(False), Probe(True)
     manager = Manager(client=client, leader_elector=elector)
     manager.add(everywhere)

@@ -15,20 +15,22 @@ import pytest
 
 from ballast.runtime import (
     Builder,
-    Client,
     Context,
     LeaderElectionConfig,
-    LeaderElector,
+    LeaseLeaderElector,
     Manager,
     ProcessLeaderElector,
     Request,
     RESTConfig,
     Result,
+    new_client,
 )
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.blackhole import BlackHoleProxy, address_of, through
 from ballast.runtime.envtest.wait import poll_until
 from ballast.runtime.manager import ManagerError
+from ballast.runtime.rest import Transport
 
 # A margin between step-down (retry + renew deadline = 4 s after the last renewal) and lease expiry (6 s).
 TIMINGS = {"lease_duration": 6.0, "renew_deadline": 3.0, "retry_period": 1.0}
@@ -48,7 +50,7 @@ def elector_for(kind: str, configuration: Any, name: str, namespace: str, user_a
     rest = RESTConfig(configuration, user_agent=user_agent)
     if kind == "process":
         return ProcessLeaderElector(rest, config)
-    return LeaderElector(Client.from_config(rest), config)
+    return LeaseLeaderElector(new_client(rest), config)
 
 
 class Replica:
@@ -186,7 +188,7 @@ def _writes_by(audit_log: str, user_agent: str) -> list[datetime.datetime]:
 def test_no_leader_only_write_reaches_the_api_server_after_the_step_down(envtest: Environment, kind: str) -> None:
     with Environment(assets=envtest.assets, network_mode=envtest.network_mode, audit_log=True) as env:
         configuration = env.client_configuration()
-        admin = Client.from_config(RESTConfig(configuration))
+        admin = new_client(RESTConfig(configuration))
         admin.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "counter", "namespace": "default"}})
         with BlackHoleProxy(address_of(configuration)) as proxy:
             # Only the elector's connection goes through the proxy: the controller can still reach the server.
@@ -194,7 +196,7 @@ def test_no_leader_only_write_reaches_the_api_server_after_the_step_down(envtest
                 elector_for(kind, through(proxy, configuration), "audited", "default", "replica-a/election")
             )
             manager = Manager(
-                client=Client.from_config(RESTConfig(configuration, user_agent="replica-a/controllers")),
+                client=APIServerClient(Transport(RESTConfig(configuration, user_agent="replica-a/controllers"))),
                 leader_elector=elector,
             )
             counter = Counter(manager, "default")

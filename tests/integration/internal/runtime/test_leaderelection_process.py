@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 import pytest
 
-from ballast.runtime import Client, LeaderElectionConfig, LeaderElector, ProcessLeaderElector, RESTConfig
+from ballast.runtime import Client, LeaderElectionConfig, LeaseLeaderElector, ProcessLeaderElector, RESTConfig
 from ballast.runtime.envtest.wait import poll_until
 
 LEASE = "coordination.k8s.io/v1/Lease"
@@ -120,7 +120,7 @@ def test_stop_releases_the_lease_for_a_standby(rest_config: RESTConfig, client: 
     replica.finish()
     assert len(replica.stopped_leading) == 1
     assert client.get(LEASE, "release", envtest_namespace)["spec"]["holderIdentity"] == ""
-    standby = LeaderElector(client, LeaderElectionConfig(name="release", namespace=envtest_namespace))
+    standby = LeaseLeaderElector(client, LeaderElectionConfig(name="release", namespace=envtest_namespace))
     assert standby.try_acquire_or_renew()  # at once, without waiting out the 3 s lease
     assert replica.elector.pid is not None
     assert _exited(replica.elector.pid)
@@ -174,7 +174,7 @@ def test_the_child_stops_renewing_when_its_parent_is_killed(
         parent.kill()
         parent.wait()
     poll_until(lambda: _exited(child_pid), timeout=5, what="the orphaned election process to exit")
-    standby = LeaderElector(client, LeaderElectionConfig(name=lease, namespace=envtest_namespace, **TIMINGS))
+    standby = LeaseLeaderElector(client, LeaderElectionConfig(name=lease, namespace=envtest_namespace, **TIMINGS))
     if release:
         assert client.get(LEASE, lease, envtest_namespace)["spec"]["holderIdentity"] == ""
         assert standby.try_acquire_or_renew()  # released: no need to wait out the lease

@@ -13,7 +13,8 @@ from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.killswitch.state import CONFIGMAP_REASON, SUSPENDED_REASON
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.telemetry import KILL_SWITCH_TRANSITIONS
-from ballast.runtime import Client, FakeAPI, Manager, Scheme
+from ballast.runtime import FakeAPI, Manager, Scheme
+from ballast.runtime.client import APIServerClient
 from tests.unit.internal.runtime.support import eventually, running
 
 NAMESPACE = "ballast-system"
@@ -28,11 +29,11 @@ class NeverElected:
 
 
 @pytest.fixture
-def client(api: FakeAPI) -> Client:
+def client(api: FakeAPI) -> APIServerClient:
     return api.client(scheme=add_to_scheme(Scheme()))
 
 
-def _lane(client: Client, state: KillSwitchState) -> Manager:
+def _lane(client: APIServerClient, state: KillSwitchState) -> Manager:
     manager = new_manager(client, namespace=NAMESPACE, leader_elector=NeverElected())
     killswitch.setup(manager, state=state, options=OperatorOptions(operator_namespace=NAMESPACE))
     return manager
@@ -47,7 +48,7 @@ def _transitions(transition: str) -> float:
     return total
 
 
-def test_the_configmap_existing_activates_the_switch_on_a_replica_that_does_not_lead(client: Client) -> None:
+def test_the_configmap_existing_activates_the_switch_on_a_replica_that_does_not_lead(client: APIServerClient) -> None:
     state = KillSwitchState()
     activated, deactivated = _transitions("activated"), _transitions("deactivated")
     with running(_lane(client, state)):
@@ -61,7 +62,7 @@ def test_the_configmap_existing_activates_the_switch_on_a_replica_that_does_not_
     assert (_transitions("activated") - activated, _transitions("deactivated") - deactivated) == (1, 1)
 
 
-def test_a_configmap_of_another_name_or_namespace_is_ignored(client: Client) -> None:
+def test_a_configmap_of_another_name_or_namespace_is_ignored(client: APIServerClient) -> None:
     state = KillSwitchState()
     with running(_lane(client, state)):
         client.create({**SWITCH, "metadata": {"name": "something-else", "namespace": NAMESPACE}})
@@ -72,7 +73,7 @@ def test_a_configmap_of_another_name_or_namespace_is_ignored(client: Client) -> 
     assert not state.active
 
 
-def test_suspended_ballast_config_activates_and_both_reasons_are_named(client: Client) -> None:
+def test_suspended_ballast_config_activates_and_both_reasons_are_named(client: APIServerClient) -> None:
     state = KillSwitchState()
     spec = {"identityLabels": ["app"], "suspended": True}
     config = client.create({"apiVersion": "ballast.tightlinesoftware.com/v1", "kind": "BallastConfig",

@@ -16,7 +16,8 @@ from ballast.internal.enrollment import PROFILE_REF
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.killswitch.state import CONFIGMAP_REASON
 from ballast.internal.operator import OperatorOptions
-from ballast.runtime import Client, FakeAPI, Scheme, objects
+from ballast.runtime import FakeAPI, Scheme, objects
+from ballast.runtime.client import APIServerClient
 from tests.unit.internal.policy.builders import crp
 from tests.unit.internal.runtime.support import eventually, running, sample
 from tests.unit.support import register_our_kinds
@@ -24,7 +25,7 @@ from tests.unit.webhook.support import ballast_config, pod
 
 
 @pytest.fixture
-def client() -> Iterator[Client]:
+def client() -> Iterator[APIServerClient]:
     api = FakeAPI()
     register_our_kinds(api)
     client = api.client(scheme=add_to_scheme(Scheme()))
@@ -45,7 +46,7 @@ def test_each_subscriber_hears_every_deactivation_with_the_reason_it_had() -> No
         first.get_nowait()
 
 
-def test_a_pod_created_while_the_switch_was_on_is_enrolled_when_it_turns_off(client: Client) -> None:
+def test_a_pod_created_while_the_switch_was_on_is_enrolled_when_it_turns_off(client: APIServerClient) -> None:
     state = KillSwitchState()
     state.update(configmap=True, suspended=False)
     manager = new_manager(client, namespace="ballast-system")
@@ -60,7 +61,7 @@ def test_a_pod_created_while_the_switch_was_on_is_enrolled_when_it_turns_off(cli
         eventually(lambda: objects.annotations(client.get("v1/Pod", "web-0", "shop")).get(PROFILE_REF), "enrolled")
 
 
-def test_profiles_skipped_by_the_switch_are_resized_again_at_once(client: Client) -> None:
+def test_profiles_skipped_by_the_switch_are_resized_again_at_once(client: APIServerClient) -> None:
     state = KillSwitchState()
     state.update(configmap=True, suspended=False)
     manager = new_manager(client, namespace="ballast-system")

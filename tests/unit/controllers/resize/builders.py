@@ -7,14 +7,15 @@ from typing import Any
 
 from ballast.api.ballast.v1 import WorkloadProfile
 from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF, PROFILE_REF_INDEX, PodProjection, profile_ref_index
-from ballast.runtime import CacheScope, Client, Manager
+from ballast.runtime import CacheScope, Manager
+from ballast.runtime.client import APIServerClient
 
 POD = "v1/Pod"
 IMAGE = "registry.k8s.io/pause:3.10"
 Recs = Mapping[str, Mapping[str, tuple[str | None, str | None]]]
 
 
-def new_manager(client: Client) -> Manager:
+def new_manager(client: APIServerClient) -> Manager:
     """A Manager whose cache is configured as the operator's wiring does: enrolled pods only, as projections,
     indexed by profile-ref (the client's scheme must have our kinds registered)."""
     manager = Manager(

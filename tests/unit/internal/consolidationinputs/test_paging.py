@@ -9,15 +9,16 @@ from typing import Any
 import pytest
 
 from ballast.internal.consolidationinputs import read
-from ballast.runtime import Client, ObjectList
+from ballast.runtime import ObjectList
 from ballast.runtime.apierrors import GoneError
+from ballast.runtime.client import APIServerClient
 
 
 class Pages:
     """A LIST of `items` in pages of `limit`; the continue tokens of the first `expire` lists expire after one page.
     It pages as the framework's client does (`Client.list_all` over this `list`)."""
 
-    list_all = Client.list_all
+    list_all = APIServerClient.list_all
 
     def __init__(self, items: list[int], expire: int = 0) -> None:
         self.items = items

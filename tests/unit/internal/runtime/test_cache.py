@@ -12,7 +12,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from ballast.runtime import (
     Cache,
     CacheScope,
-    Client,
     FakeAPI,
     GroupVersionKind,
     NotFoundError,
@@ -20,6 +19,7 @@ from ballast.runtime import (
     Scheme,
 )
 from ballast.runtime.cache import CacheNotStartedError, DelegatingClient
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.labels import SelectorError
 from ballast.runtime.objects import FrozenDict, name
 from tests.unit.internal.runtime.support import configmap, eventually
@@ -46,7 +46,7 @@ class PodProjection(Projection, frozen=True):
 
 
 @pytest.fixture
-def seeded(client: Client) -> Client:
+def seeded(client: APIServerClient) -> APIServerClient:
     for namespace in ("shop", "blog"):
         client.create(configmap("a", namespace, labels={"tier": "front"}))
         client.create(configmap("b", namespace, labels={"tier": "back"}))
@@ -63,7 +63,7 @@ def caches() -> Iterator[list[Cache]]:
         cache.stop()
 
 
-def _cache(client: Client, caches: list[Cache], **options: Any) -> Cache:
+def _cache(client: APIServerClient, caches: list[Cache], **options: Any) -> Cache:
     cache = Cache(client, sync_timeout=5, **options)
     caches.append(cache)
     return cache
@@ -73,13 +73,13 @@ def _names(objs: Iterable[Any]) -> list[str]:
     return [name(obj) for obj in objs]
 
 
-def test_reads_need_a_started_cache(seeded: Client, caches: list[Cache]) -> None:
+def test_reads_need_a_started_cache(seeded: APIServerClient, caches: list[Cache]) -> None:
     cache = _cache(seeded, caches)
     with pytest.raises(CacheNotStartedError, match="the cache is not started"):
         cache.get("v1/ConfigMap", "a", "shop")
 
 
-def test_get_and_list_read_read_only_views(seeded: Client, caches: list[Cache]) -> None:
+def test_get_and_list_read_read_only_views(seeded: APIServerClient, caches: list[Cache]) -> None:
     cache = _cache(seeded, caches)
     cache.start()
     got = cache.get("v1/ConfigMap", "a", "shop")  # starts the informer on first use and waits for it
@@ -104,7 +104,7 @@ def test_get_and_list_read_read_only_views(seeded: Client, caches: list[Cache]) 
     ],
 )
 def test_list_by_label_selector(
-    seeded: Client, caches: list[Cache], namespace: str | None, selector: Any, expected: list[str]
+    seeded: APIServerClient, caches: list[Cache], namespace: str | None, selector: Any, expected: list[str]
 ) -> None:
     cache = _cache(seeded, caches)
     cache.start()
@@ -112,14 +112,14 @@ def test_list_by_label_selector(
     assert sorted(f"{o['metadata']['namespace']}/{name(o)}" for o in found) == expected
 
 
-def test_a_missing_object_is_not_found(seeded: Client, caches: list[Cache]) -> None:
+def test_a_missing_object_is_not_found(seeded: APIServerClient, caches: list[Cache]) -> None:
     cache = _cache(seeded, caches)
     cache.start()
     with pytest.raises(NotFoundError, match="configmap 'shop/zzz' not found in the cache"):
         cache.get("v1/ConfigMap", "zzz", "shop")
 
 
-def test_index_fields_before_and_after_the_informer_exists(seeded: Client, caches: list[Cache]) -> None:
+def test_index_fields_before_and_after_the_informer_exists(seeded: APIServerClient, caches: list[Cache]) -> None:
     cache = _cache(seeded, caches)
     cache.index_field("v1/Pod", "node", lambda obj: [obj["spec"]["nodeName"]])
     cache.start()
@@ -132,7 +132,7 @@ def test_index_fields_before_and_after_the_informer_exists(seeded: Client, cache
     assert cache.list("v1/ConfigMap", index=("name", "a"), label_selector="tier=back").items == []
 
 
-def test_informers_are_shared_per_kind_and_scope(seeded: Client, caches: list[Cache]) -> None:
+def test_informers_are_shared_per_kind_and_scope(seeded: APIServerClient, caches: list[Cache]) -> None:
     cache = _cache(seeded, caches)
     first = cache.get_informer("v1/ConfigMap")
     assert cache.get_informer(CONFIGMAP) is first
@@ -145,7 +145,7 @@ def test_informers_are_shared_per_kind_and_scope(seeded: Client, caches: list[Ca
     assert sorted(scoped.store.keys()) == ["shop/a", "shop/b"]
 
 
-def test_the_cache_follows_changes(seeded: Client, caches: list[Cache]) -> None:
+def test_the_cache_follows_changes(seeded: APIServerClient, caches: list[Cache]) -> None:
     cache = _cache(seeded, caches)
     cache.start()
     assert cache.get("v1/ConfigMap", "a", "shop")
@@ -155,7 +155,7 @@ def test_the_cache_follows_changes(seeded: Client, caches: list[Cache]) -> None:
     eventually(lambda: "a" not in _names(cache.list("v1/ConfigMap", "shop")), "the delete")
 
 
-def test_a_label_scoped_kind_caches_only_what_matches(seeded: Client, caches: list[Cache]) -> None:
+def test_a_label_scoped_kind_caches_only_what_matches(seeded: APIServerClient, caches: list[Cache]) -> None:
     cache = _cache(seeded, caches, by_kind={"v1/Pod": CacheScope(label_selector="mode=apply")})
     cache.start()
     assert _names(cache.list("v1/Pod")) == ["p1"]
@@ -167,7 +167,7 @@ def test_a_label_scoped_kind_caches_only_what_matches(seeded: Client, caches: li
     eventually(lambda: _names(cache.list("v1/Pod")) == ["p2"], "p1 to leave the selection as a delete")
 
 
-def test_a_projection_scope_caches_frozen_structs(seeded: Client, caches: list[Cache]) -> None:
+def test_a_projection_scope_caches_frozen_structs(seeded: APIServerClient, caches: list[Cache]) -> None:
     cache = _cache(seeded, caches, by_kind={"v1/Pod": CacheScope(namespace="shop", projection=PodProjection)})
     cache.start()
     got = cache.get("v1/Pod", "p1", "shop")
@@ -210,7 +210,7 @@ def test_registered_models_come_back_as_models(caches: list[Cache]) -> None:
 
 
 def test_the_delegating_client_reads_the_cache_and_writes_direct(
-    api: FakeAPI, seeded: Client, caches: list[Cache]
+    api: FakeAPI, seeded: APIServerClient, caches: list[Cache]
 ) -> None:
     cache = _cache(seeded, caches)
     delegating = DelegatingClient(cache, seeded, uncached=["v1/Pod"])
@@ -231,7 +231,7 @@ def test_the_delegating_client_reads_the_cache_and_writes_direct(
     assert seeded.get("v1/Pod", "p1", "shop")["status"] == {"phase": "Running"}
 
 
-def test_stop_stops_every_informer(seeded: Client, caches: list[Cache]) -> None:
+def test_stop_stops_every_informer(seeded: APIServerClient, caches: list[Cache]) -> None:
     cache = _cache(seeded, caches)
     cache.start()
     cache.list("v1/ConfigMap")

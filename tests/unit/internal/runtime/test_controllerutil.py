@@ -24,6 +24,7 @@ from ballast.runtime import (
     new_controller_ref,
     set_controller_reference,
 )
+from ballast.runtime._decode import ObjectMeta
 from ballast.runtime.controllerutil import (
     OperationResult,
     add_finalizer,
@@ -32,7 +33,6 @@ from ballast.runtime.controllerutil import (
     remove_finalizer,
     set_owner_reference,
 )
-from ballast.runtime.decode import ObjectMeta
 from ballast.runtime.objects import freeze
 from tests.unit.internal.runtime.support import configmap
 

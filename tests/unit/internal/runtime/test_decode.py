@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from ballast.runtime import GroupVersionKind, Projection
-from ballast.runtime.decode import (
+from ballast.runtime._decode import (
     INITIAL_EVENTS_END,
     DecodedEvent,
     Decoder,

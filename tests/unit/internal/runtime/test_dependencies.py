@@ -9,7 +9,7 @@ from tests.paths import REPOSITORY
 from tests.unit.support import imported_names
 
 RUNTIME = REPOSITORY / "internal" / "runtime"
-PACKAGE = ("ballast", "runtime")
+PACKAGE = ("ballast", "runtime")  # the one import path of the framework
 ALLOWED = {("envtest/cli.py", "ballast.__version__"), ("crd/cli.py", "ballast.__version__")}
 
 

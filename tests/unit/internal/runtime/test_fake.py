@@ -7,7 +7,8 @@ from typing import Any
 import orjson
 import pytest
 
-from ballast.runtime import JSON_PATCH, STRATEGIC, Client, FakeAPI, FakeClock, GroupVersionKind, apierrors
+from ballast.runtime import JSON_PATCH, STRATEGIC, FakeAPI, FakeClock, GroupVersionKind, apierrors
+from ballast.runtime.client import APIServerClient
 from tests.unit.internal.runtime.support import configmap
 
 WIDGET = GroupVersionKind("example.com", "v1", "Widget")
@@ -28,7 +29,7 @@ def deployment(name: str = "web", namespace: str = "shop", replicas: int = 1) ->
     }  # fmt: skip
 
 
-def open_watch(client: Client, kind: str, namespace: str | None = None, **options: Any) -> Any:
+def open_watch(client: APIServerClient, kind: str, namespace: str | None = None, **options: Any) -> Any:
     """A raw watch stream, registered at once (client.watch() is a lazy generator)."""
     label_selector = options.pop("label_selector", None)
     defaults = {"resource_version": "", "timeout_seconds": 60, "allow_bookmarks": True,
@@ -73,7 +74,7 @@ def test_create_get_list_update_delete() -> None:
         client.delete(updated)
 
 
-def test_create_errors(client: Client) -> None:
+def test_create_errors(client: APIServerClient) -> None:
     client.create(configmap("a", "shop"))
     with pytest.raises(apierrors.AlreadyExistsError, match='configmaps "a" already exists'):
         client.create(configmap("a", "shop"))
@@ -86,7 +87,7 @@ def test_create_errors(client: Client) -> None:
         client.create(nameless)
 
 
-def test_generate_name_and_default_namespace(client: Client) -> None:
+def test_generate_name_and_default_namespace(client: APIServerClient) -> None:
     generated: dict[str, Any] = client.create(
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "cfg-"}}
     )
@@ -98,13 +99,13 @@ def test_generate_name_and_default_namespace(client: Client) -> None:
     assert client.get("v1/Node", "n1")["metadata"]["name"] == "n1"
 
 
-def test_dry_run_stores_nothing(api: FakeAPI, client: Client) -> None:
+def test_dry_run_stores_nothing(api: FakeAPI, client: APIServerClient) -> None:
     client.create(configmap("a", "shop"), dry_run=True)
     assert api.objects("v1/ConfigMap") == []
     assert api.resource_version == "0"
 
 
-def test_objects_are_copies(api: FakeAPI, client: Client) -> None:
+def test_objects_are_copies(api: FakeAPI, client: APIServerClient) -> None:
     client.create(configmap("a", "shop", mode="x"))
     api.objects("v1/ConfigMap")[0]["data"]["mode"] = "changed"
     client.get("v1/ConfigMap", "a", "shop")["data"]["mode"] = "changed"
@@ -132,7 +133,7 @@ def test_registered_kinds_are_discoverable(api: FakeAPI) -> None:
 # --------------------------------------------------------------------------- versions and generation
 
 
-def test_a_stale_resource_version_conflicts(client: Client) -> None:
+def test_a_stale_resource_version_conflicts(client: APIServerClient) -> None:
     first = client.create(configmap("a", "shop", mode="x"))
     client.patch(first, {"data": {"mode": "y"}})
     first["data"]["mode"] = "z"
@@ -142,7 +143,7 @@ def test_a_stale_resource_version_conflicts(client: Client) -> None:
     assert client.update(first)["data"] == {"mode": "z"}
 
 
-def test_a_resource_version_in_a_patch_is_a_precondition(client: Client) -> None:
+def test_a_resource_version_in_a_patch_is_a_precondition(client: APIServerClient) -> None:
     created = client.create(configmap("a", "shop", mode="x"))
     current = created["metadata"]["resourceVersion"]
     patched = client.patch(created, {"metadata": {"resourceVersion": current}, "data": {"mode": "y"}})
@@ -155,7 +156,7 @@ def test_a_resource_version_in_a_patch_is_a_precondition(client: Client) -> None
     assert client.get("v1/ConfigMap", "a", "shop")["data"] == {"mode": "y"}
 
 
-def test_a_no_op_write_keeps_the_resource_version(api: FakeAPI, client: Client) -> None:
+def test_a_no_op_write_keeps_the_resource_version(api: FakeAPI, client: APIServerClient) -> None:
     created = client.create(configmap("a", "shop", mode="x"))
     assert client.update(created)["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
     assert client.patch(created, {"data": {"mode": "x"}})["metadata"]["resourceVersion"] == "1"
@@ -171,13 +172,13 @@ def test_a_no_op_write_keeps_the_resource_version(api: FakeAPI, client: Client) 
         ({"status": {"replicas": 3}}, False),  # ignored on the main resource anyway
     ],
 )
-def test_generation_moves_only_with_the_spec(client: Client, change: dict[str, Any], bumped: bool) -> None:
+def test_generation_moves_only_with_the_spec(client: APIServerClient, change: dict[str, Any], bumped: bool) -> None:
     created = client.create(deployment())
     patched = client.patch(created, change)
     assert patched["metadata"]["generation"] == (2 if bumped else 1)
 
 
-def test_status_writes_never_bump_the_generation(client: Client) -> None:
+def test_status_writes_never_bump_the_generation(client: APIServerClient) -> None:
     created = client.create(deployment())
     created["status"] = {"replicas": 1}
     assert client.status().update(created)["metadata"]["generation"] == 1
@@ -186,7 +187,7 @@ def test_status_writes_never_bump_the_generation(client: Client) -> None:
 # ----------------------------------------------------------------------------- status subresource
 
 
-def test_the_main_resource_cannot_change_status(client: Client) -> None:
+def test_the_main_resource_cannot_change_status(client: APIServerClient) -> None:
     created = client.create(deployment())
     created["status"] = {"replicas": 7}
     created["spec"]["replicas"] = 2
@@ -199,7 +200,7 @@ def test_the_main_resource_cannot_change_status(client: Client) -> None:
     assert changed["spec"]["replicas"] == 4
 
 
-def test_applying_status_to_a_missing_object_is_not_found(client: Client) -> None:
+def test_applying_status_to_a_missing_object_is_not_found(client: APIServerClient) -> None:
     # As the API server: apply creates only through the main resource, never through a subresource.
     body = {**deployment(), "status": {"replicas": 1}}
     with pytest.raises(apierrors.NotFoundError):
@@ -208,7 +209,7 @@ def test_applying_status_to_a_missing_object_is_not_found(client: Client) -> Non
         client.get("apps/v1/Deployment", body["metadata"]["name"], body["metadata"]["namespace"])
 
 
-def test_status_writes_change_only_status(client: Client) -> None:
+def test_status_writes_change_only_status(client: APIServerClient) -> None:
     created = client.create(deployment())
     created["status"] = {"replicas": 1}
     created["spec"]["replicas"] = 5
@@ -224,7 +225,7 @@ def test_status_writes_change_only_status(client: Client) -> None:
         client.status().update(stale)  # the resourceVersion still guards status writes
 
 
-def test_status_writes_need_a_status_subresource(client: Client) -> None:
+def test_status_writes_need_a_status_subresource(client: APIServerClient) -> None:
     created = client.create(configmap("a", "shop"))
     with pytest.raises(apierrors.NotFoundError, match="configmaps/status"):
         client.status().update({**created, "status": {"x": 1}})
@@ -240,14 +241,14 @@ def test_kinds_without_a_status_subresource_keep_status_in_the_main_resource(api
     assert patched["status"] == {"phase": "Ready"}
 
 
-def test_namespace_status_is_its_own_subresource(client: Client) -> None:
+def test_namespace_status_is_its_own_subresource(client: APIServerClient) -> None:
     namespace = client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}})
     namespace["status"] = {"phase": "Active"}
     assert client.status().update(namespace)["status"] == {"phase": "Active"}
     assert client.get("v1/Namespace", "shop")["status"] == {"phase": "Active"}
 
 
-def test_scale_subresource(client: Client) -> None:
+def test_scale_subresource(client: APIServerClient) -> None:
     created = client.create(deployment(replicas=2))
     scale = client.subresource("scale").get(created)
     assert scale["kind"] == "Scale"
@@ -257,7 +258,7 @@ def test_scale_subresource(client: Client) -> None:
     assert scaled["metadata"]["generation"] == 2
 
 
-def test_eviction_deletes_the_pod(api: FakeAPI, client: Client) -> None:
+def test_eviction_deletes_the_pod(api: FakeAPI, client: APIServerClient) -> None:
     pod = client.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"}})
     client.evict(pod)
     assert api.objects("v1/Pod") == []
@@ -291,7 +292,7 @@ def test_finalizers_hold_deletion_until_removed() -> None:
     assert drain(api, stream) == [("MODIFIED", "a"), ("MODIFIED", "a"), ("DELETED", "a")]
 
 
-def test_delete_preconditions(client: Client) -> None:
+def test_delete_preconditions(client: APIServerClient) -> None:
     created = client.create(configmap("a", "shop"))
     with pytest.raises(apierrors.ConflictError, match="Precondition failed: uid"):
         client.delete(created, preconditions={"uid": "someone-else"})
@@ -305,7 +306,7 @@ def test_delete_preconditions(client: Client) -> None:
 
 
 @pytest.fixture
-def populated(client: Client) -> Client:
+def populated(client: APIServerClient) -> APIServerClient:
     for namespace in ("shop", "blog"):
         for name, tier in (("a", "front"), ("b", "back"), ("c", "front")):
             client.create(configmap(name, namespace, labels={"tier": tier, "ns": namespace}))
@@ -328,7 +329,9 @@ def _names(items: Any) -> list[str]:
         (None, {"field_selector": "metadata.namespace==blog,metadata.name=c"}, ["blog/c"]),
     ],
 )
-def test_list_selectors(populated: Client, namespace: str | None, options: dict[str, str], expected: list[str]) -> None:
+def test_list_selectors(
+    populated: APIServerClient, namespace: str | None, options: dict[str, str], expected: list[str]
+) -> None:
     found = populated.list(
         "v1/ConfigMap", namespace, label_selector=options.get("label_selector"),
         field_selector=options.get("field_selector"),
@@ -336,14 +339,14 @@ def test_list_selectors(populated: Client, namespace: str | None, options: dict[
     assert _names(found) == expected
 
 
-def test_a_bad_label_selector_is_a_bad_request(populated: Client) -> None:
+def test_a_bad_label_selector_is_a_bad_request(populated: APIServerClient) -> None:
     with pytest.raises(apierrors.BadRequestError, match="unbalanced"):
         populated.list("v1/ConfigMap", label_selector="tier in (front")
     with pytest.raises(apierrors.BadRequestError):
         open_watch(populated, "v1/ConfigMap", label_selector="=x")
 
 
-def test_pages_with_continue(api: FakeAPI, populated: Client) -> None:
+def test_pages_with_continue(api: FakeAPI, populated: APIServerClient) -> None:
     first = populated.list("v1/ConfigMap", limit=4)
     assert _names(first) == ["blog/a", "blog/b", "blog/c", "shop/a"]
     assert first.continue_
@@ -357,7 +360,7 @@ def test_pages_with_continue(api: FakeAPI, populated: Client) -> None:
 # ---------------------------------------------------------------------------------------- watches
 
 
-def test_watches_fan_out_to_every_matching_watcher(api: FakeAPI, client: Client) -> None:
+def test_watches_fan_out_to_every_matching_watcher(api: FakeAPI, client: APIServerClient) -> None:
     everything = open_watch(client, "v1/ConfigMap")
     shop_only = open_watch(client, "v1/ConfigMap", "shop")
     front_only = open_watch(client, "v1/ConfigMap", label_selector="tier=front")
@@ -372,7 +375,7 @@ def test_watches_fan_out_to_every_matching_watcher(api: FakeAPI, client: Client)
     assert drain(api, pods) == []
 
 
-def test_a_filtered_watch_sees_objects_enter_and_leave_its_selection(api: FakeAPI, client: Client) -> None:
+def test_a_filtered_watch_sees_objects_enter_and_leave_its_selection(api: FakeAPI, client: APIServerClient) -> None:
     live = open_watch(client, "v1/ConfigMap", label_selector="tier=front")
     a = client.create(configmap("a", "shop", labels={"tier": "front"}))
     client.create(configmap("never", "shop", labels={"tier": "back"}))
@@ -393,7 +396,7 @@ def test_a_filtered_watch_sees_objects_enter_and_leave_its_selection(api: FakeAP
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in map(orjson.loads, replayed_from_1)] == expected
 
 
-def test_a_watch_from_a_resource_version_replays_what_came_after(api: FakeAPI, client: Client) -> None:
+def test_a_watch_from_a_resource_version_replays_what_came_after(api: FakeAPI, client: APIServerClient) -> None:
     client.create(configmap("a", "shop"))
     b = client.create(configmap("b", "shop"))
     client.delete(b)
@@ -416,7 +419,7 @@ def test_a_watch_from_a_compacted_version_gets_410_and_ends() -> None:
     assert drain(api, resumed) == [("ADDED", "c"), ("ADDED", "d"), ("ADDED", "e")]
 
 
-def test_send_initial_events_ends_with_the_annotated_bookmark(api: FakeAPI, client: Client) -> None:
+def test_send_initial_events_ends_with_the_annotated_bookmark(api: FakeAPI, client: APIServerClient) -> None:
     client.create(configmap("a", "shop"))
     client.create(configmap("b", "shop", labels={"skip": "yes"}))
     client.create(configmap("c", "blog"))
@@ -433,7 +436,7 @@ def test_send_initial_events_ends_with_the_annotated_bookmark(api: FakeAPI, clie
     assert bookmark["kind"] == "ConfigMap"
 
 
-def test_a_closed_watch_gets_nothing_more(api: FakeAPI, client: Client) -> None:
+def test_a_closed_watch_gets_nothing_more(api: FakeAPI, client: APIServerClient) -> None:
     stream = open_watch(client, "v1/ConfigMap")
     stream.close()
     client.create(configmap("a", "shop"))
@@ -443,7 +446,7 @@ def test_a_closed_watch_gets_nothing_more(api: FakeAPI, client: Client) -> None:
 # -------------------------------------------------------------------------------------- admission
 
 
-def test_admission_hooks_mutate_and_see_the_old_object(client: Client, api: FakeAPI) -> None:
+def test_admission_hooks_mutate_and_see_the_old_object(client: APIServerClient, api: FakeAPI) -> None:
     seen: list[tuple[str, str, Any]] = []
 
     def default_labels(
@@ -462,7 +465,7 @@ def test_admission_hooks_mutate_and_see_the_old_object(client: Client, api: Fake
     assert seen == [("CREATE", "ConfigMap", None), ("UPDATE", "ConfigMap", {"mode": "x"})]
 
 
-def test_admission_hooks_deny(client: Client, api: FakeAPI) -> None:
+def test_admission_hooks_deny(client: APIServerClient, api: FakeAPI) -> None:
     def deny_prod(
         operation: str, gvk: GroupVersionKind, obj: dict[str, Any], old: dict[str, Any] | None
     ) -> dict[str, Any] | None:
@@ -480,7 +483,7 @@ def test_admission_hooks_deny(client: Client, api: FakeAPI) -> None:
 # ------------------------------------------------------------------------------------ patch types
 
 
-def test_strategic_merge_merges_named_lists_by_name(client: Client) -> None:
+def test_strategic_merge_merges_named_lists_by_name(client: APIServerClient) -> None:
     created = client.create(deployment())
     patched = client.patch(
         created,
@@ -499,7 +502,7 @@ def test_strategic_merge_merges_named_lists_by_name(client: Client) -> None:
     assert merged["spec"]["template"]["spec"]["containers"] == [{"name": "only"}]
 
 
-def test_json_patch(client: Client) -> None:
+def test_json_patch(client: APIServerClient) -> None:
     created = client.create(deployment())
     patched = client.patch(
         created,
@@ -515,7 +518,7 @@ def test_json_patch(client: Client) -> None:
         client.patch(created, [{"op": "remove", "path": "/spec/missing"}], patch_type=JSON_PATCH)
 
 
-def test_apply_creates_when_absent_and_merges_when_present(api: FakeAPI, client: Client) -> None:
+def test_apply_creates_when_absent_and_merges_when_present(api: FakeAPI, client: APIServerClient) -> None:
     applied = client.apply(configmap("a", "shop", mode="x"))
     assert applied["metadata"]["resourceVersion"] == "1"
     assert api.requests[-1][0] == "PATCH"

@@ -16,7 +16,7 @@ from ballast.runtime import (
     Projection,
     Request,
 )
-from ballast.runtime.decode import ObjectMeta, OwnerReference
+from ballast.runtime._decode import ObjectMeta, OwnerReference
 from ballast.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
 from ballast.runtime.handler import LOW_PRIORITY, request_for
 from ballast.runtime.objects import freeze

@@ -34,7 +34,11 @@ def runtime_imports(path: Path) -> Iterator[tuple[int, str, str]]:
     except (SyntaxError, UnicodeDecodeError, FileNotFoundError):
         return  # not Python (a shell script under hack/), or deleted in the work tree
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[:3] == ROOT.split("."):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.module.split(".")[: len(ROOT.split("."))] == ROOT.split(".")
+        ):
             for alias in node.names:
                 yield node.lineno, node.module, alias.name
 

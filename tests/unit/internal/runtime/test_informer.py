@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from ballast.runtime import Client, FakeAPI, FakeClock, GroupVersionKind, Projection
+from ballast.runtime import FakeAPI, FakeClock, GroupVersionKind, Projection
+from ballast.runtime._decode import DictDecoder, ProjectionDecoder
+from ballast.runtime._store import NAMESPACE_INDEX
 from ballast.runtime.apierrors import BadRequestError, TooManyRequestsError
-from ballast.runtime.client import ListerWatcher, WatchStream
-from ballast.runtime.decode import DictDecoder, ProjectionDecoder
+from ballast.runtime.client import APIServerClient, ListerWatcher, WatchStream
 from ballast.runtime.informer import FuncHandler, SharedIndexInformer
-from ballast.runtime.store import NAMESPACE_INDEX
 from tests.unit.internal.runtime.support import configmap, eventually
 
 CONFIGMAP = GroupVersionKind("", "v1", "ConfigMap")
@@ -101,7 +101,7 @@ def _informer(lister_watcher: ListerWatcher, started: list[SharedIndexInformer],
 
 
 def test_list_then_watch_delivers_every_change_with_final_state(
-    client: Client, started: list[SharedIndexInformer]
+    client: APIServerClient, started: list[SharedIndexInformer]
 ) -> None:
     client.create(configmap("before", "shop", mode="x"))
     informer = _informer(client.lister_watcher(CONFIGMAP), started)
@@ -184,7 +184,7 @@ def test_an_unreachable_or_throttling_server_costs_watches_from_the_same_version
 
 
 def test_a_handler_added_late_gets_the_cache_as_initial_adds(
-    client: Client, started: list[SharedIndexInformer]
+    client: APIServerClient, started: list[SharedIndexInformer]
 ) -> None:
     for name in "ab":
         client.create(configmap(name, "shop"))
@@ -205,7 +205,9 @@ def test_a_handler_added_late_gets_the_cache_as_initial_adds(
     assert len(late.snapshot()) == 3  # removed: nothing more
 
 
-def test_a_failing_handler_does_not_stop_the_others(client: Client, started: list[SharedIndexInformer]) -> None:
+def test_a_failing_handler_does_not_stop_the_others(
+    client: APIServerClient, started: list[SharedIndexInformer]
+) -> None:
     def explode(*args: Any) -> None:
         raise RuntimeError("handler bug")
 
@@ -221,7 +223,9 @@ def test_a_failing_handler_does_not_stop_the_others(client: Client, started: lis
     assert [event for event, _, _ in recorder.wait_for(3)] == ["add", "update", "delete"]
 
 
-def test_a_streaming_list_syncs_from_initial_events(client: Client, started: list[SharedIndexInformer]) -> None:
+def test_a_streaming_list_syncs_from_initial_events(
+    client: APIServerClient, started: list[SharedIndexInformer]
+) -> None:
     for name in "ab":
         client.create(configmap(name, "shop"))
     gated = GatedListerWatcher(client.lister_watcher(CONFIGMAP))
@@ -236,7 +240,9 @@ def test_a_streaming_list_syncs_from_initial_events(client: Client, started: lis
     assert recorder.wait_for(3)[-1] == ("add", "c", False)
 
 
-def test_a_failed_streaming_list_falls_back_to_list(client: Client, started: list[SharedIndexInformer]) -> None:
+def test_a_failed_streaming_list_falls_back_to_list(
+    client: APIServerClient, started: list[SharedIndexInformer]
+) -> None:
     client.create(configmap("a", "shop"))
     gated = GatedListerWatcher(client.lister_watcher(CONFIGMAP), fail_streaming_list=True)
     informer = _informer(gated, started, watch_list=True)
@@ -248,7 +254,9 @@ def test_a_failed_streaming_list_falls_back_to_list(client: Client, started: lis
     assert gated.list_versions == ["0"]
 
 
-def test_resyncs_replay_the_cache_as_unchanged_updates(client: Client, started: list[SharedIndexInformer]) -> None:
+def test_resyncs_replay_the_cache_as_unchanged_updates(
+    client: APIServerClient, started: list[SharedIndexInformer]
+) -> None:
     clock = FakeClock()
     created = client.create(configmap("a", "shop"))
     informer = _informer(client.lister_watcher(CONFIGMAP), started, resync_period=60.0, clock=clock)
@@ -262,7 +270,9 @@ def test_resyncs_replay_the_cache_as_unchanged_updates(client: Client, started: 
     assert recorder.objects[1] is informer.store.get("shop/a")
 
 
-def test_a_projection_informer_stores_frozen_structs(client: Client, started: list[SharedIndexInformer]) -> None:
+def test_a_projection_informer_stores_frozen_structs(
+    client: APIServerClient, started: list[SharedIndexInformer]
+) -> None:
     client.create(configmap("a", "shop", mode="x"))
     informer = SharedIndexInformer(client.lister_watcher(CONFIGMAP), ProjectionDecoder(Projection), name="proj")
     started.append(informer)
@@ -275,7 +285,7 @@ def test_a_projection_informer_stores_frozen_structs(client: Client, started: li
     eventually(lambda: informer.store.get("shop/a") is None, "the delete to reach the store")
 
 
-def test_stop_ends_the_watch_and_the_thread(client: Client) -> None:
+def test_stop_ends_the_watch_and_the_thread(client: APIServerClient) -> None:
     informer = SharedIndexInformer(client.lister_watcher(CONFIGMAP), DictDecoder(CONFIGMAP))
     informer.start()
     assert informer.wait_for_sync(5)
@@ -289,7 +299,7 @@ def test_stop_ends_the_watch_and_the_thread(client: Client) -> None:
 
 
 def test_a_handler_waiting_for_sync_during_the_first_list_is_not_blocked(
-    client: Client, started: list[SharedIndexInformer]
+    client: APIServerClient, started: list[SharedIndexInformer]
 ) -> None:
     # A map function that lists its own kind from the cache runs inside the first list's delivery; a real wait
     # there would block the delivery that sets the flag (for the cache's whole sync timeout).

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from kubernetes.client import Configuration
 
-from ballast.runtime import FakeAPI, LeaderElectionConfig, LeaderElector, ProcessLeaderElector, RESTConfig
+from ballast.runtime import FakeAPI, LeaderElectionConfig, LeaseLeaderElector, ProcessLeaderElector, RESTConfig
 from ballast.runtime.envtest.wait import poll_until
 
 from .partition import Partition, partitioned_client, serve_over_http
@@ -26,7 +26,7 @@ SLACK = 0.3
 class Followed:
     """An elector run on a thread, its callbacks timed and `is_leader()` sampled every 2 ms."""
 
-    def __init__(self, elector: LeaderElector | ProcessLeaderElector) -> None:
+    def __init__(self, elector: LeaseLeaderElector | ProcessLeaderElector) -> None:
         self.elector = elector
         self.stop = threading.Event()
         self.started = threading.Event()
@@ -77,8 +77,8 @@ def election(timings: str) -> LeaderElectionConfig:
     )
 
 
-def in_process(api: FakeAPI, partition: Partition, config: LeaderElectionConfig) -> LeaderElector:
-    return LeaderElector(partitioned_client(api, partition), config)
+def in_process(api: FakeAPI, partition: Partition, config: LeaderElectionConfig) -> LeaseLeaderElector:
+    return LeaseLeaderElector(partitioned_client(api, partition), config)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from ballast.runtime import Projection, objects
-from ballast.runtime.decode import ObjectMeta, OwnerReference
+from ballast.runtime._decode import ObjectMeta, OwnerReference
 from ballast.runtime.objects import FrozenDict, FrozenList, freeze, thaw
 
 

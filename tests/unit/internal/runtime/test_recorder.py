@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from ballast.runtime import Client, FakeAPI, FakeClock, GroupVersionKind, Projection
+from ballast.runtime._decode import ObjectMeta
 from ballast.runtime.apierrors import InternalServerError
-from ballast.runtime.decode import ObjectMeta
 from ballast.runtime.objects import freeze
 from ballast.runtime.recorder import NORMAL, SPAM_BURST, WARNING, EventRecorder
 from tests.unit.internal.runtime.support import eventually

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ballast.runtime.store import NAMESPACE_INDEX, IndexConflictError, Indexer, namespace_index
+from ballast.runtime._store import NAMESPACE_INDEX, IndexConflictError, Indexer, namespace_index
 
 
 def pod(name: str, namespace: str = "shop", node: str | None = None, **labels: str) -> dict[str, Any]:

@@ -9,7 +9,8 @@ import pytest
 
 from ballast.internal.enrollment import MODE_LABEL
 from ballast.internal.sources import SOURCE_TYPES, FetchError, FetchTarget, KubernetesMetricsSource, UsageSample
-from ballast.runtime import Client, FakeAPI, GroupVersionKind
+from ballast.runtime import FakeAPI, GroupVersionKind
+from ballast.runtime.client import APIServerClient
 
 POD_METRICS = GroupVersionKind("metrics.k8s.io", "v1beta1", "PodMetrics")
 
@@ -69,6 +70,6 @@ def test_an_api_without_metrics_is_a_fetch_error() -> None:
 
 
 def test_the_registry_builds_sources_by_type(api: FakeAPI) -> None:
-    client: Client = api.client()
+    client: APIServerClient = api.client()
     assert isinstance(SOURCE_TYPES["kubernetesMetrics"](client), KubernetesMetricsSource)
     assert "prometheus" not in SOURCE_TYPES

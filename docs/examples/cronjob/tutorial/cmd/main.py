@@ -8,7 +8,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ballast.runtime import Client, LeaderElectionConfig, LeaderElector, Manager, RESTConfig, Scheme
+from ballast.runtime import LeaderElectionConfig, LeaseLeaderElector, Manager, RESTConfig, Scheme, new_client
 from tutorial.api.v1 import add_to_scheme
 from tutorial.internal.controller.cronjob_controller import setup_with_manager
 
@@ -27,7 +27,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     elector = None
     if args.leader_elect:
         lease = LeaderElectionConfig(name="80807133.tutorial.kubebuilder.io", namespace=args.leader_election_namespace)
-        elector = LeaderElector(Client.from_config(config, scheme=scheme), lease)
+        elector = LeaseLeaderElector(new_client(config, scheme=scheme), lease)
     manager = Manager(
         config,
         scheme=scheme,

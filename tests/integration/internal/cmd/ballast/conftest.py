@@ -19,9 +19,11 @@ import pytest
 
 from ballast.internal.enroll import API_KINDS, Kind, Workload, settled
 from ballast.internal.enrollment import MODE_LABEL
-from ballast.runtime import Client, RESTConfig
+from ballast.runtime import RESTConfig
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.wait import poll_until
+from ballast.runtime.rest import Transport
 
 TUPLE = {"app.kubernetes.io/name": "shop", "app.kubernetes.io/component": "api"}
 NODES = ("node-a", "node-b")
@@ -90,9 +92,9 @@ def cluster(envtest: Environment) -> Iterator[Environment]:
 
 
 @pytest.fixture(scope="module")
-def client(cluster: Environment) -> Iterator[Client]:
+def client(cluster: Environment) -> Iterator[APIServerClient]:
     """Our runtime client, as the admin."""
-    api = Client.from_config(RESTConfig.from_kubeconfig(str(cluster.kubeconfig_path)))
+    api = APIServerClient(Transport(RESTConfig.from_kubeconfig(str(cluster.kubeconfig_path))))
     yield api
     api.close()
 
@@ -143,7 +145,7 @@ def create(env: Environment, namespace: str, *objects: dict[str, Any]) -> None:
         env.rest.create(f"/apis/apps/v1/namespaces/{namespace}/{obj['kind'].lower()}s", obj)
 
 
-def wait_settled(client: Client, namespace: str, *names: tuple[Kind, str], pods: int) -> None:
+def wait_settled(client: APIServerClient, namespace: str, *names: tuple[Kind, str], pods: int) -> None:
     """Until every named (kind, name) workload has settled and `pods` pods are Ready."""
 
     def ready() -> bool:
@@ -157,11 +159,11 @@ def wait_settled(client: Client, namespace: str, *names: tuple[Kind, str], pods:
     poll_until(ready, timeout=90, what=f"workloads of {namespace} to settle", interval=0.5)
 
 
-def pod_uids(client: Client, namespace: str, app: str) -> set[str]:
+def pod_uids(client: APIServerClient, namespace: str, app: str) -> set[str]:
     pods = client.list("v1/Pod", namespace, label_selector=f"app={app}").items
     return {p["metadata"]["uid"] for p in pods if not p["metadata"].get("deletionTimestamp")}
 
 
-def pod_modes(client: Client, namespace: str, app: str) -> list[str | None]:
+def pod_modes(client: APIServerClient, namespace: str, app: str) -> list[str | None]:
     pods = client.list("v1/Pod", namespace, label_selector=f"app={app}").items
     return [p["metadata"].get("labels", {}).get(MODE_LABEL) for p in pods if not p["metadata"].get("deletionTimestamp")]

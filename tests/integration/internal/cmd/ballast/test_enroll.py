@@ -12,7 +12,7 @@ import pytest
 from ballast.internal.cmd import ballast as cli
 from ballast.internal.enroll import Kind
 from ballast.internal.enrollment import MODE_LABEL
-from ballast.runtime import Client
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.wait import poll_until
 
@@ -22,7 +22,7 @@ RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 APPS = ("web", "solo", "db", "db3", "agent")
 
 
-def fleet(env: Environment, client: Client, namespace: str) -> None:
+def fleet(env: Environment, client: APIServerClient, namespace: str) -> None:
     """web: Deployment × 3; solo: Deployment × 1; plain: no tuple; db: StatefulSet × 1; db3: StatefulSet × 2;
     agent: DaemonSet on two nodes."""
     create(
@@ -51,12 +51,12 @@ def records(lines: list[str], status: str) -> dict[str, str]:
     return {" ".join(line.split()[1:3]): line[62:] for line in lines if line.startswith(f"{status} ")}
 
 
-def template_of(client: Client, kind: str, name: str, namespace: str) -> dict[str, Any]:
+def template_of(client: APIServerClient, kind: str, name: str, namespace: str) -> dict[str, Any]:
     template: dict[str, Any] = client.get(f"apps/v1/{kind}", name, namespace)["spec"]["template"]["metadata"]
     return template
 
 
-def generations(client: Client, namespace: str) -> dict[str, int]:
+def generations(client: APIServerClient, namespace: str) -> dict[str, int]:
     kinds = ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet")
     return {
         f"{kind}/{obj['metadata']['name']}": obj["metadata"]["generation"]
@@ -66,7 +66,7 @@ def generations(client: Client, namespace: str) -> dict[str, int]:
 
 
 def test_dry_run_plans_every_workload_with_the_tuple_and_changes_nothing(
-    cluster: Environment, client: Client, namespace: str, capsys: pytest.CaptureFixture[str]
+    cluster: Environment, client: APIServerClient, namespace: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fleet(cluster, client, namespace)
     before = generations(client, namespace), {app: pod_uids(client, namespace, app) for app in APPS}
@@ -90,7 +90,7 @@ def test_dry_run_plans_every_workload_with_the_tuple_and_changes_nothing(
 
 
 def test_apply_restarts_multi_replica_workloads_keeps_single_replica_pods_and_reruns_as_a_no_op(
-    cluster: Environment, client: Client, namespace: str, capsys: pytest.CaptureFixture[str]
+    cluster: Environment, client: APIServerClient, namespace: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fleet(cluster, client, namespace)
     uids = {app: pod_uids(client, namespace, app) for app in APPS}
@@ -159,7 +159,7 @@ def test_apply_restarts_multi_replica_workloads_keeps_single_replica_pods_and_re
 
 
 def test_no_restart_enrolls_multi_replica_workloads_without_recreating_a_pod(
-    cluster: Environment, client: Client, namespace: str, capsys: pytest.CaptureFixture[str]
+    cluster: Environment, client: APIServerClient, namespace: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     create(
         cluster,
@@ -185,7 +185,7 @@ def test_no_restart_enrolls_multi_replica_workloads_without_recreating_a_pod(
     assert {app: pod_uids(client, namespace, app) for app in uids} == uids
 
 
-def deny_mode_label_on_replica_sets(env: Environment, client: Client, namespace: str) -> None:
+def deny_mode_label_on_replica_sets(env: Environment, client: APIServerClient, namespace: str) -> None:
     """A ValidatingAdmissionPolicy refusing ReplicaSet writes that add the mode label, in `namespace` only."""
     name = f"freeze-{namespace}"
     env.rest.create(
@@ -243,7 +243,7 @@ def deny_mode_label_on_replica_sets(env: Environment, client: Client, namespace:
 
 
 def test_a_refused_write_is_a_failure_rolled_back_and_exit_code_2(
-    cluster: Environment, client: Client, namespace: str, capsys: pytest.CaptureFixture[str]
+    cluster: Environment, client: APIServerClient, namespace: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     create(cluster, namespace, workload("deployment", "solo", replicas=1))
     wait_settled(client, namespace, ("deployment", "solo"), pods=1)

@@ -21,7 +21,7 @@ import urllib3
 from ballast.internal.cmd import ballast as cli
 from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF, managed_container_bodies
 from ballast.internal.manifests.webhooks import webhook_configurations
-from ballast.runtime import Client
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.envtest import Environment, json_handler
 from ballast.runtime.envtest.ports import suggest_port
 from ballast.runtime.envtest.wait import poll_until
@@ -138,7 +138,7 @@ def operator(cluster: Environment, tmp_path_factory: pytest.TempPathFactory) -> 
         backend.stop()
 
 
-def checkout(namespace: str, env: Environment, client: Client) -> dict[str, Any]:
+def checkout(namespace: str, env: Environment, client: APIServerClient) -> dict[str, Any]:
     """The `checkout` Deployment (1 replica, mode apply, cpu 100m request and limit 1) and its settled pod."""
     create(env, namespace, workload("deployment", "checkout", labels=TUPLE, mode="apply"))
     wait_settled(client, namespace, ("deployment", "checkout"), pods=1)
@@ -159,7 +159,7 @@ def run_cli(capsys: pytest.CaptureFixture[str], env: Environment, *argv: str) ->
 
 
 @pytest.fixture(scope="module")
-def admitted_pod(cluster: Environment, client: Client, operator: Path) -> dict[str, Any]:
+def admitted_pod(cluster: Environment, client: APIServerClient, operator: Path) -> dict[str, Any]:
     """A pod admitted with the recommended requests: `checkout` runs in a first namespace until its profile is
     Sufficient, then the same app starts in a second namespace."""
     namespaces = ["cli-explain-a", "cli-explain-b"]

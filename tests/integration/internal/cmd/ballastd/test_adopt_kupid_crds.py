@@ -12,7 +12,7 @@ import pytest
 
 from ballast.internal.cmd.ballastd import CRD_FIELD_MANAGER, apply_crds, build_parser
 from ballast.internal.manifests.crds import all_crds
-from ballast.runtime import Client, RESTConfig
+from ballast.runtime import RESTConfig, new_client
 from ballast.runtime.envtest import APIError, Environment
 from ballast.runtime.envtest.wait import poll_until
 
@@ -52,7 +52,7 @@ def _refused(env: Environment, policy: dict[str, Any]) -> bool:
 
 def test_apply_crds_adopts_kupids_crd_and_its_policies_keep_working(bare: Environment, tmp_path: Path) -> None:
     upstream = _without_enums(copy.deepcopy(next(c for c in all_crds() if c["metadata"]["name"] == KUPID_CRD)))
-    client = Client.from_config(RESTConfig(bare.client_configuration()), field_owner="helm")
+    client = new_client(RESTConfig(bare.client_configuration()), field_owner="helm")
     client.create(upstream)  # as Helm installs it: an Update by another manager
     poll_until(lambda: _established(bare), timeout=20, what="kupid's CRD established")
     stored = {

@@ -1,6 +1,6 @@
 """A CronJob-like kind embedding `JobTemplateSpec`, on the real kube-apiserver: the stored template comes back
 whole, a container without a name is refused by the CRD's schema, and a Job made from the stored template with
-the framework's Client is accepted by batch/v1."""
+the framework's APIServerClient is accepted by batch/v1."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from ballast.runtime import Client, GroupVersionKind, RESTConfig, Scheme
+from ballast.runtime import GroupVersionKind, RESTConfig, Scheme
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.crd import (
     ObjectMeta,
     ObjectReference,
@@ -19,6 +20,7 @@ from ballast.runtime.crd import (
 )
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.errors import APIError
+from ballast.runtime.rest import Transport
 from tests.unit.internal.runtime.crd.crontab import CronTab
 
 GROUP = CronTab.GROUP
@@ -76,11 +78,11 @@ def crontabs(envtest: Environment) -> Iterator[str]:
 
 
 @pytest.fixture
-def client(rest_config: RESTConfig) -> Iterator[Client]:
-    """The framework's Client with CronTab registered in its scheme."""
+def client(rest_config: RESTConfig) -> Iterator[APIServerClient]:
+    """The framework's APIServerClient with CronTab registered in its scheme."""
     scheme = Scheme()
     scheme.register(GroupVersionKind(GROUP, "v1", "CronTab"), CronTab)
-    client = Client.from_config(rest_config, scheme=scheme, field_owner="builtin-tests")
+    client = APIServerClient(Transport(rest_config), scheme=scheme, field_owner="builtin-tests")
     yield client
     client.close()
 
@@ -94,7 +96,9 @@ def _crontab(namespace: str, template: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def test_the_stored_job_template_comes_back_whole(client: Client, crontabs: str, envtest_namespace: str) -> None:
+def test_the_stored_job_template_comes_back_whole(
+    client: APIServerClient, crontabs: str, envtest_namespace: str
+) -> None:
     sent = CronTab.model_validate(_crontab(envtest_namespace, copy.deepcopy(TEMPLATE)))
 
     client.create(sent)
@@ -119,7 +123,9 @@ def test_a_container_without_a_name_is_refused(envtest: Environment, crontabs: s
     assert "spec.jobTemplate.spec.template.spec.containers[0].name: Required value" in refused.value.message
 
 
-def test_a_job_made_from_the_stored_template_is_accepted(client: Client, crontabs: str, envtest_namespace: str) -> None:
+def test_a_job_made_from_the_stored_template_is_accepted(
+    client: APIServerClient, crontabs: str, envtest_namespace: str
+) -> None:
     created = client.create(CronTab.model_validate(_crontab(envtest_namespace, copy.deepcopy(TEMPLATE))))
     stored = client.get(CronTab, created.metadata.name or "", envtest_namespace)
     template = stored.spec.job_template

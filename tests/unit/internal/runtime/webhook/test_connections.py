@@ -20,9 +20,9 @@ import pytest
 import urllib3
 
 from ballast.runtime import AdmissionRequest, AdmissionResponse, WebhookServer, allowed
+from ballast.runtime._httpconn import Phase
 from ballast.runtime.certs import CertificateAuthority
 from ballast.runtime.envtest.wait import poll_until
-from ballast.runtime.httpconn import Phase
 
 POD = {"group": "", "version": "v1", "kind": "Pod"}
 PODS = {"group": "", "version": "v1", "resource": "pods"}

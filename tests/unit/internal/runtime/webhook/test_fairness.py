@@ -1,4 +1,4 @@
-"""A fast uploader gets its turn and no more (internal/runtime/httpconn.py, "Fairness"): one event reads at most
+"""A fast uploader gets its turn and no more (internal/runtime/_httpconn.py, "Fairness"): one event reads at most
 `READS_PER_TURN` chunks of a connection, the rest is read right after the next select — so the other connections'
 events are served in between, and bytes already received (or already decrypted by TLS, which would not wake the
 selector) are never stranded."""
@@ -11,8 +11,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import cast
 
+from ballast.runtime._httpconn import READS_PER_TURN, Connection, ConnectionLoop, Limits, Message, Phase
 from ballast.runtime.envtest.wait import poll_until
-from ballast.runtime.httpconn import READS_PER_TURN, Connection, ConnectionLoop, Limits, Message, Phase
 
 
 class Received:

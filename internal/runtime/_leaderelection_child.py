@@ -1,6 +1,6 @@
-"""The child side of `ProcessLeaderElector`: run `LeaderElector` and report over stdout (see that module).
+"""The child side of `ProcessLeaderElector`: run `LeaseLeaderElector` and report over stdout (see that module).
 
-python -m ballast.runtime.leaderelection_child   # settings as one JSON line on stdin
+python -m ballast.runtime._leaderelection_child   # settings as one JSON line on stdin
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import IO, Any
 
 import orjson
 
-from .leaderelection import LeaderElectionConfig, LeaderElector
+from .leaderelection import LeaderElectionConfig, LeaseLeaderElector
 from .leaderelection_process import STOP
 from .log import get_logger, record_fields
 from .rest import RESTConfig
@@ -58,7 +58,7 @@ class _Counter:
         self._emit(self._event)
 
 
-class _ReportingElector(LeaderElector):
+class _ReportingElector(LeaseLeaderElector):
     def __init__(self, *args: Any, emit: _Emitter, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._emit = emit
@@ -106,10 +106,10 @@ def main() -> int:
     except Exception as exc:  # whatever was wrong with them, say so and exit: the parent stops leading
         _log.error("leader election process: bad settings: %s", exc)
         return 2
-    from .client import Client  # noqa: PLC0415 - after the settings, so a bad pipe fails fast
+    from .client import new_client  # noqa: PLC0415 - after the settings, so a bad pipe fails fast
 
     threading.Thread(target=_watch_parent, args=(stop, sys.stdin.buffer), daemon=True).start()
-    elector = _ReportingElector(Client.from_config(rest_config), config, emit=emit)
+    elector = _ReportingElector(new_client(rest_config), config, emit=emit)
     elector.run(stop, lambda: emit("started_leading", until=elector.leading_until), lambda: emit("stopped_leading"))
     return 0
 
