@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ._decode import Projection
 from .cache import Cache, CacheScope
-from .decode import Projection
 from .handler import RequestQueue
 from .informer import Registration, SharedIndexInformer
 from .interfaces import KindRef

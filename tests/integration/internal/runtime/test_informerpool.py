@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from ballast.runtime import Cache, Client, GroupVersionKind, Request
+from ballast.runtime import Cache, GroupVersionKind, Request
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.envtest.wait import poll_until
 from ballast.runtime.informerpool import ScopedInformerPool
 from tests.unit.internal.runtime.support import RecordingQueue
@@ -24,7 +25,7 @@ def configmap(name: str, namespace: str, **labels: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def cache(client: Client) -> Iterator[Cache]:
+def cache(client: APIServerClient) -> Iterator[Cache]:
     made = Cache(client, sync_timeout=30.0)
     made.start()
     yield made
@@ -36,7 +37,7 @@ def names(informer: Any) -> list[str]:
 
 
 def test_pooled_informers_hold_what_their_selector_matches(
-    client: Client, cache: Cache, envtest_namespace: str
+    client: APIServerClient, cache: Cache, envtest_namespace: str
 ) -> None:
     namespace = envtest_namespace
     for name, app in (("w1", "web"), ("w2", "web"), ("d1", "db"), ("other", "none")):

@@ -142,7 +142,7 @@ def running_operator(client: Client) -> Iterator[None]:
 
     def put_back() -> None:
         while not stop.wait(0.01):
-            for profile in client.list_all(WORKLOAD_PROFILE):
+            for profile in client.list(WORKLOAD_PROFILE).items:
                 if PROFILE_CLEANUP_FINALIZER not in (profile["metadata"].get("finalizers") or []):
                     client.patch(profile, {"metadata": {"finalizers": [PROFILE_CLEANUP_FINALIZER]}})
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from ballast.runtime import Cache, Client, FakeAPI, GroupVersionKind, Request
+from ballast.runtime import Cache, FakeAPI, GroupVersionKind, Request
+from ballast.runtime.client import APIServerClient
 from ballast.runtime.informerpool import PoolKey, ScopedInformerPool
 from ballast.runtime.labels import SelectorError
 from tests.unit.internal.runtime.support import RecordingQueue, configmap, eventually
@@ -19,7 +20,7 @@ ALICE, BOB = Request("shop", "alice"), Request("shop", "bob")
 
 
 @pytest.fixture
-def cache(client: Client) -> Iterator[Cache]:
+def cache(client: APIServerClient) -> Iterator[Cache]:
     made = Cache(client, sync_timeout=5.0)
     made.start()
     yield made
