@@ -13,7 +13,7 @@ Every run goes through upstream's five phases, in order; the first failure ends 
    the Balancers' pods, not the cluster's.
 3. `PodLabelsChecking` — `spec.selector` must convert (`incorrect selector`) and match every target pod
    (`incorrect labeling for pods in target <name>`).
-4. `ApplyingBalancerPolicy` — `ballast.internal.placement.place` over the pod summaries.
+4. `ApplyingBalancerPolicy` — `ballast.internal.balancer.place` over the pod summaries.
 5. `ReplicaCountSetting` — each target's `scale.spec.replicas` set where it differs; the first failure stops.
 
 Status is written by server-side apply (field manager `ballast-balancer`) only when it changed: `replicas`
@@ -27,7 +27,7 @@ Conflicts: a target that an HPA also scales (its `scaleTargetRef` names the targ
 Balancer (or this one, twice) also claims is not written — two controllers writing one `replicas` field fight —
 and `TargetConflict=True` names the other owner, with a Warning event `TargetConflict` when that changes.
 
-The placement is pure code in `ballast.internal.placement`; this module reads, calls it, and writes.
+The placement is pure code in `ballast.internal.balancer`; this module reads, calls it, and writes.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ from ballast.api.balancer.v1alpha1 import (
     Balancer,
     BalancerTarget,
 )
-from ballast.internal.placement import (
+from ballast.internal.balancer import (
     Placement,
     PlacementInputError,
     PodState,
@@ -66,7 +66,7 @@ from ballast.internal.placement import (
     request_from_spec,
     summarize_targets,
 )
-from ballast.internal.telemetry.balancer import forget_balancer, record_balancer
+from ballast.internal.balancer.metrics import forget_balancer, record_balancer
 from ballast.runtime import (
     APPLY,
     APIStatusError,

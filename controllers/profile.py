@@ -27,10 +27,10 @@ from ballast.internal.enrollment import (
     population,
 )
 from ballast.internal.enrollment.config import validate_ballast_config
+from ballast.internal.history import HistoryStore
 from ballast.internal.naming import tuple_hash
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.stats import parse_duration
-from ballast.internal.store import HistoryStore
 from ballast.internal.telemetry import WORKLOAD_PROFILES_PURGED, profile_attributes
 from ballast.runtime import (
     APPLY,

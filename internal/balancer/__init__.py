@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from .distribute import Placement, highest_averages, passed_on, place
 from .errors import PlacementInputError
-from .explain import (
+from .inputs import POLICIES, Target
+from .reasons import (
     BLOCKED,
     FALLBACK,
     FULL,
@@ -38,7 +39,6 @@ from .explain import (
     TargetExplanation,
     explain,
 )
-from .inputs import POLICIES, Target
 from .request import PlacementRequest, request_from_spec
 from .summary import PENDING, RUNNING, Pod, PodState, PodSummary, summarize_pods, summarize_targets
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .metrics import LabelledGauge
+from ballast.internal.telemetry.metrics import LabelledGauge
 
 REPLICA_KINDS = ("desired", "placed", "running", "not_started")
 """The `kind` label values of `ballast_balancer_replicas`."""

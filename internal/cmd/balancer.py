@@ -2,7 +2,7 @@
 
 Reads the Balancer, each target's `scale` subresource and the pods its `scale.status.selector` selects in the
 Balancer's namespace — what the controller reads — and prints, per target, its bounds, its replicas now, the
-placement the controller computes from those pods (`ballast.internal.placement.explain`, with the reasons: late
+placement the controller computes from those pods (`ballast.internal.balancer.reasons`, with the reasons: late
 pods, full targets, fallback, missing/overflow), its Running, Pending and late pods, and the Balancer's
 conditions. What `kubectl describe` cannot show: the placement is computed here, not read back from the status.
 Writes nothing. Exit 0, or 1 for a missing Balancer, a target whose scale or pods cannot be read, a spec the
@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ballast.api.balancer.v1alpha1 import PRIORITY, TARGET_CONFLICT, Balancer
-from ballast.internal.cmd.ballast import columns, connect, fail
-from ballast.internal.placement import (
+from ballast.internal.balancer import (
     Explanation,
     PlacementInputError,
     PodSummary,
@@ -30,6 +29,7 @@ from ballast.internal.placement import (
     request_from_spec,
     summarize_targets,
 )
+from ballast.internal.cmd.ballast import columns, connect, fail
 from ballast.runtime import GroupVersionKind
 from ballast.runtime import labels as label_selectors
 

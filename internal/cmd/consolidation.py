@@ -43,8 +43,8 @@ from ballast.internal.consolidation import (
     node_from_wire,
     parse_catalogue,
 )
+from ballast.internal.consolidation.inputs import CATALOGUE_KEY, Inputs, Observed, ReadSettings, advise, read_inputs
 from ballast.internal.consolidation.pools import INSTANCE_TYPE_LABEL
-from ballast.internal.consolidationinputs import CATALOGUE_KEY, Inputs, Observed, ReadSettings, advise, read_inputs
 
 CONFIGMAP_PREFIX = "cm/"
 DEFAULT_CATALOGUE = "cm/ballast-system/ballast-consolidation-catalogue"

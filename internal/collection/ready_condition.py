@@ -10,7 +10,7 @@ from typing import Any
 from ballast.api.ballast.v1.workloadprofile import READY
 from ballast.runtime.conditions import condition
 
-from .policy import PolicyView
+from .policy_resources import PolicyView
 
 SAMPLES_COLLECTED_REASON = "SamplesCollected"
 MISSING_SAMPLES_REASON = "MissingSamples"

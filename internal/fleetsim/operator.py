@@ -34,18 +34,19 @@ from ballast.controllers.collector import MetricsCollector
 from ballast.controllers.enrollment import EnrollmentReconciler
 from ballast.controllers.profile import ProfileReconciler
 from ballast.controllers.resize import ResourceAdjuster, profile_predicate
+from ballast.internal.cmd.wiring import new_manager
 from ballast.internal.collection import poll_interval_seconds
 from ballast.internal.dev.preset import SAMPLES_DIR, load_preset
 from ballast.internal.dev.scenario import actuated_status, running_status
 from ballast.internal.enrollment import MODE_LABEL
+from ballast.internal.fleetsim.model import CPU, EPHEMERAL, MEMORY, STEP_SECONDS, Cluster, Fleet, PodState
+from ballast.internal.history import HistoryStore, open_store
 from ballast.internal.killswitch import KillSwitchState
+from ballast.internal.metricsources import KubeletSummarySource, KubernetesMetricsSource, SourceFactory
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.quantity import parse_quantity
 from ballast.internal.quantity.format import format_bytes, format_cpu_millis
 from ballast.internal.resize.outcome import POD_RESIZE_PENDING, REASON_INFEASIBLE
-from ballast.internal.simulate.model import CPU, EPHEMERAL, MEMORY, STEP_SECONDS, Cluster, Fleet, PodState
-from ballast.internal.sources import KubeletSummarySource, KubernetesMetricsSource, SourceFactory
-from ballast.internal.store import HistoryStore, open_store
 from ballast.runtime import (
     AdmissionRequest,
     Client,
@@ -63,8 +64,6 @@ from ballast.runtime.apierrors import ForbiddenError
 from ballast.runtime.event import UpdateEvent
 from ballast.runtime.log import get_logger
 from ballast.webhook.pods import PodMutator
-
-from .wiring import new_manager
 
 START = datetime.datetime(2026, 1, 5, tzinfo=datetime.UTC)
 """Virtual time zero: a Monday at midnight UTC, so simulated days start at whole days."""

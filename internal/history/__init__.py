@@ -12,7 +12,7 @@ trip for Redis; series keep the newest `reservoir_size` samples and, with a `ret
 """
 
 from .errors import StoreError, StoreUnavailableError, StoreURLError
-from .history import DEFAULT_CYCLE_TTL, HistoryStore
+from .protocol import DEFAULT_CYCLE_TTL, HistoryStore
 from .redis_backend import RedisHistoryStore
 from .series import DEFAULT_RESERVOIR_SIZE, Cycle, Sample, Series, SeriesKey
 from .sqlite_backend import SQLiteHistoryStore

@@ -16,8 +16,8 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from .errors import StoreError, StoreUnavailableError, StoreURLError
-from .history import DEFAULT_CYCLE_TTL
 from .keys import cycle_key, is_values_key, profile_pattern, values_key
+from .protocol import DEFAULT_CYCLE_TTL
 from .redis_scripts import READ_SERIES, WRITE_CYCLE
 from .series import Cycle, Series, SeriesKey
 

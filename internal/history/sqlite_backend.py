@@ -17,7 +17,7 @@ from typing import Self
 from cachetools import LRUCache
 
 from .errors import StoreError, StoreUnavailableError
-from .history import DEFAULT_CYCLE_TTL
+from .protocol import DEFAULT_CYCLE_TTL
 from .series import Cycle, Series, SeriesKey, check_measurement_hash
 from .window import next_first_seen
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from .errors import StoreURLError
-from .history import DEFAULT_CYCLE_TTL, HistoryStore
+from .protocol import DEFAULT_CYCLE_TTL, HistoryStore
 from .redis_backend import DEFAULT_TIMEOUT, RedisHistoryStore
 from .sqlite_backend import SQLiteHistoryStore
 

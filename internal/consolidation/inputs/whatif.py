@@ -3,7 +3,7 @@ recommendations are applied, by the rule admission applies them (webhook/recomme
 
 Admission writes a container's recommended request when the container is ready (`ready_recommendations`: every
 container with `meetsThreshold`, else those with a recommendation for each measured resource) and the value is a
-quantity; the limit it writes beside it (`ballast.internal.apply.limit_plan`) never changes a request, so the
+quantity; the limit it writes beside it (`ballast.internal.limitplan.limit_plan`) never changes a request, so the
 requests alone are what the scheduler, and so the planner, sees.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 from ballast.api.ballast.v1 import WorkloadProfileStatus
 from ballast.internal.enrollment import PROFILE_REF, managed_container_bodies
 from ballast.internal.quantity import QuantityError, parse_quantity
-from ballast.internal.stats.ready import ready_recommendations
+from ballast.internal.stats.ready_containers import ready_recommendations
 
 PLANNED_RESOURCES = ("cpu", "memory")
 """What the planner packs; other recommended resources (ephemeral-storage) are not simulated."""

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.store import HistoryStore, RedisHistoryStore, SQLiteHistoryStore
+from ballast.internal.history import HistoryStore, RedisHistoryStore, SQLiteHistoryStore
 from ballast.runtime.envtest.certs import TinyCA
 from tests.integration.redis_server import RedisServer, TLSFiles, redis_server_or_skip
 

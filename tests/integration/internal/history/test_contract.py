@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ballast.internal.store import Cycle, HistoryStore, Sample, Series, SeriesKey
+from ballast.internal.history import Cycle, HistoryStore, Sample, Series, SeriesKey
 
 T0 = 1_732_900_000_000  # epoch ms
 HASH = "8746f67fe9f3d343"

@@ -13,7 +13,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from ballast.internal.store import (
+from ballast.internal.history import (
     Cycle,
     RedisHistoryStore,
     Sample,

@@ -25,7 +25,7 @@ from ballast.controllers.balancer import (
     selector_string,
     setup,
 )
-from ballast.internal.telemetry.balancer import BALANCER_PROBLEM_REPLICAS, BALANCER_REPLICAS
+from ballast.internal.balancer.metrics import BALANCER_PROBLEM_REPLICAS, BALANCER_REPLICAS
 from ballast.runtime import FakeAPI, FakeClock, GroupVersionKind, Manager, Request, Scheme
 from ballast.runtime.apierrors import ForbiddenError
 from tests.unit.api.balancer_samples import balancer, documents

@@ -19,7 +19,7 @@ from ballast.controllers.consolidation import (
     requests_report,
 )
 from ballast.internal.consolidation import WHEN_EMPTY_OR_UNDERUTILIZED, node_from_wire, parse_catalogue, pod_from_wire
-from ballast.internal.consolidationinputs import Inputs, Observed, ReadSettings, advise, pod_requests, profile_requests
+from ballast.internal.consolidation.inputs import Inputs, Observed, ReadSettings, advise, pod_requests, profile_requests
 
 from .scenario import BROKEN_ENTRY, CATALOGUE, PROFILE_STATUS, nodes, pods
 

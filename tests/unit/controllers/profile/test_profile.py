@@ -21,9 +21,9 @@ from ballast.api.scheme import add_to_scheme
 from ballast.controllers import profile
 from ballast.internal.cmd.wiring import new_manager
 from ballast.internal.enrollment import MODE_LABEL, PROFILE_CLEANUP_FINALIZER, PROFILE_REF
+from ballast.internal.history import Cycle, HistoryStore, Sample, SeriesKey, open_store
 from ballast.internal.naming import tuple_hash
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.store import Cycle, HistoryStore, Sample, SeriesKey, open_store
 from ballast.runtime import Client, FakeAPI, FakeClock, Manager, NotFoundError, Scheme
 from tests.unit.internal.runtime.support import eventually, running, sample
 from tests.unit.support import register_our_kinds

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ballast.internal.placement import PodSummary
+from ballast.internal.balancer import PodSummary
 
 
 def target(name: str, low: int | None = None, high: int | None = None) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ballast.internal.placement import passed_on, place
+from ballast.internal.balancer import passed_on, place
 
 from .builders import pods, priority, proportional, target
 

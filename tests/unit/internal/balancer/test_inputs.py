@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.placement import PlacementInputError, PodSummary, Target, place
+from ballast.internal.balancer import PlacementInputError, PodSummary, Target, place
 
 from .builders import pods, priority, proportional, target
 

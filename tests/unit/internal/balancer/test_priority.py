@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ballast.internal.placement import place
+from ballast.internal.balancer import place
 
 from .builders import pods, priority, target
 

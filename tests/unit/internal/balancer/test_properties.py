@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ballast.internal.placement import Placement, PodSummary, highest_averages, passed_on, place
+from ballast.internal.balancer import Placement, PodSummary, highest_averages, passed_on, place
 
 NAMES = "abcdef"
 

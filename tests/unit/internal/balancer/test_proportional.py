@@ -3,8 +3,8 @@ already won, ties to the alphabetically first name."""
 
 from __future__ import annotations
 
-from ballast.internal.placement import place
-from ballast.internal.placement.distribute import _by_next_average
+from ballast.internal.balancer import place
+from ballast.internal.balancer.distribute import _by_next_average
 
 from .builders import proportional, target
 

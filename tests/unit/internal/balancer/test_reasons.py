@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ballast.internal.placement import (
+from ballast.internal.balancer import (
     BLOCKED,
     FALLBACK,
     FULL,

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from ballast.api.balancer.v1alpha1 import Balancer
-from ballast.internal.placement import PlacementInputError, Target, place, request_from_spec
+from ballast.internal.balancer import PlacementInputError, Target, place, request_from_spec
 from tests.unit.api.balancer_samples import balancer
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.placement import PlacementInputError, PodState, PodSummary, summarize_pods, summarize_targets
+from ballast.internal.balancer import PlacementInputError, PodState, PodSummary, summarize_pods, summarize_targets
 
 NOW = datetime.datetime(2026, 12, 2, 12, 0, 0, tzinfo=datetime.UTC)
 

@@ -40,7 +40,7 @@ from ballast.internal.consolidation import (
     pod_from_wire,
     pool_from_nodepool,
 )
-from ballast.internal.consolidationinputs import CATALOGUE_KEY, Inputs, Observed, ReadSettings, read_catalogue
+from ballast.internal.consolidation.inputs import CATALOGUE_KEY, Inputs, Observed, ReadSettings, read_catalogue
 from ballast.runtime import FakeAPI
 from tests.paths import REPOSITORY
 from tests.unit.internal.consolidation.builders import node, offering, pod

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pytest
 
-from ballast.internal.simulate.figures import (
+from ballast.internal.fleetsim.figures import (
     ColdStartTime,
     Figures,
     Slack,
@@ -19,7 +19,7 @@ from ballast.internal.simulate.figures import (
     verdict,
     verdict_json,
 )
-from ballast.internal.simulate.model import (
+from ballast.internal.fleetsim.model import (
     App,
     Change,
     ColdStart,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ballast.internal.simulate.fleet import (
+from ballast.internal.fleetsim.fleet import (
     NEW_NAMESPACE,
     allocatable,
     clock,
@@ -14,10 +14,10 @@ from ballast.internal.simulate.fleet import (
     describe,
     requests_at_start,
 )
-from ballast.internal.simulate.model import DAY_SECONDS, STEP_SECONDS, Fleet
-from ballast.internal.simulate.run import AsWritten
-from ballast.internal.simulate.usage import SHAPES, SyntheticUsage
-from ballast.internal.simulate.world import World
+from ballast.internal.fleetsim.model import DAY_SECONDS, STEP_SECONDS, Fleet
+from ballast.internal.fleetsim.run import AsWritten
+from ballast.internal.fleetsim.usage import SHAPES, SyntheticUsage
+from ballast.internal.fleetsim.world import World
 
 FLEET = default_fleet()
 

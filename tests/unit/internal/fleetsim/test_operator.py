@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from ballast.internal.cmd.simulate_operator import BallastOperator
-from ballast.internal.simulate.model import App, ContainerSpec, Fleet, NodeSpec, Slot, Trace, Workload
-from ballast.internal.simulate.run import simulate
+from ballast.internal.fleetsim.model import App, ContainerSpec, Fleet, NodeSpec, Slot, Trace, Workload
+from ballast.internal.fleetsim.operator import BallastOperator
+from ballast.internal.fleetsim.run import simulate
 from ballast.internal.stats import Stats, recommend
 
 MI = 2**20

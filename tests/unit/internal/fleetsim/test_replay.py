@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import yaml
 
-from ballast.internal.simulate.model import STEP_SECONDS, Slot, Usage
-from ballast.internal.simulate.replay import (
+from ballast.internal.fleetsim.model import STEP_SECONDS, Slot, Usage
+from ballast.internal.fleetsim.replay import (
     PodSpan,
     Replay,
     ReplayError,
@@ -19,8 +19,8 @@ from ballast.internal.simulate.replay import (
     side_file_from_cluster,
     write_side_file,
 )
-from ballast.internal.simulate.run import AsWritten
-from ballast.internal.simulate.world import World
+from ballast.internal.fleetsim.run import AsWritten
+from ballast.internal.fleetsim.world import World
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "data" / "replay"
 MI = 2**20

@@ -11,7 +11,7 @@ import numpy as np
 import orjson
 import pytest
 
-from ballast.internal.simulate.model import (
+from ballast.internal.fleetsim.model import (
     App,
     Change,
     ColdStart,
@@ -23,7 +23,7 @@ from ballast.internal.simulate.model import (
     Workload,
     WorkloadTrace,
 )
-from ballast.internal.simulate.report import Report, write_report
+from ballast.internal.fleetsim.report import Report, write_report
 
 DAY = 288
 HALF = DAY // 2

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from ballast.internal.simulate.fleet import default_fleet
-from ballast.internal.simulate.model import (
+from ballast.internal.fleetsim.fleet import default_fleet
+from ballast.internal.fleetsim.model import (
     CPU,
     DAY_SECONDS,
     EPHEMERAL,
@@ -24,7 +24,7 @@ from ballast.internal.simulate.model import (
     Slot,
     Workload,
 )
-from ballast.internal.simulate.usage import SHAPES, STARTUP_STEPS, SyntheticUsage
+from ballast.internal.fleetsim.usage import SHAPES, STARTUP_STEPS, SyntheticUsage
 
 GI = 2**30
 HOUR_STEPS = 3600 // STEP_SECONDS

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from ballast.internal.simulate.model import (
+from ballast.internal.fleetsim.model import (
     App,
     ContainerSpec,
     ContainerState,
@@ -20,8 +20,8 @@ from ballast.internal.simulate.model import (
     PodState,
     Workload,
 )
-from ballast.internal.simulate.vpa import VpaRecommender, limits_for
-from ballast.internal.simulate.vpa_histogram import (
+from ballast.internal.fleetsim.vpa import VpaRecommender, limits_for
+from ballast.internal.fleetsim.vpa_histogram import (
     CPU_SCHEME,
     MEMORY_SCHEME,
     DecayingHistogram,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from ballast.internal.simulate.model import (
+from ballast.internal.fleetsim.model import (
     BUCKET_SECONDS,
     STEP_SECONDS,
     App,
@@ -21,8 +21,8 @@ from ballast.internal.simulate.model import (
     Slot,
     Workload,
 )
-from ballast.internal.simulate.run import AsWritten, simulate
-from ballast.internal.simulate.world import World
+from ballast.internal.fleetsim.run import AsWritten, simulate
+from ballast.internal.fleetsim.world import World
 
 MI = 2**20
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ballast.internal.store import SeriesKey
-from ballast.internal.store.keys import (
+from ballast.internal.history import SeriesKey
+from ballast.internal.history.keys import (
     cycle_key,
     first_seen_key,
     is_values_key,

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ballast.internal.store.errors import StoreError
-from ballast.internal.store.redis_backend import _parse_ints
+from ballast.internal.history.errors import StoreError
+from ballast.internal.history.redis_backend import _parse_ints
 
 
 def _reference(raw: bytes) -> tuple[int, ...] | None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.store import Cycle, Sample, SeriesKey
+from ballast.internal.history import Cycle, Sample, SeriesKey
 
 HASH = "8746f67fe9f3d343"
 CPU = SeriesKey(HASH, "app", "cpu")

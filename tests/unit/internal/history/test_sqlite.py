@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.store import (
+from ballast.internal.history import (
     Cycle,
     Sample,
     Series,
@@ -149,7 +149,7 @@ def test_a_connection_opened_while_close_runs_is_closed_and_the_call_refused(
 
 _CLOSE_UNDER_READERS = """
 import sys, threading
-from ballast.internal.store import SeriesKey, SQLiteHistoryStore, StoreError
+from ballast.internal.history import SeriesKey, SQLiteHistoryStore, StoreError
 key = SeriesKey("8746f67fe9f3d343", "app", "cpu")
 for attempt in range(40):
     store = SQLiteHistoryStore(f"{sys.argv[1]}/h{attempt}.db")

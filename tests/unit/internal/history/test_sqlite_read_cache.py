@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ballast.internal.store import Cycle, Sample, SeriesKey, SQLiteHistoryStore
+from ballast.internal.history import Cycle, Sample, SeriesKey, SQLiteHistoryStore
 
 T0 = 1_732_900_000_000
 HASH = "8746f67fe9f3d343"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ballast.internal.store import (
+from ballast.internal.history import (
     RedisHistoryStore,
     SQLiteHistoryStore,
     StoreUnavailableError,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ballast.internal.store import next_first_seen
+from ballast.internal.history import next_first_seen
 
 NOW = 1_000_000
 CUTOFF = 400_000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ballast.internal.apply import LimitRule, limit_plan
+from ballast.internal.limitplan import LimitRule, limit_plan
 from ballast.internal.quantity import QuantityError
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ballast.internal.sources import BackingOffError, Backoff, FetchError, FetchResult, FetchTarget, PolledSource
+from ballast.internal.metricsources import BackingOffError, Backoff, FetchError, FetchResult, FetchTarget, PolledSource
 from ballast.runtime import FakeClock
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
-from ballast.internal.sources import FetchError, FetchTarget, KubeletSummarySource, UsageSample, summary_samples
+from ballast.internal.metricsources import FetchError, FetchTarget, KubeletSummarySource, UsageSample, summary_samples
 from ballast.runtime.apierrors import error_from_response
 
 

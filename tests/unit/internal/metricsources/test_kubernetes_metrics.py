@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ballast.internal.enrollment import MODE_LABEL
-from ballast.internal.sources import SOURCE_TYPES, FetchError, FetchTarget, KubernetesMetricsSource, UsageSample
+from ballast.internal.metricsources import SOURCE_TYPES, FetchError, FetchTarget, KubernetesMetricsSource, UsageSample
 from ballast.runtime import Client, FakeAPI, GroupVersionKind
 
 POD_METRICS = GroupVersionKind("metrics.k8s.io", "v1beta1", "PodMetrics")

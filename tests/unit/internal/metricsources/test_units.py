@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ballast.internal.metricsources import usage_units
 from ballast.internal.quantity import QuantityError, to_units
-from ballast.internal.sources import usage_units
 
 SUFFIXES = ["", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]
 

@@ -9,7 +9,7 @@ import pytest
 
 from ballast.api.ballast.v1 import MetricsSourceSpec
 from ballast.api.ballast.v1.metricssource import SOURCE_TYPE_NAMES
-from ballast.internal.sources import SOURCE_TYPES, validate_metrics_source
+from ballast.internal.metricsources import SOURCE_TYPES, validate_metrics_source
 
 
 def spec(type_: str = "kubernetesMetrics", poll: str | None = None) -> dict[str, Any]:

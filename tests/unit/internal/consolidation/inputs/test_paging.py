@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.consolidationinputs import read
+from ballast.internal.consolidation.inputs import read
 from ballast.runtime import Client, ObjectList
 from ballast.runtime.apierrors import GoneError
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ballast.api.ballast.v1 import WorkloadProfileStatus
-from ballast.internal.consolidationinputs import pod_requests, profile_name, profile_requests
+from ballast.internal.consolidation.inputs import pod_requests, profile_name, profile_requests
 
 
 def status(meets_threshold: bool, containers: list[dict[str, Any]]) -> WorkloadProfileStatus:
