@@ -29,7 +29,7 @@ from ballast.internal.balancer import (
     request_from_spec,
     summarize_targets,
 )
-from ballast.internal.cmd.ballast import columns, connect, fail
+from ballast.internal.cmd.ballast import ConnectError, columns, connect, fail
 from ballast.runtime import GroupVersionKind
 from ballast.runtime import labels as label_selectors
 
@@ -283,7 +283,7 @@ def run(args: argparse.Namespace, now: datetime.datetime | None = None) -> int:
     namespace = args.namespace or DEFAULT_NAMESPACE
     try:
         client = connect(args, typed=False)
-    except Exception as exc:  # kubeconfig problems surface as several exception types; all end the run
+    except ConnectError as exc:
         return fail(exc)
     try:
         status = gather(client, namespace, args.name, now or datetime.datetime.now(datetime.UTC))

@@ -272,12 +272,17 @@ def _add_simulate(subparsers: Any, common: argparse.ArgumentParser) -> None:
     simulate.add_parser(subparsers, common)
 
 
+class ConnectError(Exception):
+    """No client for the flags: the kubeconfig or the in-cluster configuration could not be loaded. Its text is
+    the loader's own message, which the commands print as `ballast: <message>`."""
+
+
 def connect(args: argparse.Namespace, *, typed: bool = True) -> Any:
     """A `Client` for `--kubeconfig`/`--context` (`RESTConfig.load` order otherwise), with our kinds as models;
     `typed=False` leaves every object a dict and spares importing the models (`profiles` reads dicts, and starts
     faster for it).
 
-    Raises what loading the kubeconfig raises (e.g. `ConfigException` for an unknown context).
+    Raises `ConnectError` when the configuration cannot be loaded (e.g. an unknown context).
     """
     from ballast.runtime import Client, RESTConfig, Scheme  # noqa: PLC0415
 
@@ -286,8 +291,11 @@ def connect(args: argparse.Namespace, *, typed: bool = True) -> Any:
         from ballast.api.scheme import add_to_scheme  # noqa: PLC0415 - the models take a while to import
 
         scheme = add_to_scheme(scheme)
-    config = RESTConfig.load(getattr(args, "kubeconfig", None), getattr(args, "context", None))
-    return Client.from_config(config, scheme=scheme, field_owner=FIELD_MANAGER)
+    try:
+        config = RESTConfig.load(getattr(args, "kubeconfig", None), getattr(args, "context", None))
+        return Client.from_config(config, scheme=scheme, field_owner=FIELD_MANAGER)
+    except Exception as exc:  # the kubeconfig loader raises many unrelated types (ConfigException, OSError, …)
+        raise ConnectError(str(exc)) from exc
 
 
 def fail(message: object) -> int:

@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-from ballast.internal.cmd.ballast import columns, connect, fail
+from ballast.internal.cmd.ballast import ConnectError, columns, connect, fail
 from ballast.internal.consolidation import (
     BALANCED,
     BALANCED_K,
@@ -462,7 +462,7 @@ def run(args: argparse.Namespace) -> int:
         return fail(exc)
     try:
         client = connect(args, typed=False)
-    except Exception as exc:  # kubeconfig problems surface as several exception types; all end the run
+    except ConnectError as exc:
         return fail(exc)
     try:
         analysis = gather(client, catalogue, source, k, what_if=args.what_if == RECOMMENDED, policy=args.policy,

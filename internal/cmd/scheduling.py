@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
-from ballast.internal.cmd.ballast import connect, fail
+from ballast.internal.cmd.ballast import ConnectError, connect, fail
 from ballast.internal.scheduling import APPLIED, CONFLICT, ERROR, NAMESPACED_KIND, TARGETS, PolicyOutcome
 from ballast.internal.scheduling.preview import (
     API_VERSION,
@@ -238,7 +238,7 @@ def run(args: argparse.Namespace) -> int:
     scope = listing_scope(policies, args.namespace)
     try:
         client = connect(args, typed=False)
-    except Exception as exc:  # kubeconfig problems surface as several exception types; all end the run
+    except ConnectError as exc:
         return fail(exc)
     try:
         state = gather(client, scope)

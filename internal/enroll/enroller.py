@@ -1,4 +1,5 @@
-"""`ballast enroll`: reads workloads, asks `ballast.internal.enroll` what to do with each, and does it.
+"""The bulk enroller (`ballast enroll`): reads workloads, asks the plan (`ballast.internal.enroll`) what to do
+with each, and does it. `ballast.internal.cmd.enroll` parses the flags and runs an `Enroller`.
 
 Output is the enroll script's: a header, one record line per decision (`PLAN`, `OK`, `WARN`, `SKIP`, `FAIL`,
 `NOTE`), then `Summary: N enrolled, N failed, N warning(s), N skipped.`; exit 2 when a workload failed. On a
@@ -11,7 +12,6 @@ while the workload is half-changed (paused, partition raised, strategy swapped):
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from collections.abc import Callable, Mapping
@@ -22,13 +22,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ballast.api.ballast.v1 import BallastConfig
-from ballast.internal.cmd.ballast import connect, fail
 from ballast.internal.enroll import (
     API_KINDS,
     KINDS,
     Converged,
     Identity,
-    IdentityError,
     Options,
     Record,
     Route,
@@ -44,13 +42,12 @@ from ballast.internal.enroll import (
     plan_deployment,
     plan_statefulset,
     pods_missing_mode,
-    resolve_identity,
     rollout_status,
     running_pod_uids,
     scan,
 )
-from ballast.internal.enroll.report import EXIT_USAGE, converged_note, found_line, header, options_lines
-from ballast.internal.enrollment import BALLAST_CONFIG_NAME, MODES
+from ballast.internal.enroll.report import converged_note, found_line, header, options_lines
+from ballast.internal.enrollment import BALLAST_CONFIG_NAME
 from ballast.runtime import APIStatusError, Client, Clock, NotFoundError, RealClock
 from ballast.runtime.restmapper import NoKindMatchError
 
@@ -572,9 +569,6 @@ def _compact(patch: Mapping[str, Any]) -> str:
     return orjson.dumps(patch).decode()
 
 
-# -------------------------------------------------------------------------------------------------- CLI
-
-
 def configured_identity_labels(client: Client) -> list[str] | None:
     """The live BallastConfig `ballast`'s identityLabels; None when it cannot be read (absent, no CRD, no access)."""
     try:
@@ -582,58 +576,3 @@ def configured_identity_labels(client: Client) -> list[str] | None:
     except (*API_FAILURES, ValueError):  # ValueError: an object the model rejects, which the operator ignores too
         return None
     return list(config.spec.identity_labels)
-
-
-def flag_problem(args: argparse.Namespace) -> str | None:
-    """What is wrong with the flags, in the enroll script's words, or None."""
-    mode = args.mode or ""
-    if not mode:
-        return f"--mode is required ({'|'.join(MODES)})"
-    if mode not in MODES:
-        return f"invalid --mode '{mode}' (want {'|'.join(MODES)})"
-    if args.ignore:
-        try:
-            re.compile(args.ignore)
-        except re.error as exc:
-            return f"invalid --ignore regex /{args.ignore}/: {exc}"
-    return None
-
-
-def run(args: argparse.Namespace, *, reporter: Reporter | None = None, clock: Clock | None = None) -> int:
-    """`ballast enroll` with parsed flags; returns the exit code (0, 1 on bad usage or no cluster, 2 on a FAIL)."""
-    problem = flag_problem(args)
-    if problem:
-        print(problem, file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        client = connect(args)
-    except Exception as exc:  # kubeconfig problems surface as several exception types; all end the run
-        return fail(exc)
-    try:
-        configured = None if args.identity_labels else configured_identity_labels(client)
-        identity = resolve_identity(args.identity_labels, configured, getattr(args, "context", None))
-    except IdentityError as exc:
-        print(exc, file=sys.stderr)
-        return EXIT_USAGE
-    options = Options(args.mode, remode=args.remode, no_restart=args.no_restart, timeout=args.timeout)
-    enroller = Enroller(
-        client,
-        identity,
-        options,
-        apply=args.apply,
-        namespace=args.namespace,
-        ignore=args.ignore,
-        settle=args.settle,
-        reporter=reporter or make_reporter(),
-        clock=clock,
-    )
-    try:
-        return enroller.run().exit_code()
-    except KeyboardInterrupt:
-        if enroller.inflight:
-            print(f"\n{messages.interrupted(enroller.inflight)}", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except API_FAILURES as exc:
-        return fail(exc)
-    finally:
-        client.close()
