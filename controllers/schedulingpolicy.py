@@ -13,7 +13,7 @@ whatever Helm, kubectl or anyone else owns stay as they are (both lists are maps
   server refuses the expression (reason `refused`). Each change of state is an info log line, and the gauge
   `ballast_scheduling_match_conditions{state,reason}` always says where it stands.
 - `ballast.tightlinesoftware.com/scheduling-rendered` on the configuration records the policy versions the
-  conditions were made from (`conditions.rendered_record`); `.../scheduling-conditions` says `rendered` or
+  conditions were made from (`match_conditions.rendered_record`); `.../scheduling-conditions` says `rendered` or
   `disabled: <reason>: <why>`.
 - A missing configuration (scheduling webhooks off, or not installed yet) or one without the webhook is logged
   and tried again after `MISSING_REQUEUE` (and at once when it appears); nothing is created.
