@@ -27,6 +27,7 @@ Companions, one folder each (domain, metrics, report shaping), none importing an
 
 Tools:
     `cmd/`            the `ballastd` / `ballast` entry points: flags and wiring only
+    `tabular/`        plain-text tables as kubectl prints them, for the commands' reports
     `manifests/`      the generated CRDs, RBAC and webhook configurations of `config/`
     `enroll/`         the bulk enroller (`ballast enroll`)
     `dev/`            `make dev`: the operator on a local control plane

@@ -1,4 +1,5 @@
-"""`ballast balancer status <name> [-n NS] [-o json]`: how a Balancer spreads its replicas, and why.
+"""What `ballast balancer status` reads and prints (`ballast.internal.cmd.balancer` parses its flags): how a
+Balancer spreads its replicas, and why.
 
 Reads the Balancer, each target's `scale` subresource and the pods its `scale.status.selector` selects in the
 Balancer's namespace — what the controller reads — and prints, per target, its bounds, its replicas now, the
@@ -11,7 +12,6 @@ placement refuses, or an unreachable API server.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 from collections.abc import Mapping, Sequence
@@ -29,12 +29,11 @@ from ballast.internal.balancer import (
     request_from_spec,
     summarize_targets,
 )
-from ballast.internal.cmd.ballast import ConnectError, columns, connect, fail
+from ballast.internal.tabular import columns
 from ballast.runtime import GroupVersionKind
 from ballast.runtime import labels as label_selectors
 
 BALANCER = f"{Balancer.GROUP}/{Balancer.VERSION}/{Balancer.KIND}"
-DEFAULT_NAMESPACE = "default"
 SCALED = "scaled"
 """The code of the note on a target whose replicas differ from its placement (not one of `explain`'s)."""
 MISLABELED = "mislabeled"
@@ -273,27 +272,3 @@ def render_json(status: Status) -> str:
         "conditions": [dict(condition) for condition in status.conditions],
     }
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False)
-
-
-def run(args: argparse.Namespace, now: datetime.datetime | None = None) -> int:
-    """`ballast balancer status` with parsed flags; returns 0, or 1 for a missing Balancer, an unreadable target,
-    a refused spec or an unreachable API server."""
-    from ballast.runtime import APIStatusError, NotFoundError  # noqa: PLC0415
-
-    namespace = args.namespace or DEFAULT_NAMESPACE
-    try:
-        client = connect(args, typed=False)
-    except ConnectError as exc:
-        return fail(exc)
-    try:
-        status = gather(client, namespace, args.name, now or datetime.datetime.now(datetime.UTC))
-    except NotFoundError:
-        return fail(f'balancer "{args.name}" not found in namespace "{namespace}"')
-    except LookupError as exc:  # the REST mapper: no Balancer kind at all
-        return fail(f"{exc} (are the Ballast CRDs installed?)")
-    except (StatusError, APIStatusError, OSError) as exc:
-        return fail(exc)
-    finally:
-        client.close()
-    print(render_json(status) if args.output == "json" else "\n".join(render_text(status)))
-    return 0

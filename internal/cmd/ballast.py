@@ -304,12 +304,6 @@ def fail(message: object) -> int:
     return EXIT_USAGE
 
 
-def columns(rows: Sequence[Sequence[str]]) -> list[str]:
-    """`rows` (a header first) as aligned plain-text lines, three spaces between columns, as kubectl prints."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["   ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
-
-
 def parser() -> argparse.ArgumentParser:
     """The `ballast` argument parser (subcommands enroll, profiles, explain, scheduling, balancer, consolidation,
     simulate)."""

@@ -77,10 +77,9 @@ def _exists(folder: str, module: str) -> bool:
 def _paths(module: str) -> list[str]:
     """The admission paths a webhook module serves: its `*_PATH` constants."""
     tree = ast.parse((REPOSITORY / "webhook" / f"{module}.py").read_text())
-    constants = [node for node in tree.body if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)]
-    named = [(target.id, node.value.value) for node in constants for target in node.targets
-             if isinstance(target, ast.Name)]  # fmt: skip
-    return [str(value) for name, value in named if name.endswith("_PATH")]
+    named = [(target.id, node.value) for node in tree.body if isinstance(node, ast.Assign)
+             for target in node.targets if isinstance(target, ast.Name)]  # fmt: skip
+    return [str(value.value) for name, value in named if name.endswith("_PATH") and isinstance(value, ast.Constant)]
 
 
 def test_the_operator_page_lists_every_lane_and_path_the_wiring_registers() -> None:
