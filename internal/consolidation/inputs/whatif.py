@@ -15,7 +15,7 @@ from typing import Any
 from ballast.api.ballast.v1 import WorkloadProfileStatus
 from ballast.internal.enrollment import PROFILE_REF, managed_container_bodies
 from ballast.internal.quantity import QuantityError, parse_quantity
-from ballast.internal.stats.ready_containers import ready_recommendations
+from ballast.internal.stats.applicable import ready_recommendations
 
 PLANNED_RESOURCES = ("cpu", "memory")
 """What the planner packs; other recommended resources (ephemeral-storage) are not simulated."""

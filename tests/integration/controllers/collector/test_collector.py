@@ -17,7 +17,7 @@ from ballast.internal.enrollment import MODE_LABEL
 from ballast.internal.history import HistoryStore, SeriesKey
 from ballast.internal.history.keys import first_seen_key, values_key
 from ballast.internal.naming import measurement_hash, policy_key
-from ballast.internal.stats.ready_containers import ready_recommendations
+from ballast.internal.stats.applicable import ready_recommendations
 from ballast.runtime.envtest import Environment, json_handler
 from tests.integration.controllers.collector.conftest import Cluster, MetricsServer, RunOperator, eventually
 
