@@ -8,5 +8,5 @@
   `ballast.api.schema`, `ballast.api.formats`: the framework's typed-CRD package (`ballast.runtime.crd`),
   re-exported — `ballast.api` is its first user
 - `ballast.api.scheme`: every kind (`KINDS`) and `add_to_scheme`; their CRDs are rendered by
-  `ballast.internal.manifests.crds` (`hack/gen-manifests`) through `ballast.runtime.crd.generate`
+  `ballast.internal.manifests.ballast_crds` (`hack/gen-manifests`) through `ballast.runtime.crd.generate`
 """

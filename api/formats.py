@@ -4,7 +4,7 @@
 
 They change the generated schema only (`CRDSchema`), never the models' own validation: an object stored before
 a rule existed must still be read, so that the operator can say it is invalid (docs/design.md, difference 26).
-The exact checks, with messages naming the field, are the domain's (`ballast.internal.sources.validation`,
+The exact checks, with messages naming the field, are the domain's (`ballast.internal.metricsources.validation`,
 `ballast.internal.enrollment.config`), which the validating webhook and the lanes call.
 """
 

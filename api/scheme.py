@@ -1,5 +1,5 @@
 """Every kind of `ballast.api` (`KINDS`), and their registration in a runtime Scheme, so clients read and write
-them as models. `ballast.internal.manifests.crds` renders the CRD of each."""
+them as models. `ballast.internal.manifests.ballast_crds` renders the CRD of each."""
 
 from __future__ import annotations
 

@@ -50,8 +50,8 @@ from typing import Any
 from ballast.api.balancer.v1alpha1 import Balancer
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers import balancer
+from ballast.internal.balancer.pods import BalancerPod
 from ballast.internal.cmd.wiring import new_manager
-from ballast.internal.placement.pods import BalancerPod
 from ballast.runtime import CacheScope, Context, Request, RESTConfig, Scheme
 from ballast.runtime.client import APIServerClient
 from ballast.runtime.envtest import Environment

@@ -26,7 +26,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from ballast.internal.manifests.crds import all_crds
+from ballast.internal.manifests.ballast_crds import all_crds
 from ballast.runtime.envtest import Environment
 
 from machine import cpu_model

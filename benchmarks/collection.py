@@ -68,12 +68,12 @@ from ballast.api.scheme import add_to_scheme
 from ballast.controllers.collector import FIELD_MANAGER, NAME, MetricsCollector
 from ballast.internal.collection import RefreshPolicy
 from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF, PROFILE_REF_INDEX, PodProjection, profile_ref_index
+from ballast.internal.history import Cycle, HistoryStore, RedisHistoryStore, Series, SeriesKey
+from ballast.internal.history.keys import first_seen_key, times_key, values_key
 from ballast.internal.killswitch import KillSwitchState
+from ballast.internal.metricsources import SOURCE_TYPES, FetchResult, FetchTarget, Source, SourceFactory
 from ballast.internal.naming import measurement_hash, policy_key
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.sources import SOURCE_TYPES, FetchResult, FetchTarget, Source, SourceFactory
-from ballast.internal.store import Cycle, HistoryStore, RedisHistoryStore, Series, SeriesKey
-from ballast.internal.store.keys import first_seen_key, times_key, values_key
 from ballast.runtime import (
     APPLY,
     CacheScope,

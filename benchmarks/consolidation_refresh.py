@@ -21,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from ballast.internal.consolidationinputs import ReadSettings, advise, read_inputs
+from ballast.internal.consolidation.inputs import ReadSettings, advise, read_inputs
 from ballast.runtime import RESTConfig
 from ballast.runtime.client import APIServerClient
 from ballast.runtime.envtest import Environment

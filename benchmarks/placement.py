@@ -27,8 +27,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from ballast.internal.placement import PodSummary, place
-from ballast.internal.placement.inputs import check_inputs
+from ballast.internal.balancer import PodSummary, place
+from ballast.internal.balancer.inputs import check_inputs
 
 from machine import cpu_model
 

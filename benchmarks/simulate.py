@@ -22,12 +22,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ballast.internal.cmd.simulate_operator import READ_CACHE_SAMPLES, BallastOperator
-from ballast.internal.simulate.fleet import default_fleet
-from ballast.internal.simulate.model import Fleet, Recommender
-from ballast.internal.simulate.run import AsWritten, simulate
-from ballast.internal.simulate.usage import SyntheticUsage
-from ballast.internal.simulate.vpa import VpaRecommender
+from ballast.internal.fleetsim.fleet import default_fleet
+from ballast.internal.fleetsim.model import Fleet, Recommender
+from ballast.internal.fleetsim.operator import READ_CACHE_SAMPLES, BallastOperator
+from ballast.internal.fleetsim.run import AsWritten, simulate
+from ballast.internal.fleetsim.usage import SyntheticUsage
+from ballast.internal.fleetsim.vpa import VpaRecommender
 
 from machine import cpu_model
 

@@ -32,8 +32,8 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from ballast.internal.store import Cycle, RedisHistoryStore, Sample, SeriesKey, SQLiteHistoryStore
-from ballast.internal.store.keys import first_seen_key, times_key, values_key
+from ballast.internal.history import Cycle, RedisHistoryStore, Sample, SeriesKey, SQLiteHistoryStore
+from ballast.internal.history.keys import first_seen_key, times_key, values_key
 
 from machine import cpu_model, redis_server
 

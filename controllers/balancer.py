@@ -13,17 +13,17 @@ Every run goes through upstream's five phases, in order; the first failure ends 
    the Balancers' pods, not the cluster's.
 3. `PodLabelsChecking` — `spec.selector` must convert (`incorrect selector`) and match every target pod
    (`incorrect labeling for pods in target <name>`).
-4. `ApplyingBalancerPolicy` — `ballast.internal.placement.place` over the pod summaries.
+4. `ApplyingBalancerPolicy` — `ballast.internal.balancer.place` over the pod summaries.
 5. `ReplicaCountSetting` — each target's `scale.spec.replicas` set where it differs; the first failure stops.
 
-The status (`ballast.internal.placement.status`: replicas, selector, targets[], five conditions) is written by
+The status (`ballast.internal.balancer.status`: replicas, selector, targets[], five conditions) is written by
 server-side apply (field manager `ballast-balancer`) only when it changed; a failed write is a Warning event
 `StatusNotUpdated`. Each Balancer is run again every `reprocess_period` seconds (upstream's 15 s).
 
-A target that an HPA or another Balancer also scales (`ballast.internal.placement.conflicts`) is not written and
+A target that an HPA or another Balancer also scales (`ballast.internal.balancer.conflicts`) is not written and
 `TargetConflict=True` names the other owner, with a Warning event `TargetConflict` when that changes.
 
-The placement, the status and the conflicts are pure code in `ballast.internal.placement`; the pod informers are
+The placement, the status and the conflicts are pure code in `ballast.internal.balancer`; the pod informers are
 the framework's `ScopedInformerPool`; this module reads, calls them, and writes.
 """
 
@@ -39,13 +39,13 @@ from ballast.api.balancer.v1alpha1 import (
     SCALE_SUBRESOURCE_POLLING,
     Balancer,
 )
-from ballast.internal.placement import PodSummary
-from ballast.internal.placement.balance import balance
-from ballast.internal.placement.conflicts import conflicts, hpa_target, targets_of
-from ballast.internal.placement.pods import BalancerPod, pod_states
-from ballast.internal.placement.run import BalancerError, BalancerRun
-from ballast.internal.placement.status import balancer_status, metric_figures, new_conflict, status_differs
-from ballast.internal.telemetry.balancer import forget_balancer, record_balancer
+from ballast.internal.balancer import PodSummary
+from ballast.internal.balancer.balance import balance
+from ballast.internal.balancer.conflicts import conflicts, hpa_target, targets_of
+from ballast.internal.balancer.metrics import forget_balancer, record_balancer
+from ballast.internal.balancer.pods import BalancerPod, pod_states
+from ballast.internal.balancer.run import BalancerError, BalancerRun
+from ballast.internal.balancer.status import balancer_status, metric_figures, new_conflict, status_differs
 from ballast.runtime import (
     APPLY,
     APIStatusError,

@@ -5,7 +5,7 @@ interval is honoured, not capped at 60 s (docs/design.md, difference 1). A cycle
 
 1. the profiles the source feeds: WorkloadProfiles (cache) whose policy (`status.policyRef`, defaults applied)
    has a `metrics[]` entry with `source` = this MetricsSource; profiles without a policy are never measured;
-2. one fetch (`internal/sources`, one backoff per source), for the nodes hosting those profiles' pods;
+2. one fetch (`internal/metricsources`, one backoff per source), for the nodes hosting those profiles' pods;
 3. attribution through the cached pod, failing closed (`collection.attribution`), and every sample of every fed
    profile written in ONE `store.write_cycle` (cycle id `<source>/<cycle time ms>`, so a retry is a no-op;
    differences 11 and 12 — reservoir from the source, retention from `BallastConfig ballast`);
@@ -79,9 +79,9 @@ from ballast.internal.collection import (
 )
 from ballast.internal.enrollment import BALLAST_CONFIG_NAME, PROFILE_REF_INDEX
 from ballast.internal.enrollment.config import validate_ballast_config
+from ballast.internal.history import Cycle, HistoryStore, Series, SeriesKey, StoreError
 from ballast.internal.killswitch import KillSwitchState
-from ballast.internal.operator import OperatorOptions
-from ballast.internal.sources import (
+from ballast.internal.metricsources import (
     SOURCE_TYPES,
     BackingOffError,
     FetchError,
@@ -91,7 +91,7 @@ from ballast.internal.sources import (
     UsageSample,
     validate_metrics_source,
 )
-from ballast.internal.store import Cycle, HistoryStore, Series, SeriesKey, StoreError
+from ballast.internal.operator import OperatorOptions
 from ballast.internal.telemetry import (
     FETCH_ERRORS,
     PROFILES,

@@ -2,7 +2,7 @@
 
 `Valid` says whether a BallastConfig's identity labels and durations, or a MetricsSource's type and pollInterval,
 can be used (docs/design.md, difference 26; the checks are `ballast.internal.enrollment.config` and
-`ballast.internal.sources.validation`). The validating webhook refuses such objects at write time; one stored
+`ballast.internal.metricsources.validation`). The validating webhook refuses such objects at write time; one stored
 before (or while the webhook was down) is not used by the lanes, and this controller says why: `Valid=False`
 with every problem, a `Warning` event `InvalidConfig`/`InvalidSource` on the object and a log line — once per
 change of the problems, not at every poll. Server-side apply on the status subresource, field manager
@@ -18,8 +18,8 @@ from typing import Any
 from ballast.api.ballast.v1 import BallastConfig, MetricsSource
 from ballast.api.ballast.v1.policyspec import VALID
 from ballast.internal.enrollment.config import validate_ballast_config
+from ballast.internal.metricsources import validate_metrics_source
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.sources import validate_metrics_source
 from ballast.runtime import APPLY, Builder, Context, Controller, Manager, NotFoundError, Request, Result
 from ballast.runtime.conditions import condition, find_status_condition
 from ballast.runtime.predicate import generation_changed

@@ -2,7 +2,7 @@
 `interval` (`--consolidation-interval`, 10 minutes by default) and at once when its
 `ballast.tightlinesoftware.com/refresh` annotation changes; created when missing.
 
-Each refresh reads the cluster through `ballast.internal.consolidationinputs` (paged, uncached LISTs: nothing of
+Each refresh reads the cluster through `ballast.internal.consolidation.inputs` (paged, uncached LISTs: nothing of
 the cluster's pods stays in memory between refreshes), plans twice with `ballast.internal.consolidation` — the
 pods' current requests and the requests their WorkloadProfiles recommend — and writes:
 
@@ -13,7 +13,7 @@ pods' current requests and the requests their WorkloadProfiles recommend — and
   held, by name);
 - a Normal event `ConsolidationAdvised` on the report, never on a Node or NodePool: the advisor deletes nothing
   and must not read as Karpenter's `ConsolidationApproved`;
-- the metrics of `ballast.internal.telemetry.consolidation`.
+- the metrics of `ballast.internal.consolidation.metrics`.
 
 An object of the cluster that does not parse never fails the refresh (the reader names it, `InputsValid=False`);
 an API error fails only that refresh, retried after `RETRY_AFTER` or the interval, whichever is shorter.
@@ -34,10 +34,10 @@ from ballast.api.ballast.v1 import (
     ConsolidationReportStatus,
 )
 from ballast.internal.consolidation import BALANCED, BALANCED_K, ConsolidationInputError, Plan
+from ballast.internal.consolidation.inputs import ReadSettings, advise, read_inputs
+from ballast.internal.consolidation.metrics import APPROVED, REJECTED, record_refresh
 from ballast.internal.consolidation.report import advised_message
 from ballast.internal.consolidation.status import AdvisorView, Outcome, report_status
-from ballast.internal.consolidationinputs import ReadSettings, advise, read_inputs
-from ballast.internal.telemetry.consolidation import APPROVED, REJECTED, record_refresh
 from ballast.runtime import (
     APPLY,
     AlreadyExistsError,

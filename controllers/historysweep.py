@@ -15,11 +15,11 @@ from __future__ import annotations
 from ballast.api.ballast.v1 import BallastConfig, WorkloadProfile
 from ballast.internal.enrollment import BALLAST_CONFIG_NAME, WORKLOAD_PROFILE_CRD
 from ballast.internal.enrollment.config import validate_ballast_config
+from ballast.internal.history import HistoryStore
+from ballast.internal.history.orphans import sweep
 from ballast.internal.naming import tuple_hash
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.stats import parse_duration
-from ballast.internal.store import HistoryStore
-from ballast.internal.store.orphans import sweep
 from ballast.runtime import Builder, Context, Controller, Manager, NotFoundError, Request, Result, objects
 from ballast.runtime.predicate import new_predicate_funcs
 from ballast.runtime.restmapper import NoKindMatchError

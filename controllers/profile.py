@@ -9,7 +9,7 @@ At zero the profile gets `Orphaned=True`; after the BallastConfig's `orphanTTL` 
 finalizer purges its history from the store. A profile deleted because its CRD is going (the CRD has a
 deletionTimestamp, or is gone) or because `ballastd uninstall` marked the BallastConfig loses the finalizer
 without the purge: its history waits for the profile to come back, and the history sweep
-(`ballast.internal.store.orphans`) purges it after `orphanTTL` without one (docs/design.md, difference 53).
+(`ballast.internal.history.orphans`) purges it after `orphanTTL` without one (docs/design.md, difference 53).
 The kill switch does not stop this lane (docs/compatibility.md).
 While the BallastConfig is invalid (docs/design.md, difference 26) no orphaned profile is deleted.
 """
@@ -33,10 +33,10 @@ from ballast.internal.enrollment import (
     population,
 )
 from ballast.internal.enrollment.config import validate_ballast_config
+from ballast.internal.history import HistoryStore
 from ballast.internal.naming import tuple_hash
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.stats import parse_duration
-from ballast.internal.store import HistoryStore
 from ballast.internal.telemetry import WORKLOAD_PROFILES_PURGED, profile_attributes
 from ballast.runtime import (
     APPLY,

@@ -3,7 +3,7 @@ line with the PodSchedulingPolicies and ClusterPodSchedulingPolicies, so the API
 objects some policy's `podSelector` can select.
 
 On any change of either policy kind (and of the webhook configuration itself, which is watched by name) the
-policies in the cache are rendered (`ballast.internal.scheduling.conditions`) and the webhook's condition
+policies in the cache are rendered (`ballast.internal.scheduling.match_conditions`) and the webhook's condition
 `ballast-scheduling-policies` is written by **server-side apply** as field manager `ballast-schedulingpolicy`,
 naming only `webhooks[name=<webhook>].matchConditions` and two annotations: the CA bundle, the rules and
 whatever Helm, kubectl or anyone else owns stay as they are (both lists are maps keyed by name).
@@ -13,7 +13,7 @@ whatever Helm, kubectl or anyone else owns stay as they are (both lists are maps
   server refuses the expression (reason `refused`). Each change of state is an info log line, and the gauge
   `ballast_scheduling_match_conditions{state,reason}` always says where it stands.
 - `ballast.tightlinesoftware.com/scheduling-rendered` on the configuration records the policy versions the
-  conditions were made from (`conditions.rendered_record`); `.../scheduling-conditions` says `rendered` or
+  conditions were made from (`match_conditions.rendered_record`); `.../scheduling-conditions` says `rendered` or
   `disabled: <reason>: <why>`.
 - A missing configuration (scheduling webhooks off, or not installed yet) or one without the webhook is logged
   and tried again after `MISSING_REQUEUE` (and at once when it appears); nothing is created.
@@ -27,14 +27,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
-from ballast.internal.scheduling.conditions import (
+from ballast.internal.scheduling.match_condition_metrics import record_match_conditions
+from ballast.internal.scheduling.match_conditions import (
     CONDITION_NAME,
     Rendering,
     render_match_conditions,
     rendered_record,
 )
 from ballast.internal.scheduling.policies import as_wire
-from ballast.internal.telemetry.match_conditions import record_match_conditions
 from ballast.runtime import (
     APPLY,
     APIStatusError,

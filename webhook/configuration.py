@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ballast.api.ballast.v1 import BallastConfig, MetricsSource
 from ballast.internal.enrollment.config import validate_ballast_config
-from ballast.internal.sources import validate_metrics_source
+from ballast.internal.metricsources import validate_metrics_source
 from ballast.runtime import WebhookServer
 
 from .specs import SPEC_UNCHANGED, SpecValidation, invalid_message

@@ -36,7 +36,7 @@ from ballast.internal.enrollment import (
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.policy import OwnerReader, OwnerReferenceError, PolicyCache, Resolution, Resolver, pod_identity
-from ballast.internal.stats.ready import ready_recommendations
+from ballast.internal.stats.applicable import ready_recommendations
 from ballast.internal.telemetry import (
     APPLY_APPLIED,
     APPLY_LIMIT_SCALED,

@@ -20,7 +20,7 @@ its limit:
   when the policy manages only the limit) is raised to that request.
 
 Both are reported as `ScaledLimit`s, so the handler can count `ballast_apply_limit_scaled`. The rule itself is
-the domain's (`ballast.internal.apply.limit_plan`), which `ballast explain` narrates; this module writes it.
+the domain's (`ballast.internal.limitplan.limit_plan`), which `ballast explain` narrates; this module writes it.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ballast.api.ballast.v1 import Recommendation
-from ballast.internal.apply import LimitPlan, limit_plan
 from ballast.internal.enrollment import applied_annotation, managed_container_bodies
+from ballast.internal.limitplan import LimitPlan, limit_plan
 from ballast.internal.quantity import QuantityError, parse_quantity
 
 Field = Literal["request", "limit"]

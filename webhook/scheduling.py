@@ -41,8 +41,12 @@ from ballast.internal.scheduling import (
     template_of,
     with_pod_spec,
 )
+from ballast.internal.scheduling.metrics import (
+    KUPID_REQUESTS,
+    SCHEDULING_ADMISSION_DURATION,
+    SCHEDULING_POLICY_APPLICATIONS,
+)
 from ballast.internal.scheduling.policies import as_wire
-from ballast.internal.telemetry import KUPID_REQUESTS, SCHEDULING_ADMISSION_DURATION, SCHEDULING_POLICY_APPLICATIONS
 from ballast.runtime import (
     AdmissionRequest,
     AdmissionResponse,

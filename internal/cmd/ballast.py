@@ -272,12 +272,17 @@ def _add_simulate(subparsers: Any, common: argparse.ArgumentParser) -> None:
     simulate.add_parser(subparsers, common)
 
 
+class ConnectError(Exception):
+    """No client for the flags: the kubeconfig or the in-cluster configuration could not be loaded. Its text is
+    the loader's own message, which the commands print as `ballast: <message>`."""
+
+
 def connect(args: argparse.Namespace, *, typed: bool = True) -> Any:
     """A client for `--kubeconfig`/`--context` (`RESTConfig.load` order otherwise), with our kinds as models;
     `typed=False` leaves every object a dict and spares importing the models (`profiles` reads dicts, and starts
     faster for it).
 
-    Raises what loading the kubeconfig raises (e.g. `ConfigException` for an unknown context).
+    Raises `ConnectError` when the configuration cannot be loaded (e.g. an unknown context).
     """
     from ballast.runtime import RESTConfig, Scheme, new_client  # noqa: PLC0415
 
@@ -286,20 +291,17 @@ def connect(args: argparse.Namespace, *, typed: bool = True) -> Any:
         from ballast.api.scheme import add_to_scheme  # noqa: PLC0415 - the models take a while to import
 
         scheme = add_to_scheme(scheme)
-    config = RESTConfig.load(getattr(args, "kubeconfig", None), getattr(args, "context", None))
-    return new_client(config, scheme=scheme, field_owner=FIELD_MANAGER)
+    try:
+        config = RESTConfig.load(getattr(args, "kubeconfig", None), getattr(args, "context", None))
+        return new_client(config, scheme=scheme, field_owner=FIELD_MANAGER)
+    except Exception as exc:  # the kubeconfig loader raises many unrelated types (ConfigException, OSError, …)
+        raise ConnectError(str(exc)) from exc
 
 
 def fail(message: object) -> int:
     """Print `ballast: <message>` on stderr; returns the usage exit code (1)."""
     print(f"ballast: {message}", file=sys.stderr)
     return EXIT_USAGE
-
-
-def columns(rows: Sequence[Sequence[str]]) -> list[str]:
-    """`rows` (a header first) as aligned plain-text lines, three spaces between columns, as kubectl prints."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["   ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
 
 
 def parser() -> argparse.ArgumentParser:

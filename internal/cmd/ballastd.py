@@ -310,9 +310,9 @@ def build(args: argparse.Namespace) -> Any:
     """Wire the manager from parsed flags (everything but starting it)."""
     from ballast.api.scheme import add_to_scheme  # noqa: PLC0415 - keep `--help` fast
     from ballast.internal.enrollment import LEADER_ELECTION_ID  # noqa: PLC0415
+    from ballast.internal.history import open_store  # noqa: PLC0415
     from ballast.internal.killswitch import KillSwitchState  # noqa: PLC0415
     from ballast.internal.operator import DryRun, OperatorOptions  # noqa: PLC0415
-    from ballast.internal.store import open_store  # noqa: PLC0415
     from ballast.runtime import (  # noqa: PLC0415
         LeaderElectionConfig,
         ProcessLeaderElector,
@@ -398,7 +398,7 @@ def build(args: argparse.Namespace) -> Any:
 def self_signed_configurations(args: argparse.Namespace, mutating: Any, validating: Any) -> list[tuple[Any, str]]:
     """The webhook configurations whose caBundle `--webhook-self-signed` keeps: Ballast's, and the scheduling
     ones unless `--scheduling-webhooks=false`."""
-    from ballast.internal.manifests.scheduling import configuration_name  # noqa: PLC0415
+    from ballast.internal.manifests.scheduling_webhooks import configuration_name  # noqa: PLC0415
 
     names = [args.webhook_configuration_name]
     if args.scheduling_webhooks:
@@ -483,7 +483,7 @@ def consolidation_settings(args: argparse.Namespace) -> Any:
     """The `--consolidation-*` flags as the advisor's `AdvisorSettings`; ValueError naming the flag."""
     from ballast.controllers.consolidation import AdvisorSettings  # noqa: PLC0415
     from ballast.internal.consolidation import ConsolidationInputError, check_k  # noqa: PLC0415
-    from ballast.internal.consolidationinputs import ReadSettings  # noqa: PLC0415
+    from ballast.internal.consolidation.inputs import ReadSettings  # noqa: PLC0415
 
     interval = _duration_flag("--consolidation-interval", args.consolidation_interval)
     if interval <= datetime.timedelta(0):
@@ -520,7 +520,7 @@ def refresh_policy(args: argparse.Namespace) -> Any:
 
 def apply_crds(args: argparse.Namespace) -> int:
     """Server-side apply every CRD (rendered in-process from the models), forcing ownership of the fields."""
-    from ballast.internal.manifests.crds import all_crds  # noqa: PLC0415
+    from ballast.internal.manifests.ballast_crds import all_crds  # noqa: PLC0415
     from ballast.runtime import RESTConfig, new_client  # noqa: PLC0415
 
     client = new_client(RESTConfig.load(args.kubeconfig))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ballast.internal.cmd.ballast import EXIT_USAGE, connect, fail
+from ballast.internal.cmd.ballast import EXIT_USAGE, ConnectError, connect, fail
 from ballast.internal.explain import explain, gather, parse_pod_ref
 
 
@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         client = connect(args)
-    except Exception as exc:  # kubeconfig problems surface as several exception types; all end the run
+    except ConnectError as exc:
         return fail(exc)
     try:
         ctx = gather(client, namespace, name)

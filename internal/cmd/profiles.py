@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ballast.internal.cmd.ballast import EXIT_USAGE, connect, fail
+from ballast.internal.cmd.ballast import EXIT_USAGE, ConnectError, connect, fail
 
 PROFILE_KIND = "ballast.tightlinesoftware.com/v1/WorkloadProfile"
 PROFILE_RESOURCE = "workloadprofiles.ballast.tightlinesoftware.com"
@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         client = connect(args, typed=False)
-    except Exception as exc:  # kubeconfig problems surface as several exception types; all end the run
+    except ConnectError as exc:
         return fail(exc)
     code = 0
     try:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ballast.internal.cmd.ballast import connect, fail
-from ballast.internal.simulate.model import DAY_SECONDS, STEP_SECONDS, Fleet, Recommender, Trace, Usage
+from ballast.internal.fleetsim.model import DAY_SECONDS, STEP_SECONDS, Fleet, Recommender, Trace, Usage
 
 RECOMMENDERS = ("ballast", "vpa", "none")
 LONG_RECOMMENDERS = ("ballast", "ballast-production", "vpa", "none")
@@ -55,7 +55,7 @@ class Scenario:
     def load(self) -> tuple[Fleet, Usage, list[str]]:
         """The fleet, its usage and the plain lines describing it. Raises ValueError (ReplayError) for bad input."""
         if self.usage_csv is not None and self.side_file is not None:
-            from ballast.internal.simulate.replay import load_replay  # noqa: PLC0415
+            from ballast.internal.fleetsim.replay import load_replay  # noqa: PLC0415
 
             replay = load_replay(self.usage_csv, self.side_file)
             fleet = replay.fleet
@@ -65,8 +65,8 @@ class Scenario:
                 *(f"pod {pod} has no sample: not replayed" for pod in replay.unsampled_pods),
             ]
             return fleet, replay.usage, lines
-        from ballast.internal.simulate.fleet import default_fleet, describe  # noqa: PLC0415
-        from ballast.internal.simulate.usage import SyntheticUsage  # noqa: PLC0415
+        from ballast.internal.fleetsim.fleet import default_fleet, describe  # noqa: PLC0415
+        from ballast.internal.fleetsim.usage import SyntheticUsage  # noqa: PLC0415
 
         fleet = default_fleet(
             self.seed, apps=self.apps, namespaces=self.namespaces, replicas=self.replicas, days=self.days
@@ -85,11 +85,11 @@ class RunSettings:
 def recommender(name: str, fleet: Fleet, settings: RunSettings) -> Recommender:
     """The recommender called `name`, set up for `fleet`."""
     if name == "ballast":
-        from ballast.internal.cmd.simulate_operator import BallastOperator  # noqa: PLC0415
+        from ballast.internal.fleetsim.operator import BallastOperator  # noqa: PLC0415
 
         return BallastOperator(fleet, store_url=settings.store_url)
     if name == "ballast-production":
-        from ballast.internal.cmd.simulate_operator import PRODUCTION_POLICY, BallastOperator  # noqa: PLC0415
+        from ballast.internal.fleetsim.operator import PRODUCTION_POLICY, BallastOperator  # noqa: PLC0415
 
         if not settings.production_store_url:
             raise ValueError("ballast-production needs a history store of its own")
@@ -97,19 +97,19 @@ def recommender(name: str, fleet: Fleet, settings: RunSettings) -> Recommender:
             fleet, store_url=settings.production_store_url, policies=[PRODUCTION_POLICY], name="ballast-production"
         )
     if name == "vpa":
-        from ballast.internal.simulate.vpa import VpaRecommender  # noqa: PLC0415
+        from ballast.internal.fleetsim.vpa import VpaRecommender  # noqa: PLC0415
 
         return VpaRecommender(
             fleet, update_mode="InPlaceOrRecreate" if settings.vpa_mode == "InPlaceOrRecreate" else "Recreate"
         )
-    from ballast.internal.simulate.run import AsWritten  # noqa: PLC0415
+    from ballast.internal.fleetsim.run import AsWritten  # noqa: PLC0415
 
     return AsWritten()
 
 
 def run_one(scenario: Scenario, name: str, settings: RunSettings, progress: Any = None) -> tuple[Trace, float]:
     """One recommender's run (in a worker process); returns its trace and the wall seconds it took."""
-    from ballast.internal.simulate.run import simulate  # noqa: PLC0415
+    from ballast.internal.fleetsim.run import simulate  # noqa: PLC0415
 
     fleet, usage, _ = scenario.load()
     started = time.perf_counter()
@@ -126,9 +126,9 @@ def run_one(scenario: Scenario, name: str, settings: RunSettings, progress: Any 
 def poll_interval(fleet: Fleet) -> int:
     """The Ballast preset's shortest pollInterval (seconds), read as the operator reads it."""
     from ballast.api.ballast.v1 import MetricsSource  # noqa: PLC0415
-    from ballast.internal.cmd.simulate_operator import PRESET  # noqa: PLC0415
     from ballast.internal.collection import poll_interval_seconds  # noqa: PLC0415
     from ballast.internal.dev.preset import SAMPLES_DIR, load_preset  # noqa: PLC0415
+    from ballast.internal.fleetsim.operator import PRESET  # noqa: PLC0415
 
     sources = load_preset(SAMPLES_DIR / PRESET).of_kind(MetricsSource)
     return int(min(poll_interval_seconds(source.spec.config.poll_interval) for source in sources))
@@ -191,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
         settings = RunSettings(args.store or f"sqlite:///{Path(scratch) / 'history.db'}", args.vpa_mode, production)
         started = time.perf_counter()
         traces, seconds = _run_all(scenario, settings, args.jobs, recommenders)
-    from ballast.internal.simulate.report import write_report  # noqa: PLC0415
+    from ballast.internal.fleetsim.report import write_report  # noqa: PLC0415
 
     report = write_report(args.out, lines, traces, fleet, poll_interval(fleet))
     print("\n".join(lines))
@@ -247,7 +247,7 @@ def _run_all(
 
 def _write_side_file(args: argparse.Namespace) -> int:
     """`--from-cluster`: the side file of every pod and node the kubeconfig can list."""
-    from ballast.internal.simulate.replay import side_file_from_cluster, write_side_file  # noqa: PLC0415
+    from ballast.internal.fleetsim.replay import side_file_from_cluster, write_side_file  # noqa: PLC0415
 
     try:
         client = connect(args, typed=False)

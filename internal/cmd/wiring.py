@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the modules themselves load inside the functions below
     from ballast.controllers.consolidation import AdvisorSettings
     from ballast.internal.collection import RefreshPolicy
+    from ballast.internal.history import HistoryStore
     from ballast.internal.killswitch import KillSwitchState
     from ballast.internal.operator import OperatorOptions
-    from ballast.internal.store import HistoryStore
     from ballast.runtime import Manager, WebhookServer
     from ballast.runtime.client import APIServerClient
 
@@ -98,7 +98,7 @@ def add_core_lanes(manager: Manager, controllers: set[str], deps: Dependencies) 
         profile,
         schedulingpolicy,
     )
-    from ballast.internal.manifests.scheduling import MUTATE_WEBHOOK, configuration_name  # noqa: PLC0415
+    from ballast.internal.manifests.scheduling_webhooks import MUTATE_WEBHOOK, configuration_name  # noqa: PLC0415
 
     options = deps.options
     killswitch.setup(manager, state=deps.kill_switch, options=options)

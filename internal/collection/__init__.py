@@ -39,8 +39,8 @@ from .cycle import (
 )
 from .memory import CollectionMemory, ProfileMemory
 from .plan import READ_CHUNK, StatusPlan, chunks, is_stale, plan_status, recompute, series_to_read
-from .policy import PolicyView
-from .ready import (
+from .policy_resources import PolicyView
+from .profile_ready import (
     ALL_COLLECTED_MESSAGE,
     MISSING_PREFIX,
     MISSING_SAMPLES_REASON,

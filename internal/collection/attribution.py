@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ballast.internal.enrollment import PodProjection, is_enrolled, managed_containers
+from ballast.internal.history import Sample, SeriesKey
+from ballast.internal.metricsources import UsageSample
 from ballast.internal.naming import selector_labels
-from ballast.internal.sources import UsageSample
-from ballast.internal.store import Sample, SeriesKey
 
 PodKey = tuple[str, str]
 """(namespace, name) of a pod."""

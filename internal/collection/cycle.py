@@ -7,12 +7,12 @@ import datetime
 from dataclasses import dataclass, field
 
 from ballast.api.ballast.v1 import WorkloadProfile
+from ballast.internal.history import SeriesKey
 from ballast.internal.stats import parse_duration
-from ballast.internal.store import SeriesKey
 from ballast.runtime import rfc3339
 
 from .attribution import Attribution, MeasuredProfile
-from .policy import PolicyView
+from .policy_resources import PolicyView
 from .refresh import PolicyStamp
 from .status import Pair
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ballast.internal.history import Series, SeriesKey
 from ballast.internal.stats import RunningStats
-from ballast.internal.store import Series, SeriesKey
 
 from .cycle import FedProfile
-from .policy import PolicyView
+from .policy_resources import PolicyView
 from .refresh import NEW, POLICY, RefreshPolicy, SeriesMemo, refresh_reason
 from .status import ContainerState, Pair, resource_status
 

@@ -37,8 +37,8 @@ import zlib
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 
+from ballast.internal.history import SeriesKey
 from ballast.internal.stats import RunningStats
-from ballast.internal.store import SeriesKey
 
 NEW = "new"
 POLICY = "policy"

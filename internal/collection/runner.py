@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ballast.api.ballast.v1.workloadprofile import READY
-from ballast.internal.store import Series, SeriesKey
+from ballast.internal.history import Series, SeriesKey
 
 from .cycle import CollectionCycle, FedProfile
 from .memory import CollectionMemory, ProfileMemory
 from .plan import StatusPlan, chunks, plan_status, recompute
-from .ready import collected_in_latest_cycles, ready_condition
+from .profile_ready import collected_in_latest_cycles, ready_condition
 from .refresh import RefreshPolicy
 from .status import ProfileStatus, profile_condition, profile_status, state_from_status, status_body
 

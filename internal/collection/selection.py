@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 
 from ballast.api.ballast.v1 import ClusterResourcePolicy, MetricsSource, ResourcePolicy, WorkloadProfile
 from ballast.internal.enrollment import PodProjection
-from ballast.internal.store.series import check_measurement_hash
+from ballast.internal.history.series import check_measurement_hash
 
 from .attribution import MeasuredPod, MeasuredProfile, PodKey, measured_pod
 from .cycle import FedProfile
-from .policy import PolicyView
+from .policy_resources import PolicyView
 
 PolicyKey = tuple[str, str, str]
 """(kind, namespace, name) of a profile's `status.policyRef` (namespace "" for a ClusterResourcePolicy)."""

@@ -24,6 +24,7 @@ from typing import Any
 from ballast.api.ballast.v1 import WorkloadProfile
 from ballast.api.ballast.v1.policyspec import MetricConfig
 from ballast.api.ballast.v1.workloadprofile import ACCRUING, SUFFICIENT
+from ballast.internal.history import Series
 from ballast.internal.stats import (
     RunningStats,
     Stats,
@@ -33,10 +34,9 @@ from ballast.internal.stats import (
     meets_threshold,
     recommend,
 )
-from ballast.internal.store import Series
 
 from .ceilings import Ceilings, NotApplied, bounded
-from .policy import PolicyView
+from .policy_resources import PolicyView
 
 Pair = tuple[str, str]
 """(container, resource)."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ballast.api.ballast.v1 import ConsolidationReportStatus
 from ballast.api.ballast.v1.consolidationreport import CATALOGUE_VALID, INPUTS_VALID, READY, ObservedInputs
 from ballast.api.meta import Condition
-from ballast.internal.consolidationinputs import Advice, Inputs
+from ballast.internal.consolidation.inputs import Advice, Inputs
 from ballast.runtime.conditions import FALSE, TRUE, condition, find_status_condition
 
 from .report import requests_report

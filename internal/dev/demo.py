@@ -41,7 +41,7 @@ import urllib3
 
 from ballast.api.ballast.v1 import MetricsSource
 from ballast.internal.enrollment import KILL_SWITCH_CONFIGMAP, invalid_mode_message
-from ballast.internal.manifests.crds import all_crds
+from ballast.internal.manifests.ballast_crds import all_crds
 from ballast.internal.manifests.webhooks import webhook_configurations
 from ballast.internal.quantity import parse_quantity
 from ballast.internal.resize import exceeds_drift

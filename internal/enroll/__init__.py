@@ -1,6 +1,6 @@
 """Bulk enrollment (`ballast enroll`, a port of the Go project's `scripts/enroll.sh`, docs/compatibility.md):
 which Deployments, StatefulSets and DaemonSets to label with the mode, how (restart or in place), the patches,
-and the records, summary line and exit code. Pure functions; `ballast.internal.cmd.enroll` does the I/O.
+and the records, summary line and exit code. Pure functions; `enroller.Enroller` does the I/O.
 
     identity = resolve_identity(None, config.spec.identity_labels, context=None)
     found = scan([Workload.from_object(o) for o in objects], identity, Options("measure"), ignore=None)

@@ -14,11 +14,12 @@ displays them); every value is recomputed with the domain functions the operator
     lines = explain(ctx)                   # ["Pod shop/web-0", …, "    cpu request = p95 (212m) × 1.15 = 243m", …]
 """
 
+from ballast.internal.scheduling.describe import comparison, policies_today, scheduling_lines, stamped_policies
+
 from .context import Owner, PodContext, gather, parse_pod_ref
 from .figures import PERCENTILES, formula, headroom_text, limit_lines, recompute, statistic
 from .policies import PolicyVerdict, judge_policies, policy_label, why_loses
 from .report import MODE_MEANING, explain
-from .scheduling import comparison, policies_today, scheduling_lines, stamped_policies
 
 __all__ = [
     "MODE_MEANING",

@@ -17,8 +17,8 @@ from fractions import Fraction
 from typing import Any
 
 from ballast.api.ballast.v1 import MetricConfig, Recommendation, ResourcePolicySpec, UsageStats
-from ballast.internal.apply import LimitPlan, limit_plan
 from ballast.internal.enrollment import applied_annotation
+from ballast.internal.limitplan import LimitPlan, limit_plan
 from ballast.internal.quantity import QuantityError, human_quantity, to_units
 from ballast.internal.stats import EMPTY_STATS, parse_headroom, recommend
 from ballast.runtime import rfc3339

@@ -22,11 +22,11 @@ from ballast.internal.enrollment import (
 )
 from ballast.internal.naming import NO_POLICY, tuple_labels
 from ballast.internal.policy import PodFacts, discriminator_for, pod_identity
+from ballast.internal.scheduling.describe import scheduling_lines
 
 from .context import PodContext, original_container, owner_lookup
 from .figures import applied_lines, formula, headroom_text, limit_lines, readiness_line, running_line, usage_lines
 from .policies import PolicyVerdict, judge_policies, policy_label, policy_spec
-from .scheduling import scheduling_lines
 
 MODE_MEANING = {
     "measure": "usage is measured; requests and limits are never changed",

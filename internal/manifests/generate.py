@@ -1,7 +1,7 @@
 """`hack/gen-manifests`: write the parts of `config/` that follow from the code, so they never drift from it;
 `--check` only reports.
 
-- `config/crd/bases/`, the chart's `crds/` and `config/crd/kustomization.yaml`: the CRDs (`crds`);
+- `config/crd/bases/`, the chart's `crds/` and `config/crd/kustomization.yaml`: the CRDs (`ballast_crds`);
 - `config/rbac/` and the chart's `templates/rbac.yaml`: the operator's RBAC (`rbac`);
 - `config/webhook/manifests.yaml` and the chart's `templates/webhookconfigurations.yaml`: the webhook
   configurations (`webhooks`);
@@ -21,15 +21,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import crds, rbac, values_schema, webhooks
+from . import ballast_crds, rbac, values_schema, webhooks
 
-OWNED = (crds.CONFIG_OUTPUT, crds.HELM_OUTPUT, rbac.CONFIG_OUTPUT)
+OWNED = (ballast_crds.CONFIG_OUTPUT, ballast_crds.HELM_OUTPUT, rbac.CONFIG_OUTPUT)
 """Directories (under the repository root) whose every YAML file is generated."""
 
 
 def generated(root: Path) -> dict[Path, str]:
     """Every generated file under the repository `root` → its text."""
-    return crds.rendered(root) | rbac.rendered(root) | webhooks.rendered(root) | values_schema.rendered(root)
+    return ballast_crds.rendered(root) | rbac.rendered(root) | webhooks.rendered(root) | values_schema.rendered(root)
 
 
 def stale(root: Path) -> list[Path]:

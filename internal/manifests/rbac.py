@@ -56,8 +56,8 @@ from ballast.internal.enrollment import (
 from ballast.runtime import rbacgen
 from ballast.runtime.rbacgen import Grant, Placement, Rule
 
-from .crds import all_crds
-from .scheduling import configuration_name
+from .ballast_crds import all_crds
+from .scheduling_webhooks import configuration_name
 
 PREFIX = "ballast"
 """Name prefix of every object in `config/rbac/` (the Helm chart uses the release name)."""

@@ -21,7 +21,7 @@ from typing import Any
 from ballast.api.ballast.v1 import BallastConfig, ClusterResourcePolicy
 from ballast.api.customresource import CustomResource
 
-from .crds import crd_schema
+from .ballast_crds import crd_schema
 
 OUTPUT = Path("config/helm/ballast/values.schema.json")
 

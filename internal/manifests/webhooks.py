@@ -37,7 +37,7 @@ from .admission import (
     client_config,
     metadata,
 )
-from .scheduling import scheduling_webhook_configurations
+from .scheduling_webhooks import scheduling_webhook_configurations
 
 MUTATE_POD_WEBHOOK = "mpod.ballast.tightlinesoftware.com"
 VALIDATE_POD_WEBHOOK = "vpod.ballast.tightlinesoftware.com"

@@ -14,7 +14,7 @@ difference 15), which keeps every profile name a valid DNS subdomain.
 from .hashes import measurement_hash, tuple_hash
 from .labelkey import is_label_key, label_key_problem
 from .labels import LABEL_MISSING, missing_label_placeholder, selector_labels, tuple_labels
-from .policy import CLUSTER_RESOURCE_POLICY, NO_POLICY, RESOURCE_POLICY, policy_discriminator, policy_key
+from .policy_identity import CLUSTER_RESOURCE_POLICY, NO_POLICY, RESOURCE_POLICY, policy_discriminator, policy_key
 from .profile import MAX_NAME_LENGTH, profile_name
 from .segment import sanitize_segment
 

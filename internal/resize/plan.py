@@ -17,7 +17,7 @@ from ballast.api.ballast.v1 import WorkloadProfileStatus
 from ballast.internal.enrollment import managed_container_bodies
 from ballast.internal.quantity import QuantityError, to_units
 from ballast.internal.stats import fit_limit
-from ballast.internal.stats.ready import ready_recommendations
+from ballast.internal.stats.applicable import ready_recommendations
 from ballast.runtime import objects
 
 from .coupled import coupled_move

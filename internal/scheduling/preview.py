@@ -4,7 +4,7 @@ The previewed policies are merged together with the policies already in the clus
 every existing object the webhook mutates that at least one previewed policy selects: the result is what the
 next admission of that object gives, first writer wins included, so a previewed policy that loses every field
 to an earlier one shows up as `unchanged` rather than as a change that would never happen. Pure: the caller
-reads the cluster (`ballast.internal.cmd.scheduling`) and passes what it read.
+reads the cluster (`ballast.internal.scheduling.preview_report`) and passes what it read.
 
     policies = load_policies(text, "policy.yaml", namespace=None)  # PolicyFileError naming the document
     result = preview(policies, existing, namespace_labels, objects)

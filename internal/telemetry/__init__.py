@@ -1,6 +1,5 @@
 """The operator's own metrics (`ballast_*`), named and labelled as the Go operator's (docs/compatibility.md)."""
 
-from .balancer import BALANCER_PROBLEM_REPLICAS, BALANCER_REPLICAS, forget_balancer, record_balancer
 from .metrics import (
     APPLY_APPLIED,
     APPLY_LIMIT_SCALED,
@@ -23,24 +22,14 @@ from .metrics import (
     LabelledGauge,
     profile_attributes,
 )
-from .scheduling import (
-    KUPID_REQUEST_TYPES,
-    KUPID_REQUESTS,
-    SCHEDULING_ADMISSION_DURATION,
-    SCHEDULING_POLICY_APPLICATIONS,
-)
 
 __all__ = [
     "APPLY_APPLIED",
     "APPLY_LIMIT_SCALED",
     "APPLY_SKIPPED",
-    "BALANCER_PROBLEM_REPLICAS",
-    "BALANCER_REPLICAS",
     "FETCH_ERRORS",
     "KILL_SWITCH_ACTIVE",
     "KILL_SWITCH_TRANSITIONS",
-    "KUPID_REQUESTS",
-    "KUPID_REQUEST_TYPES",
     "PODS_PROCESSED",
     "PROFILES",
     "PROFILES_THRESHOLD_MET",
@@ -48,15 +37,11 @@ __all__ = [
     "RESIZE_FAILED",
     "RESIZE_SKIPPED",
     "SAMPLES_COLLECTED",
-    "SCHEDULING_ADMISSION_DURATION",
-    "SCHEDULING_POLICY_APPLICATIONS",
     "STORE_ERRORS",
     "WEBHOOK_MUTATIONS",
     "WORKLOAD_PROFILES_CREATED",
     "WORKLOAD_PROFILES_PURGED",
     "LabelledCounter",
     "LabelledGauge",
-    "forget_balancer",
     "profile_attributes",
-    "record_balancer",
 ]

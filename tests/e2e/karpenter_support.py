@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from ballast.internal.cmd.ballast import connect
-from ballast.internal.cmd.consolidation import gather
 from ballast.internal.consolidation import Plan
+from ballast.internal.consolidation.plan_report import gather
 from ballast.internal.manifests.rbac import NAMESPACE as OPERATOR_NAMESPACE
 from ballast.internal.manifests.rbac import roles
 from ballast.internal.quantity import parse_quantity

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ballast.api.customresource import CustomResource
-from ballast.internal.manifests.crds import crd_for
+from ballast.internal.manifests.ballast_crds import crd_for
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.errors import APIError
 from ballast.runtime.envtest.wait import poll_until

@@ -28,8 +28,8 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.cmd.consolidation import plan_json
 from ballast.internal.consolidation import Plan
+from ballast.internal.consolidation.plan_report import plan_json
 from ballast.runtime.envtest import MiniCluster
 from ballast.runtime.envtest.tools import module_dir
 from ballast.runtime.envtest.wait import WaitTimeoutError, poll_until

@@ -89,6 +89,6 @@ def test_entrypoint_runs_the_hook_commands(image_venv: Path, tmp_path: Path) -> 
 
 def test_the_installed_package_carries_the_crds_it_applies(image_venv: Path, tmp_path: Path) -> None:
     # `ballastd apply-crds` renders the CRDs in-process: no YAML needs to be in the image.
-    code = "from ballast.internal.manifests.crds import all_crds; print(len(all_crds()))"
+    code = "from ballast.internal.manifests.ballast_crds import all_crds; print(len(all_crds()))"
     out = _run([str(image_venv / "bin" / "python"), "-c", code], cwd=tmp_path).stdout
     assert int(out) == len(list((REPO / "config" / "crd" / "bases").glob("*.yaml")))

@@ -1,6 +1,7 @@
 """The layering of docs/design.md (Layout, dependency rules), read from the imports of every module: domain
-packages never import the controllers or the webhook handlers (only the wiring, the dev harness and the manifests
-do), and controllers and handlers never import one another."""
+packages never import the controllers or the webhook handlers (only the wiring, the dev harness, the fleet
+simulator's operator harness and the manifests do), controllers and handlers never import one another, and no
+companion imports another."""
 
 from __future__ import annotations
 
@@ -9,8 +10,12 @@ from pathlib import Path
 from tests.paths import REPOSITORY
 from tests.unit.support import imported_names
 
-ASSEMBLERS = ("cmd", "dev", "manifests")
-"""The packages of `internal/` that put lanes and handlers together."""
+ASSEMBLERS = ("cmd", "dev", "manifests", "fleetsim")
+"""The packages of `internal/` that put lanes and handlers together (`fleetsim`: its operator harness runs the
+real reconcilers and pod admission on a virtual clock)."""
+
+COMPANIONS = ("scheduling", "balancer", "consolidation")
+"""The companions' folders under `internal/`: kupid's scheduling policies, the Balancer, the consolidation advisor."""
 
 
 def _imports(path: Path) -> list[str]:
@@ -69,3 +74,29 @@ def test_the_checks_see_a_lane_importing_another() -> None:
     assert _lane_imports(resize, "ballast.controllers.enrollment.EnrollmentReconciler")
     assert not _lane_imports(resize, "ballast.controllers.resize.NAME")
     assert not _lane_imports(resize, "ballast.internal.enrollment.PodProjection")
+
+
+def _reaches_another_companion(own: str, name: str) -> bool:
+    """Whether `name`, imported by a module of companion `own`, is (in) another companion's package."""
+    return any(name == f"ballast.internal.{other}" or name.startswith(f"ballast.internal.{other}.")
+               for other in COMPANIONS if other != own)  # fmt: skip
+
+
+def test_no_companion_imports_another() -> None:
+    found = [
+        f"{path.relative_to(REPOSITORY)}: {name}"
+        for own in COMPANIONS
+        for path in sorted((REPOSITORY / "internal" / own).rglob("*.py"))
+        for name in _imports(path)
+        if _reaches_another_companion(own, name)
+    ]
+    assert sum(1 for own in COMPANIONS for _ in (REPOSITORY / "internal" / own).rglob("*.py")) > 40
+    assert found == []
+
+
+def test_the_check_sees_a_companion_importing_another() -> None:
+    assert _reaches_another_companion("balancer", "ballast.internal.scheduling.TARGETS")
+    assert _reaches_another_companion("scheduling", "ballast.internal.consolidation.inputs.read_inputs")
+    assert not _reaches_another_companion("balancer", "ballast.internal.balancer.place")
+    assert not _reaches_another_companion("consolidation", "ballast.internal.stats.fit_limit")
+    assert not _reaches_another_companion("balancer", "ballast.internal.schedulingx.name")

@@ -15,7 +15,7 @@ from ballast.runtime.crdgen import AGE, PrinterColumn
 from .groupversion import GROUP, VERSION
 
 SOURCE_TYPE_NAMES = ("kubernetesMetrics", "kubeletSummary")
-"""The plugins `spec.type` may name (the CRD's enum; `ballast.internal.sources.SOURCE_TYPES` implements them)."""
+"""The plugins `spec.type` may name (the CRD's enum; `ballast.internal.metricsources.SOURCE_TYPES` implements them)."""
 
 
 class MetricsSourceConfig(WireModel):

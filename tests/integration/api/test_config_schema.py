@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from ballast.internal.enrollment.config import validate_ballast_config
-from ballast.internal.sources import validate_metrics_source
+from ballast.internal.metricsources import validate_metrics_source
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.errors import APIError
 from tests.paths import CRD_DIR

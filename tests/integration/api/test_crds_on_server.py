@@ -22,7 +22,7 @@ from ballast.api.ballast.v1 import (
 from ballast.api.customresource import CustomResource
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
 from ballast.api.scheme import KINDS
-from ballast.internal.manifests.crds import crd_name
+from ballast.internal.manifests.ballast_crds import crd_name
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.errors import APIError
 from tests.paths import CRD_DIR

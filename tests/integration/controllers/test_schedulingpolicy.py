@@ -1,5 +1,5 @@
 """The `schedulingpolicy` controller and its CEL on the real API server: the scheduling webhook's configuration
-(`internal/manifests/scheduling.py`) pointed at a local WebhookServer whose handlers only record the calls and
+(`internal/manifests/scheduling_webhooks.py`) pointed at a local WebhookServer whose handlers only record the calls and
 allow, the controller on a manager of its own, and the API server as the CEL evaluator (it compiles the
 expressions on write and evaluates them on every request; no Python CEL evaluator is installed).
 
@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 from ballast.api.kupid.v1alpha1 import PodSchedulingPolicy
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers.schedulingpolicy import FIELD_MANAGER, RENDERED_ANNOTATION, STATE_ANNOTATION, setup
-from ballast.internal.manifests.scheduling import MUTATE_WEBHOOK, scheduling_webhook_configurations
+from ballast.internal.manifests.scheduling_webhooks import MUTATE_WEBHOOK, scheduling_webhook_configurations
 from ballast.internal.scheduling import ENFORCE_ANNOTATION, policy_matches
-from ballast.internal.scheduling.conditions import (
+from ballast.internal.scheduling.match_conditions import (
     CONDITION_NAME,
     MAX_EXPRESSION_LENGTH,
     RENDERED,

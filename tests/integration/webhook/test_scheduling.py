@@ -14,7 +14,7 @@ import pytest
 
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy
 from ballast.api.scheme import add_to_scheme
-from ballast.internal.manifests.scheduling import scheduling_webhook_configurations
+from ballast.internal.manifests.scheduling_webhooks import scheduling_webhook_configurations
 from ballast.internal.scheduling import ENFORCE_ANNOTATION, POLICIES_ANNOTATION
 from ballast.runtime import (
     APIStatusError,

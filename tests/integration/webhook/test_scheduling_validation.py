@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from ballast.api.kupid.v1alpha1 import GROUP, VERSION, ClusterPodSchedulingPolicy, PodSchedulingPolicy
-from ballast.internal.manifests.scheduling import VALIDATE_WEBHOOK, scheduling_webhook_configurations
+from ballast.internal.manifests.scheduling_webhooks import VALIDATE_WEBHOOK, scheduling_webhook_configurations
 from ballast.runtime import APIStatusError, Client, WebhookServer
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.errors import EnvtestError

@@ -35,7 +35,7 @@ from ballast.api.balancer.v1alpha1 import (
 )
 from ballast.api.meta import CONDITION_REASON_PATTERN, CONDITION_TYPE_PATTERN
 from ballast.api.schema import Schema, check_structural
-from ballast.internal.manifests.crds import crd_for
+from ballast.internal.manifests.ballast_crds import crd_for
 
 from .balancer_samples import EXAMPLES, balancer
 from .samples import STATUSES, sample

@@ -102,7 +102,7 @@ def advisor_inputs(problems: tuple[str, ...] = ()) -> Any:
     """The small cluster of tests/unit/controllers/consolidation/scenario.py, read."""
     from ballast.api.ballast.v1 import WorkloadProfileStatus  # noqa: PLC0415
     from ballast.internal.consolidation import node_from_wire, parse_catalogue, pod_from_wire  # noqa: PLC0415
-    from ballast.internal.consolidationinputs import Inputs, Observed, pod_requests, profile_requests  # noqa: PLC0415
+    from ballast.internal.consolidation.inputs import Inputs, Observed, pod_requests, profile_requests  # noqa: PLC0415
     from tests.unit.controllers.consolidation.scenario import CATALOGUE, PROFILE_STATUS, nodes, pods  # noqa: PLC0415
 
     catalogue = parse_catalogue(CATALOGUE)

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from ballast.api.ballast.v1 import ConsolidationReportStatus
+from ballast.internal.consolidation.inputs import advise
 from ballast.internal.consolidation.report import advised_message
 from ballast.internal.consolidation.status import AdvisorView, Outcome, report_status
-from ballast.internal.consolidationinputs import advise
 
 from .scenarios import ADVISOR_RUNS, EXPECTED, NOW, advisor_inputs
 

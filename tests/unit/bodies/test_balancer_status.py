@@ -1,4 +1,4 @@
-"""The Balancer's typed status (`ballast.internal.placement.status`) is the body the dict builders made before it,
+"""The Balancer's typed status (`ballast.internal.balancer.status`) is the body the dict builders made before it,
 for the same runs (expected/balancer-*.json, captured from them at 0c6d409)."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 
 from ballast.api.balancer.v1alpha1 import Balancer
 from ballast.api.scheme import add_to_scheme
-from ballast.internal.placement import Placement, PodSummary
-from ballast.internal.placement.run import BalancerError, BalancerRun
-from ballast.internal.placement.status import balancer_status
+from ballast.internal.balancer import Placement, PodSummary
+from ballast.internal.balancer.run import BalancerError, BalancerRun
+from ballast.internal.balancer.status import balancer_status
 from ballast.runtime import Scheme
 
 from .scenarios import BALANCER_RUNS, EXPECTED, NOW

@@ -42,10 +42,10 @@ from hypothesis import strategies as st
 from ballast.api.scheme import add_to_scheme
 from ballast.internal.cmd.ballastd import build_parser, webhook_server
 from ballast.internal.cmd.wiring import Dependencies, new_manager, register_webhooks
+from ballast.internal.history import SQLiteHistoryStore
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.manifests.webhooks import all_webhook_configurations
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.store import SQLiteHistoryStore
 from ballast.runtime import FakeAPI, Scheme, objects
 from ballast.runtime.admission import SUPPORTED_VERSIONS
 from ballast.runtime.certs import CertificateAuthority

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from ballast.api.ballast.v1 import Recommendation, WorkloadProfileStatus
-from ballast.internal.stats.ready import ready_recommendations
+from ballast.internal.stats.applicable import ready_recommendations
 from ballast.webhook.recommendations import AppliedValue, ScaledLimit, apply_recommendations
 
 from .support import container, container_profile, pod

@@ -11,7 +11,7 @@ import pytest
 
 from ballast.api.scheme import add_to_scheme
 from ballast.internal.scheduling import ENFORCE_ANNOTATION, POLICIES_ANNOTATION
-from ballast.internal.telemetry import KUPID_REQUESTS, SCHEDULING_POLICY_APPLICATIONS
+from ballast.internal.scheduling.metrics import KUPID_REQUESTS, SCHEDULING_POLICY_APPLICATIONS
 from ballast.runtime import AdmissionRequest, FakeAPI, Scheme
 from ballast.webhook.scheduling import (
     DAEMONSET_POD,

@@ -18,7 +18,7 @@ import yaml
 from ballast.internal.cmd.ballastd import build_parser, selected_controllers
 from ballast.internal.cmd.wiring import CONTROLLERS, DISABLED_BY_DEFAULT
 from ballast.internal.enrollment import PROFILE_CLEANUP_FINALIZER
-from ballast.internal.manifests.crds import all_crds
+from ballast.internal.manifests.ballast_crds import all_crds
 from ballast.runtime import APIStatusError, Client, NotFoundError
 from ballast.runtime.envtest import Environment
 from tests.integration.config.deploy.conftest import (

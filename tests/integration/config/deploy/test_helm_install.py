@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ballast.internal.manifests.crds import all_crds
+from ballast.internal.manifests.ballast_crds import all_crds
 from ballast.runtime import NotFoundError, RESTConfig, new_client
 from ballast.runtime.envtest import Environment
 from tests.integration.config.deploy.conftest import CERT_MANAGER_STAND_INS, CHART, PRESETS, values_args

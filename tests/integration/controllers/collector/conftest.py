@@ -19,9 +19,9 @@ import pytest
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers.collector import setup
 from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF_INDEX, PodProjection, profile_ref_index
+from ballast.internal.history import HistoryStore, RedisHistoryStore, SQLiteHistoryStore
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.store import HistoryStore, RedisHistoryStore, SQLiteHistoryStore
 from ballast.runtime import CacheScope, Manager, RESTConfig, Scheme
 from ballast.runtime import labels as label_selectors
 from ballast.runtime.envtest import Backend, Environment

@@ -14,10 +14,10 @@ import pytest
 
 from ballast.api.ballast.v1.workloadprofile import WorkloadProfileStatus
 from ballast.internal.enrollment import MODE_LABEL
+from ballast.internal.history import HistoryStore, SeriesKey
+from ballast.internal.history.keys import first_seen_key, values_key
 from ballast.internal.naming import measurement_hash, policy_key
-from ballast.internal.stats.ready import ready_recommendations
-from ballast.internal.store import HistoryStore, SeriesKey
-from ballast.internal.store.keys import first_seen_key, values_key
+from ballast.internal.stats.applicable import ready_recommendations
 from ballast.runtime.envtest import Environment, json_handler
 from tests.integration.controllers.collector.conftest import Cluster, MetricsServer, RunOperator, eventually
 

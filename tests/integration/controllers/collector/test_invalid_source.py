@@ -9,8 +9,8 @@ from typing import Any
 
 from ballast.api.ballast.v1 import MetricsSource
 from ballast.internal.enrollment import MODE_LABEL
+from ballast.internal.history import HistoryStore
 from ballast.internal.naming import measurement_hash, policy_key
-from ballast.internal.store import HistoryStore
 from ballast.runtime.envtest import Environment
 from tests.integration.controllers.collector.conftest import Cluster, MetricsServer, RunOperator, eventually
 from tests.integration.lax_schema import store_invalid

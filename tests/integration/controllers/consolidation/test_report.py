@@ -26,7 +26,7 @@ import yaml
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers.consolidation import AdvisorSettings, setup
 from ballast.internal.consolidation import WHEN_EMPTY_OR_UNDERUTILIZED
-from ballast.internal.consolidationinputs import ReadSettings, advise, read_inputs
+from ballast.internal.consolidation.inputs import ReadSettings, advise, read_inputs
 from ballast.runtime import Manager, RESTConfig, Scheme
 from ballast.runtime.client import APIServerClient
 from ballast.runtime.envtest import Environment

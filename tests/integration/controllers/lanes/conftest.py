@@ -13,9 +13,9 @@ import pytest
 
 from ballast.api.scheme import add_to_scheme
 from ballast.internal.cmd.wiring import CONTROLLERS, Dependencies, add_core_lanes, new_manager
+from ballast.internal.history import HistoryStore, open_store
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.store import HistoryStore, open_store
 from ballast.runtime import Manager, RESTConfig, Scheme
 from ballast.runtime.client import APIServerClient
 from ballast.runtime.envtest import Environment

@@ -11,9 +11,9 @@ import pytest
 from ballast.api.ballast.v1 import ClusterResourcePolicy, WorkloadProfile
 from ballast.internal.cmd.wiring import CONTROLLERS, Dependencies, add_core_lanes, new_manager
 from ballast.internal.enrollment import LEGACY_POD_FINALIZER, POLICY_REF, PROFILE_REF
+from ballast.internal.history import Cycle, Sample, SeriesKey, open_store
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.store import Cycle, Sample, SeriesKey, open_store
 from ballast.runtime import NotFoundError
 from ballast.runtime.client import APIServerClient
 from ballast.runtime.envtest import Environment

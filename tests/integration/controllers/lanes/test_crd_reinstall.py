@@ -22,8 +22,8 @@ import pytest
 from ballast.api.ballast.v1 import WorkloadProfile
 from ballast.internal.cmd.uninstall import uninstall
 from ballast.internal.enrollment import UNINSTALLING_ANNOTATION, WORKLOAD_PROFILE_CRD
-from ballast.internal.manifests.crds import all_crds
-from ballast.internal.store import Cycle, HistoryStore, Sample, SeriesKey
+from ballast.internal.history import Cycle, HistoryStore, Sample, SeriesKey
+from ballast.internal.manifests.ballast_crds import all_crds
 from ballast.runtime import Client, NotFoundError
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.errors import APIError

@@ -24,8 +24,8 @@ from ballast.controllers.balancer import (
     BalancerReconciler,
     setup,
 )
-from ballast.internal.placement.status import selector_string
-from ballast.internal.telemetry.balancer import BALANCER_PROBLEM_REPLICAS, BALANCER_REPLICAS
+from ballast.internal.balancer.metrics import BALANCER_PROBLEM_REPLICAS, BALANCER_REPLICAS
+from ballast.internal.balancer.status import selector_string
 from ballast.runtime import FakeAPI, FakeClock, GroupVersionKind, Manager, Request, Scheme
 from ballast.runtime.apierrors import ForbiddenError
 from tests.unit.api.balancer_samples import balancer, documents

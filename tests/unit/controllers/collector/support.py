@@ -14,11 +14,11 @@ from ballast.api.scheme import add_to_scheme
 from ballast.controllers.collector import NAME, MetricsCollector
 from ballast.internal.collection import RefreshPolicy
 from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF, PROFILE_REF_INDEX, PodProjection, profile_ref_index
+from ballast.internal.history import Cycle, HistoryStore, Series, SeriesKey, StoreUnavailableError, open_store
 from ballast.internal.killswitch import KillSwitchState
+from ballast.internal.metricsources import SOURCE_TYPES, FetchResult, FetchTarget, Source, SourceFactory
 from ballast.internal.naming import measurement_hash, policy_key, selector_labels, tuple_labels
 from ballast.internal.operator import DryRun, OperatorOptions
-from ballast.internal.sources import SOURCE_TYPES, FetchResult, FetchTarget, Source, SourceFactory
-from ballast.internal.store import Cycle, HistoryStore, Series, SeriesKey, StoreUnavailableError, open_store
 from ballast.runtime import (
     APPLY,
     CacheScope,

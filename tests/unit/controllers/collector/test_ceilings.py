@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ballast.api.ballast.v1 import WorkloadProfile
-from ballast.internal.stats.ready import ready_recommendations
+from ballast.internal.stats.applicable import ready_recommendations
 from ballast.runtime import MERGE, NotFoundError
 from tests.unit.controllers.collector.support import World
 

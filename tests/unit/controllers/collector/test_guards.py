@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ballast.internal.metricsources import FetchError, FetchResult, UsageSample
 from ballast.internal.operator import DryRun
-from ballast.internal.sources import FetchError, FetchResult, UsageSample
 from ballast.internal.telemetry import FETCH_ERRORS, SAMPLES_COLLECTED, STORE_ERRORS
 from tests.unit.controllers.collector.support import World, measured_by_two_sources
 

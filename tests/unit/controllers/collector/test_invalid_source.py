@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from ballast.controllers.collector import MetricsCollector
-from ballast.internal.collection.ready import INVALID_SOURCE_REASON
-from ballast.internal.sources import SOURCE_TYPES, FetchResult, UsageSample
+from ballast.internal.collection.profile_ready import INVALID_SOURCE_REASON
+from ballast.internal.metricsources import SOURCE_TYPES, FetchResult, UsageSample
 from ballast.runtime import NotFoundError
 from tests.unit.controllers.collector.support import API_VERSION, World, measured_by_two_sources
 

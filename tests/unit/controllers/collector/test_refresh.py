@@ -13,7 +13,7 @@ import pytest
 
 from ballast.api.ballast.v1 import ClusterResourcePolicy
 from ballast.internal.collection import RefreshPolicy
-from ballast.internal.sources import SOURCE_TYPES
+from ballast.internal.metricsources import SOURCE_TYPES
 from tests.unit.controllers.collector.support import API_VERSION, World
 
 CPU_P95 = {"resource": "cpu", "field": "request", "source": "metrics", "aggregation": "p95"}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ballast.controllers.collector import MetricsCollector
-from ballast.internal.sources import SOURCE_TYPES, FetchResult, UsageSample
+from ballast.internal.metricsources import SOURCE_TYPES, FetchResult, UsageSample
 from ballast.internal.telemetry import PROFILES, PROFILES_THRESHOLD_MET
 from tests.unit.controllers.collector.support import World
 

@@ -19,9 +19,9 @@ from ballast.internal.consolidation import (
 )
 from ballast.internal.consolidation import report as consolidation_report
 from ballast.internal.consolidation import status as consolidation_status
+from ballast.internal.consolidation.inputs import Inputs, Observed, ReadSettings, advise, pod_requests, profile_requests
 from ballast.internal.consolidation.report import advised_message
 from ballast.internal.consolidation.status import Outcome, report_status
-from ballast.internal.consolidationinputs import Inputs, Observed, ReadSettings, advise, pod_requests, profile_requests
 
 from .scenario import BROKEN_ENTRY, CATALOGUE, PROFILE_STATUS, nodes, pods
 

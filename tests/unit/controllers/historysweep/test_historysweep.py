@@ -16,8 +16,8 @@ from ballast.api.scheme import add_to_scheme
 from ballast.controllers import historysweep
 from ballast.internal.cmd.wiring import new_manager
 from ballast.internal.enrollment import WORKLOAD_PROFILE_CRD
+from ballast.internal.history import Cycle, HistoryStore, Sample, SeriesKey, open_store
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.store import Cycle, HistoryStore, Sample, SeriesKey, open_store
 from ballast.runtime import Client, FakeAPI, FakeClock, GroupVersionKind, Scheme
 from tests.unit.internal.runtime.support import eventually, running, sample
 from tests.unit.support import register_our_kinds

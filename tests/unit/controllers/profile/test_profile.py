@@ -28,9 +28,9 @@ from ballast.internal.enrollment import (
     UNINSTALLING_ANNOTATION,
     WORKLOAD_PROFILE_CRD,
 )
+from ballast.internal.history import Cycle, HistoryStore, Sample, SeriesKey, open_store
 from ballast.internal.naming import tuple_hash
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.store import Cycle, HistoryStore, Sample, SeriesKey, open_store
 from ballast.runtime import Client, FakeAPI, FakeClock, GroupVersionKind, Manager, NotFoundError, Scheme
 from tests.unit.internal.runtime.support import eventually, running, sample
 from tests.unit.support import register_our_kinds

@@ -23,7 +23,7 @@ from ballast.controllers.schedulingpolicy import (
     setup,
 )
 from ballast.internal.scheduling import ENFORCE_ANNOTATION
-from ballast.internal.scheduling.conditions import CONDITION_NAME
+from ballast.internal.scheduling.match_conditions import CONDITION_NAME
 from ballast.runtime import (
     Context,
     FakeAPI,

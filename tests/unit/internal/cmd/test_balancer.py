@@ -14,6 +14,7 @@ import pytest
 
 from ballast.internal.cmd import balancer as status_cmd
 from ballast.internal.cmd import ballast as cli
+from ballast.internal.cmd.ballast import ConnectError
 from ballast.runtime import FakeAPI, FakeClock
 from ballast.runtime.apierrors import ForbiddenError
 from tests.unit.api.balancer_samples import balancer, documents
@@ -243,7 +244,7 @@ def test_pods_that_cannot_be_listed_exit_1_naming_the_target(
 
 def test_an_unreachable_cluster_exits_1(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     def unreachable(*_: Any, **__: Any) -> Any:
-        raise OSError("connection refused")
+        raise ConnectError("connection refused")  # what `connect` raises for whatever the loader raised
 
     monkeypatch.setattr(status_cmd, "connect", unreachable)
     assert status(capsys) == (1, "", "ballast: connection refused\n")

@@ -16,9 +16,9 @@ from ballast.internal.cmd.wiring import (
     new_manager,
     register_webhooks,
 )
+from ballast.internal.history import open_store
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.operator import OperatorOptions
-from ballast.internal.store import open_store
 from ballast.runtime import FakeAPI, Scheme, WebhookServer
 from tests.unit.support import register_our_kinds
 

@@ -19,28 +19,27 @@ import yaml
 from ballast.internal.cmd import ballast as cli
 from ballast.internal.cmd import consolidation as plan_cmd
 from ballast.internal.cmd.ballastd import CONSOLIDATION_CATALOGUE
-from ballast.internal.cmd.consolidation import (
-    Analysis,
-    PlanError,
-    analyse,
-    catalogue_from_text,
-    configmap_ref,
-    parse_k,
-    priced,
-    read_catalogue_file,
-    render_json,
-    render_table,
-)
+from ballast.internal.cmd.consolidation import configmap_ref, parse_k, read_catalogue_file
 from ballast.internal.consolidation import (
     ON_DEMAND,
     SPOT,
     Catalogue,
     node_from_wire,
     parse_catalogue,
+    plan_report,
     pod_from_wire,
     pool_from_nodepool,
 )
-from ballast.internal.consolidationinputs import CATALOGUE_KEY, Inputs, Observed, ReadSettings, read_catalogue
+from ballast.internal.consolidation.inputs import CATALOGUE_KEY, Inputs, Observed, ReadSettings, read_catalogue
+from ballast.internal.consolidation.plan_report import (
+    Analysis,
+    PlanError,
+    analyse,
+    catalogue_from_text,
+    priced,
+    render_json,
+    render_table,
+)
 from ballast.runtime import FakeAPI
 from tests.paths import REPOSITORY
 from tests.unit.internal.consolidation.builders import node, offering, pod
@@ -375,7 +374,7 @@ def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAPI]:
         catalogue = read_catalogue(client, settings)
         return replace(two_nodes(catalogue), problems=catalogue.problems, catalogue_problems=catalogue.problems)
 
-    monkeypatch.setattr(plan_cmd, "read_inputs", read_inputs)
+    monkeypatch.setattr(plan_report, "read_inputs", read_inputs)
     yield fake
     fake.close()
 
@@ -412,7 +411,7 @@ def test_policy_and_pool_label_reach_the_reader_and_the_planner(
         times.append(now)
         return replace(marginal(), pools={}, karpenter=False)
 
-    monkeypatch.setattr(plan_cmd, "read_inputs", read_inputs)
+    monkeypatch.setattr(plan_report, "read_inputs", read_inputs)
     prices = tmp_path / "prices.yaml"
     prices.write_text(yaml.safe_dump(CATALOGUE))
     approved = {}

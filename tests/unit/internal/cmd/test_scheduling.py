@@ -12,6 +12,7 @@ import pytest
 
 from ballast.internal.cmd import ballast as cli
 from ballast.internal.cmd import scheduling
+from ballast.internal.scheduling import preview_report
 from ballast.runtime import FakeAPI, GroupVersionKind
 
 KUPID = "kupid.gardener.cloud/v1alpha1"
@@ -64,10 +65,10 @@ def test_the_listing_scope_is_n_or_the_one_namespace_of_namespaced_policies() ->
         return {"kind": "PodSchedulingPolicy", "metadata": {"name": "p", "namespace": namespace}}
 
     clustered = {"kind": "ClusterPodSchedulingPolicy", "metadata": {"name": "c"}}
-    assert scheduling.listing_scope([clustered], "shop") == "shop"
-    assert scheduling.listing_scope([namespaced("a")], None) == "a"
-    assert scheduling.listing_scope([namespaced("a"), namespaced("b")], None) is None
-    assert scheduling.listing_scope([namespaced("a"), clustered], None) is None
+    assert preview_report.listing_scope([clustered], "shop") == "shop"
+    assert preview_report.listing_scope([namespaced("a")], None) == "a"
+    assert preview_report.listing_scope([namespaced("a"), namespaced("b")], None) is None
+    assert preview_report.listing_scope([namespaced("a"), clustered], None) is None
 
 
 @pytest.fixture
@@ -147,7 +148,7 @@ def test_a_missing_namespace_exits_1(cluster: FakeAPI, tmp_path: Path, capsys: p
 
 def test_unserved_kinds_are_named_and_previewed_as_absent() -> None:
     bare = FakeAPI()  # no kupid CRDs, no ReplicationControllers, CronJobs or webhook configurations
-    state = scheduling.gather(bare.client(), None)
+    state = preview_report.gather(bare.client(), None)
     bare.close()
     assert state.policies == ()
     assert state.configurations is None

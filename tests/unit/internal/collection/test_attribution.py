@@ -9,8 +9,8 @@ import pytest
 
 from ballast.internal.collection import MeasuredProfile, attribute, measured_pod
 from ballast.internal.enrollment import MODE_LABEL, PodProjection, pod_projection
+from ballast.internal.metricsources import UsageSample
 from ballast.internal.naming import LABEL_MISSING
-from ballast.internal.sources import UsageSample
 
 HASH = "0123456789abcdef"
 PROFILE = MeasuredProfile("api--default", HASH, frozenset({"cpu", "memory"}))

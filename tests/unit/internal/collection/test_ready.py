@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ballast.api.ballast.v1 import ResourcePolicySpec
 from ballast.internal.collection import PolicyView, previously_missing, ready_condition
-from ballast.internal.collection.ready import INVALID_SOURCE_REASON, MISSING_SAMPLES_REASON
+from ballast.internal.collection.profile_ready import INVALID_SOURCE_REASON, MISSING_SAMPLES_REASON
 
 NOW = "2026-03-01T12:00:00Z"
 POLICY = PolicyView.from_spec(

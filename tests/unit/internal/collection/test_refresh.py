@@ -18,7 +18,7 @@ from ballast.internal.collection import (
     phase,
     refresh_reason,
 )
-from ballast.internal.store import SeriesKey
+from ballast.internal.history import SeriesKey
 
 KEY = SeriesKey("0123456789abcdef", "app", "cpu")
 NOW_MS = 1_772_366_400_000

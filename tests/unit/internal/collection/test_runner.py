@@ -16,7 +16,7 @@ from ballast.internal.collection import (
     StatusRun,
     StatusWrite,
 )
-from ballast.internal.store import Series, SeriesKey
+from ballast.internal.history import Series, SeriesKey
 
 HASH = "0123456789abcdef"
 NOW = datetime.datetime(2026, 3, 1, 12, 0, tzinfo=datetime.UTC)

@@ -17,7 +17,7 @@ from ballast.internal.collection import (
     series_to_read,
     state_from_status,
 )
-from ballast.internal.store import Series, SeriesKey
+from ballast.internal.history import Series, SeriesKey
 
 HASH = "0123456789abcdef"
 NOW_MS = 1_772_366_400_000

@@ -22,7 +22,7 @@ from ballast.internal.dev.usage import (
     unit_noise,
     usage_factor,
 )
-from ballast.internal.sources.units import usage_units
+from ballast.internal.metricsources.units import usage_units
 
 CHECKOUT = UsageProfile(cpu_millicores=230, memory_bytes=180 * MEBIBYTE)
 

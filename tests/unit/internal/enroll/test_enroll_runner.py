@@ -12,8 +12,9 @@ import pytest
 from rich.console import Console
 
 from ballast.internal.cmd import ballast as cli
-from ballast.internal.cmd.enroll import Enroller, PlainReporter, ProgressReporter, flag_problem, make_reporter
+from ballast.internal.cmd.enroll import flag_problem
 from ballast.internal.enroll import Identity, Options, Status
+from ballast.internal.enroll.enroller import Enroller, PlainReporter, ProgressReporter, make_reporter
 from ballast.internal.enrollment import MODE_LABEL
 from ballast.runtime import FakeAPI, GroupVersionKind
 from ballast.runtime.apierrors import ForbiddenError

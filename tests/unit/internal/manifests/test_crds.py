@@ -19,8 +19,8 @@ from ballast.api.formats import DURATION_PATTERN, QUALIFIED_NAME_PATTERN, UNSIGN
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
 from ballast.api.schema import check_structural
 from ballast.api.scheme import KINDS
-from ballast.internal.manifests import crds
-from ballast.internal.manifests.crds import all_crds, crd_filename, crd_for, rendered_files
+from ballast.internal.manifests import ballast_crds as crds
+from ballast.internal.manifests.ballast_crds import all_crds, crd_filename, crd_for, rendered_files
 from tests.paths import REPOSITORY
 from tests.unit.api.samples import kind_id
 

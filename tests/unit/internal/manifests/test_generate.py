@@ -11,8 +11,9 @@ import pytest
 
 from ballast.api.balancer.v1alpha1 import Balancer
 from ballast.api.ballast.v1 import ClusterResourcePolicy, ResourcePolicy
-from ballast.internal.manifests import crds, generate, rbac, webhooks
-from ballast.internal.manifests.crds import crd_filename
+from ballast.internal.manifests import ballast_crds as crds
+from ballast.internal.manifests import generate, rbac, webhooks
+from ballast.internal.manifests.ballast_crds import crd_filename
 from ballast.runtime.crdgen import render_crd
 from tests.paths import REPOSITORY
 

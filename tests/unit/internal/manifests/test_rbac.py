@@ -16,7 +16,7 @@ from ballast.internal.cmd.ballastd import CONSOLIDATION_CATALOGUE, build_parser
 from ballast.internal.cmd.wiring import CONTROLLERS
 from ballast.internal.enrollment import KILL_SWITCH_CONFIGMAP, LEADER_ELECTION_ID
 from ballast.internal.manifests import rbac
-from ballast.internal.manifests.crds import all_crds
+from ballast.internal.manifests.ballast_crds import all_crds
 from ballast.internal.manifests.rbac import granted, roles
 from ballast.runtime.rbacgen import Grant
 from tests.paths import REPOSITORY

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ballast.internal.manifests.scheduling import (
+from ballast.internal.manifests.scheduling_webhooks import (
     MUTATE_WEBHOOK,
     VALIDATE_WEBHOOK,
     configuration_name,

@@ -10,7 +10,7 @@ import yaml
 
 from ballast.api.ballast.v1 import BallastConfig
 from ballast.internal.manifests import generate, values_schema
-from ballast.internal.manifests.crds import crd_schema
+from ballast.internal.manifests.ballast_crds import crd_schema
 from tests.paths import REPOSITORY
 
 CHART = REPOSITORY / "config" / "helm" / "ballast"

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from ballast.api.kupid.v1alpha1 import PodSchedulingPolicy
 from ballast.internal.scheduling import ENFORCE_ANNOTATION, TARGETS, Policy
-from ballast.internal.scheduling.conditions import (
+from ballast.internal.scheduling.match_conditions import (
     CONDITION_NAME,
     ENFORCED,
     LABELS,

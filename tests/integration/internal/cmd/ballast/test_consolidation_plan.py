@@ -21,7 +21,7 @@ import pytest
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers.consolidation import AdvisorSettings, setup
 from ballast.internal.cmd import ballast as cli
-from ballast.internal.consolidationinputs import ReadSettings
+from ballast.internal.consolidation.inputs import ReadSettings
 from ballast.internal.enrollment import PROFILE_REF
 from ballast.runtime import Manager, RESTConfig, Scheme
 from ballast.runtime.envtest import Environment

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ballast.internal.cmd.ballastd import CRD_FIELD_MANAGER, apply_crds, build_parser
-from ballast.internal.manifests.crds import all_crds
+from ballast.internal.manifests.ballast_crds import all_crds
 from ballast.runtime import RESTConfig, new_client
 from ballast.runtime.envtest import APIError, Environment
 from ballast.runtime.envtest.wait import poll_until

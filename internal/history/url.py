@@ -1,0 +1,62 @@
+"""Opening a history store from a URL (`--store`, `--redis-url`, `REDIS_URL`)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from .errors import StoreURLError
+from .protocol import DEFAULT_CYCLE_TTL, HistoryStore
+from .redis_backend import DEFAULT_TIMEOUT, RedisHistoryStore
+from .sqlite_backend import SQLiteHistoryStore
+
+SCHEMES = ("redis", "rediss", "sqlite")
+
+
+def sqlite_path(url: str) -> Path:
+    """Return the file of a `sqlite:` URL, SQLAlchemy's way: `sqlite:///rel/h.db` is relative to the working
+    directory, `sqlite:////var/lib/ballast/h.db` absolute. Raises `StoreURLError` for a host, a query or no path.
+    """
+    parts = urlsplit(url)
+    if parts.scheme != "sqlite":
+        raise StoreURLError(f"store URL {url!r} is not a sqlite: URL")
+    if parts.netloc or parts.query or parts.fragment:
+        raise StoreURLError(
+            f"store URL {url!r}: a sqlite URL has no host, query or fragment; "
+            "write sqlite:///relative/file.db or sqlite:////absolute/file.db"
+        )
+    path = parts.path[1:]
+    if not path or path.endswith("/"):
+        raise StoreURLError(f"store URL {url!r} names no database file (sqlite:///path/to/history.db)")
+    return Path(path)
+
+
+def open_store(
+    url: str, *, timeout: float = DEFAULT_TIMEOUT, cycle_ttl: timedelta = DEFAULT_CYCLE_TTL, read_cache_samples: int = 0
+) -> HistoryStore:
+    """Open the history store at `url` and return it (use it as a context manager, or call `close()`).
+
+    - `redis://[[user]:password@]host[:port][/db]` and `rediss://…` (TLS, e.g. `?ssl_ca_certs=/etc/ca.crt`):
+      Redis or Valkey, standalone. Nothing is sent yet, so an unreachable server shows at the first call.
+    - `sqlite:///relative/history.db`, `sqlite:////absolute/history.db`: created if missing (its directory must
+      exist), WAL mode. For a single replica only.
+
+    `timeout` bounds each Redis connect and reply, or how long SQLite waits for a lock (seconds). `cycle_ttl` is
+    how long cycle ids are remembered against retries. `read_cache_samples`: SQLite's read cache (0: none; Redis
+    ignores it). Raises `StoreURLError` (a `ValueError`) for an unknown
+    scheme or a malformed URL, and for SQLite `StoreUnavailableError` when the file cannot be opened.
+    """
+    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+    if scheme in ("redis", "rediss"):
+        # Schemes are case-insensitive (RFC 3986); redis-py only accepts lowercase ones.
+        return RedisHistoryStore.from_url(scheme + url[len(scheme) :], timeout=timeout, cycle_ttl=cycle_ttl)
+    if scheme == "sqlite":
+        return SQLiteHistoryStore(
+            sqlite_path(scheme + url[len(scheme) :]),
+            busy_timeout=timeout,
+            cycle_ttl=cycle_ttl,
+            read_cache_samples=read_cache_samples,
+        )
+    shown = url.split("@", 1)[-1]  # never echo credentials
+    raise StoreURLError(f"store URL {shown!r}: unsupported scheme {scheme!r}; use one of {', '.join(SCHEMES)}")

@@ -1,0 +1,89 @@
+"""The simulator's Ballast side runs the operator's own code: profiles accrue from simulated PodMetrics, a known app
+in a new namespace is sized at its first admission, running pods are resized in place, and a change to the
+recommendation function changes what the pods get."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+
+from ballast.internal.fleetsim.model import App, ContainerSpec, Fleet, NodeSpec, Slot, Trace, Workload
+from ballast.internal.fleetsim.operator import BallastOperator
+from ballast.internal.fleetsim.run import simulate
+from ballast.internal.stats import Stats, recommend
+
+MI = 2**20
+LABELS = {"app.kubernetes.io/name": "web", "app.kubernetes.io/component": "api"}
+NEW_NAMESPACE_AT = 1800
+
+
+class Constant:
+    """0.2 cores, 300 Mi of memory and 50 Mi of ephemeral-storage, for every container at every step."""
+
+    def __init__(self, fleet: Fleet) -> None:
+        self._slots = [
+            Slot(w.key, replica, c.name)
+            for w in fleet.workloads
+            for replica in range(w.replicas)
+            for c in w.app.containers
+        ]
+
+    @property
+    def slots(self) -> Sequence[Slot]:
+        return self._slots
+
+    def at(self, step: int, age_steps: NDArray[np.int64]) -> NDArray[np.float64]:
+        usage = np.empty((len(self._slots), 3))
+        usage[:] = (0.2, 300 * MI, 50 * MI)
+        return usage
+
+
+def fleet() -> Fleet:
+    app = App("web", LABELS, (ContainerSpec("main", {"cpu": 1.0, "memory": 1024 * MI}, {"memory": 2048 * MI}),), {})
+    node = NodeSpec("node-1", {"cpu": 8.0, "memory": 32 * 1024 * MI, "ephemeral-storage": 100 * 2**30})
+    workloads = (Workload("team-a", app, 2), Workload("team-new", app, 2, created_s=NEW_NAMESPACE_AT))
+    return Fleet(workloads, (node,), 3600)
+
+
+def run(tmp_path: Path) -> Trace:
+    the_fleet = fleet()
+    operator = BallastOperator(the_fleet, store_url=f"sqlite:///{tmp_path / 'history.db'}", preset="local-testing")
+    return simulate(the_fleet, Constant(the_fleet), operator)
+
+
+def test_a_known_app_in_a_new_namespace_is_sized_at_its_first_admission(tmp_path: Path) -> None:
+    trace = run(tmp_path)
+    first = [c for c in trace.changes if c.workload == "team-new/web" and c.kind == "admission"]
+    assert [c.at_s for c in first] == [NEW_NAMESPACE_AT, NEW_NAMESPACE_AT]
+    # local-testing: cpu mean × 1.25 (250m), memory request p75 × 1.0 (300 Mi), limit p99 × 1.2 (360 Mi).
+    assert first[0].requests == {"main": {"cpu": 0.25, "memory": 300 * MI}}
+
+
+def test_running_pods_are_resized_in_place_toward_the_recommendation(tmp_path: Path) -> None:
+    trace = run(tmp_path)
+    resized = [c for c in trace.changes if c.workload == "team-a/web" and c.kind == "resize"]
+    assert len({c.pod for c in resized}) == 2
+    cpu = [c.requests["main"]["cpu"] for c in resized if c.pod == resized[0].pod]
+    assert cpu == sorted(cpu, reverse=True)  # stepped down from the manifest's 1 core
+    assert cpu[-1] == pytest.approx(0.25, abs=0.002)
+    assert trace.workloads["team-a/web"].reserved[-1, 0] == pytest.approx(0.5, abs=0.004)
+
+
+def test_a_change_to_the_recommendation_function_changes_what_pods_get(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def cpu_headroom_doubled(
+        stats: Stats, aggregation: str, headroom: str | Decimal | int | None, resource: str
+    ) -> str:
+        return recommend(stats, aggregation, "2.5" if resource == "cpu" else headroom, resource)
+
+    # The collector's status computation calls `recommend` as ballastd does: patch it where it is looked up.
+    monkeypatch.setattr("ballast.internal.collection.status.recommend", cpu_headroom_doubled)
+    trace = run(tmp_path)
+    first = next(c for c in trace.changes if c.workload == "team-new/web")
+    assert first.requests["main"]["cpu"] == 0.5  # mean 0.2 × 2.5 instead of × 1.25

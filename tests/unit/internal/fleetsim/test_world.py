@@ -1,0 +1,147 @@
+"""The simulated cluster: OOM kills and throttling at 15 s resolution, lifecycle, resize and eviction, the record."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+
+from ballast.internal.fleetsim.model import (
+    BUCKET_SECONDS,
+    STEP_SECONDS,
+    App,
+    Cluster,
+    ContainerSpec,
+    Fleet,
+    FleetEvent,
+    NodeSpec,
+    PodState,
+    Slot,
+    Workload,
+)
+from ballast.internal.fleetsim.run import AsWritten, simulate
+from ballast.internal.fleetsim.world import World
+
+MI = 2**20
+
+
+class LeakUsage:
+    """cpu 0.5 cores; memory 100 Mi plus 10 Mi per step of container age (a leak); 1 Mi of ephemeral-storage."""
+
+    def __init__(self, fleet: Fleet) -> None:
+        self._slots = [
+            Slot(w.key, replica, c.name)
+            for w in fleet.workloads
+            for replica in range(w.replicas)
+            for c in w.app.containers
+        ]
+
+    @property
+    def slots(self) -> Sequence[Slot]:
+        return self._slots
+
+    def at(self, step: int, age_steps: NDArray[np.int64]) -> NDArray[np.float64]:
+        usage = np.zeros((len(self._slots), 3))
+        usage[:, 0] = 0.5
+        usage[:, 1] = 100 * MI + 10 * MI * age_steps
+        usage[:, 2] = MI
+        return usage
+
+
+def fleet(
+    *, cpu_limit: float | None = None, events: tuple[FleetEvent, ...] = (), deleted_s: int | None = None
+) -> Fleet:
+    limits = {"memory": 200 * MI} | ({"cpu": cpu_limit} if cpu_limit is not None else {})
+    app = App(
+        "web", {"app": "web"}, (ContainerSpec("main", {"cpu": 1.0, "memory": 150 * MI}, limits),), {"main": "leak"}
+    )
+    node = NodeSpec("node-1", {"cpu": 4.0, "memory": 1024 * MI, "ephemeral-storage": 10 * 2**30})
+    return Fleet((Workload("team-a", app, 2, deleted_s=deleted_s),), (node,), 3600, events=events)
+
+
+def test_memory_above_the_limit_is_an_oom_kill_that_restarts_the_container_and_reads_as_the_limit() -> None:
+    world = World(f := fleet(), LeakUsage(f), AsWritten())
+    killed_at = []
+    for step in range(30):
+        world.advance(step)
+        if world.ooms_since(step * STEP_SECONDS):
+            killed_at.append(step)
+            assert world.observed()[:, 1].tolist() == [200 * MI, 200 * MI]
+    # 100 Mi + 10 Mi × age passes 200 Mi at age 11; the restarted container starts over at age 0.
+    assert killed_at == [11, 23]
+    assert all(c.restarts == 2 for pod in world.pods.values() for c in pod.containers)
+    trace = world.trace()
+    assert len(trace.ooms) == 4
+    assert trace.ooms[0].request == 150 * MI
+    assert trace.ooms[0].limit == 200 * MI
+
+
+def test_cpu_is_held_at_a_cpu_limit_and_throttling_is_counted_only_where_there_is_one() -> None:
+    limited = simulate(f := fleet(cpu_limit=0.25), LeakUsage(f), AsWritten())
+    unlimited = simulate(f := fleet(), LeakUsage(f), AsWritten())
+    steps = 3600 // STEP_SECONDS
+    assert limited.workloads["team-a/web"].throttled == 2 * steps
+    assert limited.workloads["team-a/web"].limited == 2 * steps
+    assert limited.workloads["team-a/web"].usage[0, 0] == pytest.approx(0.5)  # 2 pods × 0.25
+    assert unlimited.workloads["team-a/web"].throttled == 0
+    assert unlimited.workloads["team-a/web"].limited == 0
+    assert unlimited.workloads["team-a/web"].usage[0, 0] == pytest.approx(1.0)
+
+
+def test_the_record_holds_5_minute_means_of_requests_usage_and_pods() -> None:
+    trace = simulate(f := fleet(), LeakUsage(f), AsWritten())
+    web = trace.workloads["team-a/web"]
+    assert web.reserved.shape == (3600 // BUCKET_SECONDS, 3)
+    assert web.reserved[0].tolist() == [2.0, 300 * MI, 0.0]
+    assert web.replicas.tolist() == [2.0] * 12
+    # cpu 0.5 > request 1.0 never; memory above 150 Mi from age 6 to 11 of every 12-step life (6 of 12 steps).
+    assert web.above_request[0] == 0
+    assert web.above_request[1] == web.measured[1] // 2
+    assert [c.kind for c in trace.changes] == ["admission", "admission"]
+
+
+def test_a_rollout_replaces_every_pod_and_a_deleted_workload_runs_no_pod_until_its_redeploy() -> None:
+    events = (FleetEvent(600, "rollout", "team-a/web"), FleetEvent(2400, "redeploy", "team-a/web"))
+    trace = simulate(f := fleet(events=events, deleted_s=1200), LeakUsage(f), AsWritten())
+    web = trace.workloads["team-a/web"]
+    assert web.replicas.tolist() == [2.0] * 4 + [0.0] * 4 + [2.0] * 4
+    admissions = [(c.at_s, c.pod) for c in trace.changes if c.kind == "admission"]
+    assert [at for at, _ in admissions] == [0, 0, 600, 600, 2400, 2400]
+    assert len({pod for _, pod in admissions}) == 6
+    assert admissions[0][1].split("-")[1] != admissions[2][1].split("-")[1]  # a new pod-template-hash
+
+
+class Resizer(AsWritten):
+    """At 60 s: resize the first pod's memory in place and evict the second; its admission doubles cpu."""
+
+    name = "resizer"
+
+    def __init__(self, memory: float) -> None:
+        self.memory = memory
+        self.results: list[object] = []
+
+    def admit(self, pod: PodState, cluster: Cluster) -> None:
+        if cluster.now_s > 0:
+            pod.containers[0].requests["cpu"] = 2.0
+
+    def tick(self, cluster: Cluster) -> None:
+        if cluster.now_s == 60:
+            first, second = list(cluster.pods)
+            self.results.append(cluster.resize(first, "main", {"memory": self.memory}, {"memory": 2 * self.memory}))
+            self.results.append(cluster.evict(second))
+
+
+def test_resize_applies_when_the_node_fits_and_is_infeasible_when_it_does_not() -> None:
+    fits = Resizer(256 * MI)
+    trace = simulate(f := fleet(), LeakUsage(f), fits)
+    assert fits.results[0] is True
+    assert [c.kind for c in trace.changes] == ["admission", "admission", "resize", "eviction"]
+    assert trace.changes[2].requests == {"main": {"cpu": 1.0, "memory": 256 * MI}}
+    assert trace.changes[3].requests == {"main": {"cpu": 2.0, "memory": 150 * MI}}
+    assert trace.changes[3].pod == fits.results[1]
+    too_big = Resizer(2048 * MI)
+    trace = simulate(f := fleet(), LeakUsage(f), too_big)
+    assert too_big.results[0] is False
+    assert [c.kind for c in trace.changes] == ["admission", "admission", "eviction"]
