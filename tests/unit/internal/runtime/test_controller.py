@@ -22,12 +22,13 @@ from ballast.runtime import (
     FakeAPI,
     FakeClock,
     Manager,
+    NotFoundError,
     Request,
     Result,
     TerminalError,
     rest,
 )
-from ballast.runtime.apierrors import DeadlineExceededError, ForbiddenError, NotFoundError
+from ballast.runtime.apierrors import DeadlineExceededError, ForbiddenError
 from ballast.runtime.builder import BuilderError
 from ballast.runtime.controller import KIND_GONE_LOG_INTERVAL
 from ballast.runtime.predicate import generation_changed, label_selector
