@@ -41,7 +41,9 @@ class CacheScope:
 
     `namespace` None watches all namespaces; selectors are applied by the API server (an object that stops
     matching arrives as a delete); `projection` switches to a typed msgspec decoder; `transform` (dicts only)
-    runs on each object before it is stored — by default it strips managedFields.
+    runs on each object before it is stored — by default it strips managedFields. `absent_as_empty`: while the
+    kind is not served (its CRD not installed), the informer holds nothing and counts as synced instead of
+    holding the cache's start (and every read) until it is (`SharedIndexInformer`).
     """
 
     namespace: str | None = None
@@ -51,6 +53,7 @@ class CacheScope:
     transform: Transform | None = strip_managed_fields
     resync_period: float = 0.0
     page_size: int | None = None
+    absent_as_empty: bool = False
 
     def __post_init__(self) -> None:
         # Canonical selectors: "b=2,a=1" and "a=1, b=2" must share one informer (and one watch).
@@ -111,6 +114,7 @@ class Cache:
                 name=_informer_name(gvk, scope),
                 resync_period=scope.resync_period,
                 page_size=scope.page_size,
+                absent_as_empty=scope.absent_as_empty,
                 indexers=self._indexers.get(gvk),
                 clock=self._clock,
             )

@@ -16,6 +16,12 @@ Reflector semantics follow client-go (docs/compatibility.md, controller-runtime 
 - Failures back off exponentially from 0.8 s to 30 s (factor 2, full jitter), reset after 2 minutes of health.
 - Optional streaming list (`watch_list=True`: `sendInitialEvents` + the `initial-events-end` bookmark), with
   fallback to LIST on any error.
+- `absent_as_empty=True`: a LIST answered 404 (the resource type is not served: a CRD not installed, or
+  deleted) empties the store, counts as synced and is retried with backoff; `served` says which it was. Without
+  it the informer never syncs until the type is served (client-go's behaviour).
+- `relist()` cuts a backoff or a watch short and lists at once — for when the caller knows the type is served
+  again (its CRD came back) and the reflector may be sleeping for up to 30 s; `wait_for_list(ticket)` waits
+  for that list.
 
 Handlers run on the informer's thread and must only enqueue work (controllers do). One thread per informer.
 """
@@ -25,6 +31,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -33,7 +40,7 @@ from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
 from ._decode import Decoder, gc_paused
 from ._store import NAMESPACE_INDEX, Indexer, IndexFunc, namespace_index
-from .apierrors import APIStatusError, GoneError, TooManyRequestsError, error_from_response
+from .apierrors import APIStatusError, GoneError, NotFoundError, TooManyRequestsError, error_from_response
 from .client import ListerWatcher, WatchStream
 from .clock import Clock, RealClock
 from .objects import object_key, resource_version
@@ -110,6 +117,10 @@ class _Backoff:
         return min(delay, BACKOFF_MAX)
 
 
+class _RelistRequested(Exception):  # noqa: N818 - a signal inside the reflector, not an error
+    """`relist()` was called: the reflector leaves its watch or backoff and lists."""
+
+
 class SharedIndexInformer:
     """List+watch of one scope into an indexed store, fanning changes out to handlers."""
 
@@ -125,6 +136,7 @@ class SharedIndexInformer:
         inactivity_timeout: float = INACTIVITY_TIMEOUT,
         indexers: Mapping[str, IndexFunc] | None = None,
         clock: Clock | None = None,
+        absent_as_empty: bool = False,
     ) -> None:
         self.name = name
         self._lw = lister_watcher
@@ -133,12 +145,20 @@ class SharedIndexInformer:
         self._page_size = page_size
         self._watch_list = watch_list
         self._inactivity_timeout = inactivity_timeout
+        self._absent_as_empty = absent_as_empty
         self._clock = clock or RealClock()
         self.store = Indexer({NAMESPACE_INDEX: namespace_index, **(indexers or {})})
         self._handlers: list[Registration] = []
         self._dispatch = threading.RLock()  # store mutation + fan-out, and handler registration
         self._synced = threading.Event()
         self._stop = threading.Event()
+        self._wake = threading.Event()  # set by stop() and relist(): ends a backoff early
+        self._relist_requested = False
+        self._lists = threading.Condition()  # guards completed_lists
+        self.completed_lists = 0
+        """LISTs stored so far (a 404 under `absent_as_empty` included): `relist()` tickets count these."""
+        self.served = True
+        """False after a LIST answered 404 under `absent_as_empty` (the type is not served), until one succeeds."""
         self._stream: WatchStream | None = None
         self._stream_lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -215,6 +235,7 @@ class SharedIndexInformer:
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the reflector, closing its open watch, and join the threads."""
         self._stop.set()
+        self._wake.set()
         with self._stream_lock:
             if self._stream is not None:
                 self._stream.close()
@@ -225,6 +246,36 @@ class SharedIndexInformer:
     @property
     def stopped(self) -> bool:
         return self._stop.is_set()
+
+    def relist(self) -> int:
+        """List again now: a backoff is cut short, an open watch closed. Returns a ticket for `wait_for_list`:
+        the count of completed lists at which one has started after this call."""
+        with self._lists:
+            ticket = self.completed_lists + 1
+            self._relist_requested = True
+        self._wake.set()
+        with self._stream_lock:
+            if self._stream is not None:
+                self._stream.close()
+        return ticket
+
+    def wait_for_list(self, ticket: int, timeout: float | None = None) -> bool:
+        """Wait until the list `ticket` (from `relist()`) names has been stored; returns whether it has. The
+        timeout is in real seconds (an admission waiting for it waits in real time, whatever the clock)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._lists:
+            while self.completed_lists < ticket and not self._stop.is_set():
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return False
+                self._lists.wait(0.05 if remaining is None else min(remaining, 0.05))
+            return self.completed_lists >= ticket
+
+    def _sleep(self, delay: float) -> None:
+        """Back off for `delay` seconds, or less if stopped or asked to relist."""
+        self._clock.wait_event(self._wake, delay)
+        if not self._stop.is_set():
+            self._wake.clear()
 
     def run(self) -> None:
         """The reflector loop: list, then watch until told to stop; backs off on failures."""
@@ -243,14 +294,27 @@ class SharedIndexInformer:
             except GoneError:
                 self.expired += 1
                 continue  # relist at once: _list already remembered whether the version itself is gone
+            except _RelistRequested:
+                continue
+            except NotFoundError as exc:
+                if self._stop.is_set():
+                    return
+                delay = backoff.next()
+                # An expected state under absent_as_empty (a CRD not installed): one line, no traceback.
+                log.info("%s is not served, listing again in %.1fs: %s", self.name, delay, exc.message,
+                         extra={"informer": self.name})  # fmt: skip
+                self._sleep(delay)
             except Exception as exc:
                 if self._stop.is_set():
                     return
                 delay = backoff.next()
                 log.warning("list/watch failed, retrying in %.1fs: %s", delay, exc, extra={"informer": self.name})
-                self._clock.wait_event(self._stop, delay)
+                self._sleep(delay)
 
     def _list(self) -> None:
+        with self._lists:
+            self._relist_requested = False
+        self._wake.clear()
         if self._version_unavailable:
             version = ""  # quorum read: the version we know was compacted away
         elif not self._listed_once:
@@ -271,12 +335,19 @@ class SharedIndexInformer:
             except GoneError:
                 self._version_unavailable = True
                 raise
+            except NotFoundError:
+                if self._absent_as_empty:
+                    # Nothing of a type that is not served exists: empty (its deletes delivered) and synced.
+                    self.served = False
+                    self._replace([], "")
+                raise
             page = self._decoder.decode_list(body)
             items.extend(page.items)
             if not page.continue_:
                 break
             continue_, list_version = page.continue_, None  # continue pages carry no resourceVersion
         self._version_unavailable = False
+        self.served = True
         self._replace(items, page.resource_version)
 
     def _replace(self, items: list[Any], version: str) -> None:
@@ -297,6 +368,9 @@ class SharedIndexInformer:
         self.last_sync_resource_version = version
         self._listed_once = True
         self._synced.set()
+        with self._lists:
+            self.completed_lists += 1
+            self._lists.notify_all()
 
     def _open(self, version: str, initial_events: bool) -> WatchStream:
         timeout = int(MIN_WATCH_TIMEOUT * (1 + random.random()))  # noqa: S311 - spread reconnections
@@ -312,6 +386,7 @@ class SharedIndexInformer:
         """Watch until something fails (raises then); a stream the server ends is re-opened."""
         state = _WatchState(self.last_sync_resource_version, [] if initial_events else None)
         while not self._stop.is_set():
+            self._check_relist()
             try:
                 stream = self._open(state.version, state.initial_items is not None)
             except (ConnectionError, TooManyRequestsError) as exc:
@@ -320,7 +395,8 @@ class SharedIndexInformer:
                 delay = backoff.next()
                 log.info("watch could not be re-opened, retrying from %s in %.1fs: %s", state.version, delay, exc,
                          extra={"informer": self.name})  # fmt: skip
-                self._clock.wait_event(self._stop, delay)
+                self._sleep(delay)
+                self._check_relist()
                 continue
             with self._stream_lock:
                 if self._stop.is_set():
@@ -339,6 +415,7 @@ class SharedIndexInformer:
             except ProtocolError as exc:
                 if self._stop.is_set():
                     return
+                self._check_relist()
                 log.info("watch stream broke, reopening: %s", exc, extra={"informer": self.name})
             finally:
                 with self._stream_lock:
@@ -347,6 +424,11 @@ class SharedIndexInformer:
             if state.initial_items is not None:
                 raise ValueError("streaming list ended before its initial-events-end bookmark")
             self.watch_restarts += 1
+
+    def _check_relist(self) -> None:
+        with self._lists:
+            if self._relist_requested:
+                raise _RelistRequested
 
     def _consume(self, lines: Iterator[bytes], state: _WatchState, *, until_synced: bool = False) -> None:
         """Apply the stream's events; with `until_synced`, return as soon as a streaming list has synced."""

@@ -11,7 +11,7 @@ import pytest
 from ballast.runtime import FakeAPI, FakeClock, GroupVersionKind, Projection
 from ballast.runtime._decode import DictDecoder, ProjectionDecoder
 from ballast.runtime._store import NAMESPACE_INDEX
-from ballast.runtime.apierrors import BadRequestError, TooManyRequestsError
+from ballast.runtime.apierrors import BadRequestError, NotFoundError, TooManyRequestsError
 from ballast.runtime.client import APIServerClient, ListerWatcher, WatchStream
 from ballast.runtime.informer import FuncHandler, SharedIndexInformer
 from tests.unit.internal.runtime.support import configmap, eventually
@@ -318,3 +318,62 @@ def test_a_handler_waiting_for_sync_during_the_first_list_is_not_blocked(
     other.start()
     other.join(5)
     assert waiter == [True]
+
+
+class RemovableType:
+    """A ListerWatcher of a type that can stop being served (a CRD deleted): LIST and WATCH then answer 404."""
+
+    def __init__(self, inner: ListerWatcher) -> None:
+        self.inner = inner
+        self.served = True
+        self.lists = 0
+
+    def list(self, *, resource_version: str | None, limit: int | None, continue_: str | None) -> bytes:
+        self.lists += 1
+        if not self.served:
+            raise NotFoundError(404, "NotFound", "the server could not find the requested resource")
+        return self.inner.list(resource_version=resource_version, limit=limit, continue_=continue_)
+
+    def watch(self, **options: Any) -> WatchStream:
+        if not self.served:
+            raise NotFoundError(404, "NotFound", "the server could not find the requested resource")
+        return self.inner.watch(**options)
+
+
+def test_a_type_not_served_syncs_empty_under_absent_as_empty_and_relist_lists_at_once(
+    started: list[SharedIndexInformer],
+) -> None:
+    api = FakeAPI()
+    client = api.client()
+    client.create(configmap("a", "shop"))
+    removable = RemovableType(client.lister_watcher(CONFIGMAP, "shop"))
+    removable.served = False
+    clock = FakeClock()  # never advanced: the reflector's backoff never ends by itself
+    informer = _informer(removable, started, absent_as_empty=True, clock=clock)
+    recorder = Recorder()
+    informer.add_event_handler(recorder.handler)
+    informer.start()
+    assert informer.wait_for_sync(5)  # synced, empty: nothing of an unserved type exists
+    assert not informer.served
+    assert informer.store.keys() == []
+    removable.served = True
+    ticket = informer.relist()
+    assert informer.wait_for_list(ticket, 5)  # listed although the backoff has not elapsed on its clock
+    assert informer.served
+    assert informer.store.keys() == ["shop/a"]
+    assert recorder.snapshot() == [("add", "a", False)]  # after the (empty) sync: a new object
+    removable.served = False  # the type goes away: its objects are delivered as deletes
+    ticket = informer.relist()
+    assert informer.wait_for_list(ticket, 5)
+    assert not informer.served
+    assert informer.store.keys() == []
+    assert recorder.snapshot()[-1] == ("delete", "a", None)
+
+
+def test_without_absent_as_empty_an_unserved_type_never_syncs(started: list[SharedIndexInformer]) -> None:
+    removable = RemovableType(FakeAPI().client().lister_watcher(CONFIGMAP, "shop"))
+    removable.served = False
+    informer = _informer(removable, started, clock=FakeClock())
+    informer.start()
+    eventually(lambda: removable.lists >= 1, "the first LIST")
+    assert not informer.wait_for_sync(0.2)
