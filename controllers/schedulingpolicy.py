@@ -17,16 +17,23 @@ whatever Helm, kubectl or anyone else owns stay as they are (both lists are maps
   `disabled: <reason>: <why>`.
 - A missing configuration (scheduling webhooks off, or not installed yet) or one without the webhook is logged
   and tried again after `MISSING_REQUEUE` (and at once when it appears); nothing is created.
+- kupid's CRDs (`availability`, docs/design.md, difference 61): a kind whose CRD is not installed has no
+  policies, so the conditions are rendered without it (and kept: nothing is sent that no policy selects); a kind
+  whose CRD exists but has not been listed since it (re)appeared — and, for `GRACE_SECONDS` after a CRD went
+  away, a reinstall in progress — turns the conditions off (reason `crd_pending` / `crd_reinstalling`), so every
+  request reaches the webhook, which waits for the list. A change of a CRD requeues at once.
 - Leader-only. Until it has run, a new policy is not seen by the webhook for objects the old conditions
   exclude (the lag is the watch plus one apply); an enforced policy turns the conditions off for that reason.
 """
 
 from __future__ import annotations
 
+import queue
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
+from ballast.internal.scheduling.availability import ABSENT, CRD_NAMES, READY, SchedulingAvailability
 from ballast.internal.scheduling.match_condition_metrics import record_match_conditions
 from ballast.internal.scheduling.match_conditions import (
     CONDITION_NAME,
@@ -48,6 +55,7 @@ from ballast.runtime import (
     Request,
     Result,
 )
+from ballast.runtime.source import Channel
 
 NAME = "schedulingpolicy"
 FIELD_MANAGER = "ballast-schedulingpolicy"
@@ -60,6 +68,12 @@ REFUSED = "refused"
 """The API server refused the rendered expression; every request is sent."""
 MISSING_REQUEUE = 60.0
 """How soon a missing configuration (or webhook in it) is looked for again, besides its watch."""
+CRD_PENDING = "crd_pending"
+"""A kupid CRD exists but its policies have not been listed since it (re)appeared; every request is sent."""
+CRD_REINSTALLING = "crd_reinstalling"
+"""A kupid CRD went away less than the grace period ago; every request is sent until it is back or the grace ends."""
+PENDING_REQUEUE = 1.0
+"""How soon a pending kind is looked at again (its list may add nothing, so no policy event would come)."""
 
 
 def apply_configuration(
@@ -81,11 +95,19 @@ def _state(rendering: Rendering) -> str:
 class SchedulingPolicyReconciler:
     """Renders the policies and applies the webhook's conditions when they differ from what is there."""
 
-    def __init__(self, manager: Manager, *, configuration: str, webhook: str) -> None:
+    def __init__(
+        self,
+        manager: Manager,
+        *,
+        configuration: str,
+        webhook: str,
+        availability: SchedulingAvailability | None = None,
+    ) -> None:
         self.client = manager.client
         self.api = manager.api_reader
         self.configuration = configuration
         self.webhook = webhook
+        self.availability = availability
         self._missing = False
 
     def reconcile(self, ctx: Context, request: Request) -> Result | None:
@@ -98,11 +120,12 @@ class SchedulingPolicyReconciler:
             return self._absent(ctx, f"MutatingWebhookConfiguration {self.configuration} has no webhook "
                                      f"{self.webhook}")  # fmt: skip
         self._missing = False
+        unknown, requeue = self._unknown()
         policies = [as_wire(policy) for kind in (ClusterPodSchedulingPolicy, PodSchedulingPolicy)
-                    for policy in self.client.list(kind)]  # fmt: skip
+                    if self._served(kind.KIND) for policy in self.client.list(kind)]  # fmt: skip
         current = list(webhook.get("matchConditions") or ())
         others = [condition for condition in current if condition.get("name") != CONDITION_NAME]
-        rendering = render_match_conditions(policies, reserved=len(others))
+        rendering = unknown or render_match_conditions(policies, reserved=len(others))
         record = rendered_record(policies)
         try:
             self._apply(ctx, config, current, rendering, record)
@@ -115,7 +138,26 @@ class SchedulingPolicyReconciler:
             self._apply(ctx, config, current, refused, record)
             rendering = refused
         record_match_conditions(rendering.state, rendering.reason, len(rendering.expression))
-        return None
+        return requeue
+
+    def _served(self, kind: str) -> bool:
+        """False for a kind whose CRD is not installed: none of its policies can exist."""
+        return self.availability is None or self.availability.state(kind) != ABSENT
+
+    def _unknown(self) -> tuple[Rendering | None, Result | None]:
+        """The rendering that sends everything while a kind's policies are unknown, and when to look again."""
+        availability = self.availability
+        if availability is None:
+            return None, None
+        for kind in availability.kinds:
+            if availability.state(kind) not in (READY, ABSENT):
+                message = f"{CRD_NAMES[kind]} exists but its policies have not been listed yet"
+                return Rendering(None, CRD_PENDING, message), Result(requeue_after=PENDING_REQUEUE)
+            if availability.reinstalling(kind):
+                left = availability.grace_left(kind)
+                message = f"{CRD_NAMES[kind]} went away; it may be reinstalled within {left:.0f}s"
+                return Rendering(None, CRD_REINSTALLING, message), Result(requeue_after=left + 0.1)
+        return None, None
 
     def _absent(self, ctx: Context, what: str) -> Result:
         if not self._missing:
@@ -152,12 +194,16 @@ class SchedulingPolicyReconciler:
                             extra={"reason": rendering.reason, "why": rendering.message})  # fmt: skip
 
 
-def setup(manager: Manager, *, configuration: str, webhook: str) -> Controller:
+def setup(
+    manager: Manager, *, configuration: str, webhook: str, availability: SchedulingAvailability | None = None
+) -> Controller:
     """Register the controller: `configuration` is the MutatingWebhookConfiguration's name (the wiring passes
     `f"{options.webhook_configuration_name}-scheduling"`), `webhook` the webhook's in it
-    (`mscheduling.ballast.tightlinesoftware.com`). Every event maps to one request, so a burst of policy
-    writes is one reconcile."""
-    reconciler = SchedulingPolicyReconciler(manager, configuration=configuration, webhook=webhook)
+    (`mscheduling.ballast.tightlinesoftware.com`), `availability` whether kupid's CRDs are installed (None:
+    assumed to be). Every event maps to one request, so a burst of policy writes is one reconcile."""
+    reconciler = SchedulingPolicyReconciler(
+        manager, configuration=configuration, webhook=webhook, availability=availability
+    )
     request = Request("", configuration)
 
     def the_configuration(_: object) -> list[Request]:
@@ -165,11 +211,14 @@ def setup(manager: Manager, *, configuration: str, webhook: str) -> Controller:
 
     handler = EnqueueRequestsFromMapFunc(the_configuration)
     by_name = CacheScope(field_selector=f"metadata.name={configuration}")
-    return (
+    builder = (
         Builder(manager)
         .watches(ClusterPodSchedulingPolicy, handler)
         .watches(PodSchedulingPolicy, handler)
         .watches(CONFIGURATION_KIND, handler, scope=by_name)
-        .named(NAME)
-        .complete(reconciler)
     )
+    if availability is not None:
+        changes: queue.Queue[str] = queue.Queue()
+        availability.on_change(changes.put)
+        builder = builder.watches_source(Channel(changes, handler))
+    return builder.named(NAME).complete(reconciler)

@@ -10,6 +10,11 @@ a policy matched carries `ballast.tightlinesoftware.com/scheduling-policies`. An
 (`ballast.tightlinesoftware.com/enforce: "true"`) that cannot be applied whole denies the object, naming the
 policy and the field. A failure to read the policies is answered 500, so the configuration's failurePolicy
 decides (docs/design.md, difference 32).
+
+With `availability` (kupid's CRDs watched, `ballast.internal.scheduling.availability`): a kind whose CRD is not
+installed has no policies — the object is admitted without them, with a log line; a kind whose CRD exists but has
+not been listed since it (re)appeared is waited for up to `PENDING_WAIT` seconds, then answered 500 "not ready",
+so the failurePolicy decides (docs/design.md, difference 61).
 """
 
 from __future__ import annotations
@@ -22,8 +27,10 @@ from typing import Any
 from ballast.api.kupid.v1alpha1 import GROUP, VERSION
 from ballast.internal.scheduling import (
     APPLIED,
+    CLUSTER_KIND,
     CONFLICT,
     ERROR,
+    NAMESPACED_KIND,
     POLICIES_ANNOTATION,
     CompiledPolicy,
     PolicyOutcome,
@@ -41,6 +48,7 @@ from ballast.internal.scheduling import (
     template_of,
     with_pod_spec,
 )
+from ballast.internal.scheduling.availability import ABSENT, CRD_NAMES, SchedulingAvailability
 from ballast.internal.scheduling.metrics import (
     KUPID_REQUESTS,
     SCHEDULING_ADMISSION_DURATION,
@@ -78,9 +86,20 @@ INVALID_POLICY_REASON = "InvalidSchedulingPolicy"
 CONFLICT_REASON = "SchedulingPolicyConflict"
 SKIPPED_LOG_INTERVAL = 60.0
 """Seconds between two log lines about the same skipped (invalid or conflicting) policy."""
+PENDING_WAIT = 5.0
+"""Seconds an admission waits for a reappeared CRD's policies to be listed (the API server's default timeout is
+10 s) before answering "not ready"."""
+ABSENT_LOG_INTERVAL = 60.0
+"""Seconds between two log lines about admitting without a kind whose CRD is not installed."""
 
 _log = get_logger("ballast.webhook.scheduling")
 _skipped = RateLimitedLog(_log, interval=SKIPPED_LOG_INTERVAL)
+_absent = RateLimitedLog(_log, interval=ABSENT_LOG_INTERVAL)
+
+
+class PoliciesNotReadyError(RuntimeError):
+    """A kind's CRD exists but its policies have not been listed since it (re)appeared."""
+
 
 # Listed by GroupVersionKind, not by model: the cache then hands out read-only views of what it stores instead of
 # validating a fresh model per policy per request (the same informers: the cache keys them by GVK).
@@ -153,9 +172,16 @@ class SchedulingMutator:
        nothing changed.
     """
 
-    def __init__(self, reader: Reader, *, recorder: EventRecorder | None = None) -> None:
+    def __init__(
+        self,
+        reader: Reader,
+        *,
+        recorder: EventRecorder | None = None,
+        availability: SchedulingAvailability | None = None,
+    ) -> None:
         self.reader = reader
         self.recorder = recorder
+        self.availability = availability
         self._compile = _CompiledMemo()
 
     def __call__(self, request: AdmissionRequest) -> AdmissionResponse:
@@ -181,9 +207,28 @@ class SchedulingMutator:
         log = _log.with_values(kind=target.kind, namespace=namespace, name=name or "(generated)")
         return self._mutate(request, _Request(target, request.object, namespace, log))
 
-    def _policies(self, namespace: str) -> tuple[list[CompiledPolicy], dict[str, str]]:
-        cluster = [self._compile(p) for p in self.reader.list(CLUSTER_POLICIES)]
-        namespaced = [self._compile(p) for p in self.reader.list(NAMESPACED_POLICIES, namespace=namespace)]
+    def _served(self, kind: str, about: _Request) -> bool:
+        """Whether `kind`'s policies are to be read: False while its CRD is not installed (none can exist);
+        raises PoliciesNotReadyError when its CRD is back but its policies were not listed within PENDING_WAIT."""
+        availability = self.availability
+        if availability is None:
+            return True
+        if not availability.wait_ready(kind, PENDING_WAIT):
+            raise PoliciesNotReadyError(f"not ready: {CRD_NAMES[kind]} exists but its policies have not been "
+                                        f"listed since it appeared")  # fmt: skip
+        if availability.state(kind) == ABSENT:
+            _absent.warning(f"admitted without {kind}s: {CRD_NAMES[kind]} is not installed", key=kind,
+                         extra={"kind": about.kind, "namespace": about.namespace})  # fmt: skip
+            return False
+        return True
+
+    def _policies(self, about: _Request) -> tuple[list[CompiledPolicy], dict[str, str]]:
+        namespace = about.namespace
+        cluster, namespaced = [], []
+        if self._served(CLUSTER_KIND, about):
+            cluster = [self._compile(p) for p in self.reader.list(CLUSTER_POLICIES)]
+        if self._served(NAMESPACED_KIND, about):
+            namespaced = [self._compile(p) for p in self.reader.list(NAMESPACED_POLICIES, namespace=namespace)]
         labels: dict[str, str] = {}
         if cluster:  # only cluster policies read the namespace's labels
             try:
@@ -196,7 +241,12 @@ class SchedulingMutator:
         # A broad `except`: whatever made the read fail (cache not synced, a timeout, a bug), the failurePolicy
         # of the configuration decides — Ignore admits unchanged, Fail refuses.
         try:
-            policies, namespace_labels = self._policies(about.namespace)
+            policies, namespace_labels = self._policies(about)
+        except PoliciesNotReadyError as error:
+            about.log.warning("the scheduling policies are not ready; the failurePolicy decides",
+                              extra={"reason": str(error)})  # fmt: skip
+            KUPID_REQUESTS.labels("error").inc()
+            return errored(500, str(error))
         except Exception as error:  # see above
             about.log.warning("cannot read the scheduling policies", exc_info=True)
             KUPID_REQUESTS.labels("error").inc()
@@ -296,7 +346,14 @@ def _changes(outcomes: Sequence[PolicyOutcome]) -> dict[str, Any]:
     }
 
 
-def register(server: WebhookServer, *, reader: Reader, recorder: EventRecorder | None = None) -> None:
+def register(
+    server: WebhookServer,
+    *,
+    reader: Reader,
+    recorder: EventRecorder | None = None,
+    availability: SchedulingAvailability | None = None,
+) -> None:
     """Serve `/mutate-kupid` on `server`; `reader` is the manager's cache-backed client (both policy kinds and
-    Namespaces cached), `recorder` writes the Warning events on invalid and conflicting policies."""
-    server.register(MUTATE_PATH, SchedulingMutator(reader, recorder=recorder))
+    Namespaces cached), `recorder` writes the Warning events on invalid and conflicting policies, `availability`
+    says which kinds' CRDs are installed (None: both are assumed to be)."""
+    server.register(MUTATE_PATH, SchedulingMutator(reader, recorder=recorder, availability=availability))

@@ -26,6 +26,7 @@ from ballast.internal.cmd.wiring import (
     add_optional_lanes,
     new_manager,
     register_webhooks,
+    watch_scheduling_crds,
 )
 
 CRD_FIELD_MANAGER = "ballast-crd-installer"
@@ -370,7 +371,7 @@ def build(args: argparse.Namespace) -> Any:
 
     deps = Dependencies(
         store=store, kill_switch=kill_switch, options=options, refresh=refresh, balancer_reprocess_period=reprocess,
-        consolidation=advisor,
+        consolidation=advisor, scheduling=watch_scheduling_crds(manager) if args.scheduling_webhooks else None,
     )  # fmt: skip
     add_core_lanes(manager, controllers, deps)
     add_optional_lanes(manager, controllers, deps)

@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # the modules themselves load inside the functions below
     from ballast.internal.history import HistoryStore
     from ballast.internal.killswitch import KillSwitchState
     from ballast.internal.operator import OperatorOptions
+    from ballast.internal.scheduling.availability import SchedulingAvailability
     from ballast.runtime import Manager, WebhookServer
     from ballast.runtime.client import APIServerClient
 
@@ -51,11 +52,13 @@ class Dependencies:
     refresh: RefreshPolicy | None = None  # when the collector recomputes statistics (None: its default rule)
     balancer_reprocess_period: float = 15.0  # seconds between two runs of a Balancer (`--balancer-reprocess-period`)
     consolidation: AdvisorSettings | None = None  # the `--consolidation-*` flags (None: the advisor's defaults)
+    scheduling: SchedulingAvailability | None = None  # kupid's CRDs served or not (`watch_scheduling_crds`)
 
 
 def new_manager(client: APIServerClient, *, namespace: str, scheduling: bool = True, **options: Any) -> Manager:
     """A Manager with the operator's cache: enrolled pods only (as projections, indexed by profile-ref) and the
-    kill-switch ConfigMap only; with `scheduling`, both scheduling-policy kinds and the Namespaces (name and
+    kill-switch ConfigMap only; with `scheduling`, both scheduling-policy kinds (empty and synced while their CRD
+    is not installed: `absent_as_empty`, so `ballastd` starts without kupid's CRDs) and the Namespaces (name and
     labels, for cluster policies' namespace selectors), started with the cache so that the first admission does
     not wait for them. `options` go to `Manager` (addresses, leader elector, shutdown timeout)."""
     from ballast.internal.enrollment import (  # noqa: PLC0415
@@ -65,6 +68,7 @@ def new_manager(client: APIServerClient, *, namespace: str, scheduling: bool = T
         PodProjection,
         profile_ref_index,
     )
+    from ballast.internal.scheduling.availability import POLICY_KINDS  # noqa: PLC0415
     from ballast.runtime import CacheScope, Manager, Projection  # noqa: PLC0415
 
     manager = Manager(
@@ -73,16 +77,79 @@ def new_manager(client: APIServerClient, *, namespace: str, scheduling: bool = T
             "v1/Pod": CacheScope(label_selector=MODE_LABEL, projection=PodProjection),
             "v1/ConfigMap": CacheScope(namespace=namespace, field_selector=f"metadata.name={KILL_SWITCH_CONFIGMAP}"),
             "v1/Namespace": CacheScope(projection=Projection),
+            **{kind: CacheScope(absent_as_empty=True) for kind in POLICY_KINDS.values()},
         },
         **options,
     )
     manager.cache.index_field("v1/Pod", PROFILE_REF_INDEX, profile_ref_index)
     if scheduling:
-        from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy  # noqa: PLC0415
-
-        for kind in ("v1/Namespace", ClusterPodSchedulingPolicy, PodSchedulingPolicy):
+        for kind in ("v1/Namespace", *POLICY_KINDS.values()):
             manager.cache.get_informer(kind)
     return manager
+
+
+CRD_KIND = "apiextensions.k8s.io/v1/CustomResourceDefinition"
+
+
+class _PresenceHandler:
+    """One CRD's informer events → its kind's presence (a CRD being deleted is absent already)."""
+
+    def __init__(self, availability: SchedulingAvailability, kind: str) -> None:
+        self.availability = availability
+        self.kind = kind
+
+    def on_add(self, obj: Any, is_initial_list: bool) -> None:
+        self.availability.crd_changed(self.kind, present=obj.metadata.deletion_timestamp is None)
+
+    def on_update(self, old: Any, new: Any) -> None:
+        self.on_add(new, False)
+
+    def on_delete(self, obj: Any) -> None:
+        self.availability.crd_changed(self.kind, present=False)
+
+
+class _CRDWatch:
+    """Feeds `SchedulingAvailability` from one informer per kupid CRD (watched by name, metadata only): present
+    unless gone or being deleted. Runs on every replica (the webhook does), once the cache has synced."""
+
+    def __init__(self, availability: SchedulingAvailability, informers: dict[str, Any]) -> None:
+        self.availability = availability
+        self.informers = informers
+
+    def need_leader_election(self) -> bool:
+        return False
+
+    def start(self, stop: Any) -> None:
+
+        for kind, informer in self.informers.items():
+            informer.add_event_handler(_PresenceHandler(self.availability, kind))
+            if not informer.store.keys():
+                self.availability.crd_changed(kind, present=False)
+        stop.wait()
+
+
+def watch_scheduling_crds(manager: Manager, *, grace: float | None = None) -> SchedulingAvailability:
+    """Whether kupid's CRDs are served (`ballast.internal.scheduling.availability`), kept current by a watch on
+    each CRD by name; `grace`: seconds a CRD that went away is still treated as being reinstalled."""
+    from ballast.internal.scheduling.availability import (  # noqa: PLC0415
+        CRD_NAMES,
+        POLICY_KINDS,
+        SchedulingAvailability,
+    )
+    from ballast.runtime import CacheScope, Projection  # noqa: PLC0415
+
+    informers = {kind: manager.cache.get_informer(POLICY_KINDS[kind]) for kind in CRD_NAMES}
+    availability = (
+        SchedulingAvailability(informers) if grace is None else SchedulingAvailability(informers, grace=grace)
+    )
+    crds = {
+        kind: manager.cache.get_informer(
+            CRD_KIND, CacheScope(field_selector=f"metadata.name={name}", projection=Projection)
+        )
+        for kind, name in CRD_NAMES.items()
+    }
+    manager.add(_CRDWatch(availability, crds))
+    return availability
 
 
 def add_core_lanes(manager: Manager, controllers: set[str], deps: Dependencies) -> None:
@@ -117,6 +184,7 @@ def add_core_lanes(manager: Manager, controllers: set[str], deps: Dependencies) 
             manager,
             configuration=configuration_name(options.webhook_configuration_name),
             webhook=MUTATE_WEBHOOK,
+            availability=deps.scheduling,
         )
 
 
@@ -155,5 +223,10 @@ def register_webhooks(server: WebhookServer, manager: Manager, deps: Dependencie
     policies.register(server)
     configuration.register(server)
     if deps.options.scheduling_webhooks:
-        scheduling.register(server, reader=manager.client, recorder=manager.get_event_recorder("scheduling-webhook"))
+        scheduling.register(
+            server,
+            reader=manager.client,
+            recorder=manager.get_event_recorder("scheduling-webhook"),
+            availability=deps.scheduling,
+        )
         schedulingpolicies.register(server)

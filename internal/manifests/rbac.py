@@ -53,6 +53,7 @@ from ballast.internal.enrollment import (
     LEADER_ELECTION_ID,
     WORKLOAD_PROFILE_CRD,
 )
+from ballast.internal.scheduling.availability import CRD_NAMES as KUPID_CRD_NAMES
 from ballast.runtime import rbacgen
 from ballast.runtime.rbacgen import Grant, Placement, Rule
 
@@ -279,6 +280,10 @@ def roles(prefix: str = PREFIX) -> tuple[Role, ...]:
                    "namespace labels, for ClusterPodSchedulingPolicies' namespaceSelector"),
               Rule(KUPID_GROUP, ("clusterpodschedulingpolicies", "podschedulingpolicies"), ("list", "watch"),
                    (CACHE,), "the policies, read from the cache only"),
+              Rule("apiextensions.k8s.io", ("customresourcedefinitions",), ("list", "watch"), (CACHE,),
+                   "kupid's two CRDs, watched by name (a metadata.name field selector): a policy kind whose CRD is "
+                   "missing has no policies; one that came back is listed at once (difference 61)",
+                   tuple(KUPID_CRD_NAMES.values())),
               Rule("admissionregistration.k8s.io", ("mutatingwebhookconfigurations",),
                    ("get", "list", "watch", "patch"), ("schedulingpolicy",),
                    "watched by name (a metadata.name field selector) and read live; server-side apply of the "

@@ -20,7 +20,9 @@ from ._store import NAMESPACE_INDEX, IndexFunc
 from .apierrors import NotFoundError
 from .client import (
     APIServerClient,
+    ListerWatcher,
     SubResourceClient,
+    WatchStream,
     field_selector_string,
     label_selector_string,
 )
@@ -29,6 +31,7 @@ from .gvk import GroupVersionKind
 from .informer import SharedIndexInformer
 from .interfaces import KindRef, ListOptions, ObjectList, Patch, PatchOptions, check_options
 from .objects import freeze, labels
+from .restmapper import NoKindMatchError
 from .scheme import Scheme
 
 DEFAULT_SYNC_TIMEOUT = 120.0
@@ -105,8 +108,10 @@ class Cache:
             informer = self._informers.get((gvk, scope))
             if informer is not None:
                 return informer
-            lister_watcher = self.client.lister_watcher(
-                gvk, scope.namespace, scope.label_selector, scope.field_selector
+            lister_watcher: ListerWatcher = (
+                _MappedWhenServed(self.client, gvk, scope)
+                if scope.absent_as_empty
+                else self.client.lister_watcher(gvk, scope.namespace, scope.label_selector, scope.field_selector)
             )
             informer = SharedIndexInformer(
                 lister_watcher,
@@ -253,6 +258,34 @@ class Cache:
         if limit:
             items = items[:limit]
         return ObjectList(items, informer.last_sync_resource_version)
+
+
+class _MappedWhenServed:
+    """The lister-watcher of a kind that may not be served yet (`absent_as_empty`): mapped through discovery on
+    first use, a kind discovery does not know answering 404 as a LIST of it would, until it is served."""
+
+    def __init__(self, client: APIServerClient, gvk: GroupVersionKind, scope: CacheScope) -> None:
+        self._client = client
+        self._gvk = gvk
+        self._scope = scope
+        self._inner: ListerWatcher | None = None
+
+    def _mapped(self) -> ListerWatcher:
+        if self._inner is None:
+            scope = self._scope
+            try:
+                self._inner = self._client.lister_watcher(
+                    self._gvk, scope.namespace, scope.label_selector, scope.field_selector
+                )
+            except NoKindMatchError as error:
+                raise NotFoundError(404, "NotFound", f"{self._gvk} is not served: {error}") from error
+        return self._inner
+
+    def list(self, *, resource_version: str | None, limit: int | None, continue_: str | None) -> bytes:
+        return self._mapped().list(resource_version=resource_version, limit=limit, continue_=continue_)
+
+    def watch(self, **options: Any) -> WatchStream:
+        return self._mapped().watch(**options)
 
 
 def _field_terms(selector: str | None) -> list[tuple[str, str, str]]:
