@@ -65,6 +65,8 @@ VALIDATE_PATH = "/validate-v1-pod"
 
 KILL_SWITCH_ACTIVE = "kill switch active"
 APPLY_NOT_REQUESTED = "apply not requested"
+LEFT_ALONE = "namespace left alone by Ballast"
+"""A pod in the operator's namespace or one of `--leave-alone-namespaces` (docs/design.md, difference 60)."""
 POLICY_NOT_AVAILABLE = "policy not available"
 PROFILE_NOT_AVAILABLE = "profile not available"
 PROFILE_NOT_FOUND = "profile not found"
@@ -180,7 +182,14 @@ class PodMutator:
             return errored(400, str(exc))
         namespace = request.namespace or pod.metadata.namespace
         log = _log.with_values(pod=_pod_name(request, pod), namespace=namespace)
-        labels = pod.metadata.labels
+        unapplied = self._without_apply(pod.metadata.labels, namespace, log)
+        return unapplied if unapplied is not None else self._apply(request, pod, namespace, log)
+
+    def _without_apply(self, labels: Mapping[str, str], namespace: str, log: Logger) -> AdmissionResponse | None:
+        """The answer for a pod that gets no recommendations (left alone, an invalid mode, no apply), or None."""
+        if self.options.leaves_alone(namespace):  # the configuration's namespaceSelector should not have sent it
+            _mutations("skipped", namespace)
+            return allowed(LEFT_ALONE)
         mode = labels.get(MODE_LABEL)
         if mode is not None and mode not in MODES:
             log.info("denied: invalid mode label", extra={"mode": mode})
@@ -188,7 +197,7 @@ class PodMutator:
         if not wants_apply(labels):
             _mutations("skipped", namespace)
             return allowed(APPLY_NOT_REQUESTED)
-        return self._apply(request, pod, namespace, log)
+        return None
 
     def _apply(self, request: AdmissionRequest, pod: PodProjection, namespace: str, log: Logger) -> AdmissionResponse:
         try:

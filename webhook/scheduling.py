@@ -78,6 +78,7 @@ ONLY_CREATE = "only CREATE is mutated for this kind"
 TEMPLATE_UNCHANGED = "pod template unchanged"
 DAEMONSET_POD = "DaemonSet pods are placed by their template"
 MIRROR_POD = "mirror pods are not mutated"
+LEFT_ALONE = "namespace left alone by Ballast"
 NO_POLICY = "no scheduling policy matched"
 UNCHANGED = "scheduling policies already applied"
 
@@ -178,10 +179,12 @@ class SchedulingMutator:
         *,
         recorder: EventRecorder | None = None,
         availability: SchedulingAvailability | None = None,
+        left_alone: frozenset[str] = frozenset(),
     ) -> None:
         self.reader = reader
         self.recorder = recorder
         self.availability = availability
+        self.left_alone = left_alone
         self._compile = _CompiledMemo()
 
     def __call__(self, request: AdmissionRequest) -> AdmissionResponse:
@@ -203,6 +206,8 @@ class SchedulingMutator:
         if skipped:
             return allowed(skipped)
         namespace = request.namespace or str((request.object.get("metadata") or {}).get("namespace") or "")
+        if namespace in self.left_alone:  # the configuration's namespaceSelector should not have sent it
+            return allowed(LEFT_ALONE)
         name = request.name or str((request.object.get("metadata") or {}).get("name") or "")
         log = _log.with_values(kind=target.kind, namespace=namespace, name=name or "(generated)")
         return self._mutate(request, _Request(target, request.object, namespace, log))
@@ -352,8 +357,11 @@ def register(
     reader: Reader,
     recorder: EventRecorder | None = None,
     availability: SchedulingAvailability | None = None,
+    left_alone: frozenset[str] = frozenset(),
 ) -> None:
     """Serve `/mutate-kupid` on `server`; `reader` is the manager's cache-backed client (both policy kinds and
     Namespaces cached), `recorder` writes the Warning events on invalid and conflicting policies, `availability`
-    says which kinds' CRDs are installed (None: both are assumed to be)."""
-    server.register(MUTATE_PATH, SchedulingMutator(reader, recorder=recorder, availability=availability))
+    says which kinds' CRDs are installed (None: both are assumed to be), `left_alone` the namespaces admitted
+    untouched (`OperatorOptions.left_alone`, docs/design.md, difference 60)."""
+    mutator = SchedulingMutator(reader, recorder=recorder, availability=availability, left_alone=left_alone)
+    server.register(MUTATE_PATH, mutator)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -30,6 +31,7 @@ from ballast.internal.cmd.wiring import (
 )
 
 CRD_FIELD_MANAGER = "ballast-crd-installer"
+_NAMESPACE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 COMPONENT_LOGGERS = {  # --log-level-<component>: the loggers its code logs through
     "webhook": ("ballast.webhook", "ballast.runtime.webhook"),
     "watcher": (
@@ -160,6 +162,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--operator-namespace",
         default=os.environ.get("POD_NAMESPACE", "ballast-system"),
         help="namespace of the operator, its lease and its kill switch (default: $POD_NAMESPACE or %(default)s)",
+    )
+    cluster.add_argument(
+        "--leave-alone-namespaces",
+        default="",
+        help="comma-separated namespaces no lane enrolls, sizes, resizes or schedules in, besides the operator's "
+        "own (which every lane leaves alone); the webhook configurations must exclude them too (the chart's "
+        "leaveAloneNamespaces does both)",
     )
     _serving_flags(parser.add_argument_group("serving"))
     election = parser.add_argument_group("leader election")
@@ -302,6 +311,17 @@ def store_url(args: argparse.Namespace) -> str:
     return url
 
 
+def leave_alone_namespaces(args: argparse.Namespace) -> tuple[str, ...]:
+    """`--leave-alone-namespaces a,b` as names; ValueError naming the flag and a name that cannot be a namespace."""
+    names = tuple(
+        dict.fromkeys(name.strip() for name in (args.leave_alone_namespaces or "").split(",") if name.strip())
+    )
+    for name in names:
+        if not _NAMESPACE_NAME.fullmatch(name) or len(name) > 63:
+            raise ValueError(f"--leave-alone-namespaces: {name!r} is not a namespace name (a DNS-1123 label)")
+    return names
+
+
 def _bind(address: str, default_host: str = "") -> tuple[str, int]:
     host, _, port = address.rpartition(":")
     return host or default_host, int(port)
@@ -336,6 +356,7 @@ def build(args: argparse.Namespace) -> Any:
     # The concrete client: the manager builds its cache on it.
     client = APIServerClient(Transport(config), scheme=add_to_scheme(Scheme()), field_owner="ballastd")
     namespace = args.operator_namespace
+    leave_alone = leave_alone_namespaces(args)
     elector = None
     if args.leader_elect:
         # In a child interpreter: renewals must not wait behind informer decoding on our GIL.
@@ -358,9 +379,11 @@ def build(args: argparse.Namespace) -> Any:
         health_probe_bind_address=args.health_probe_bind_address,
         graceful_shutdown_timeout=args.graceful_shutdown_timeout,
         scheduling=args.scheduling_webhooks,
+        leave_alone=leave_alone,
     )
     options = OperatorOptions(
         operator_namespace=namespace,
+        leave_alone=leave_alone,
         dry_run=DryRun.cascade(measure=args.dry_run_measure, apply=args.dry_run_apply, resize=args.dry_run_resize),
         webhook_configuration_name=args.webhook_configuration_name,
         scheduling_webhooks=args.scheduling_webhooks,

@@ -6,6 +6,7 @@ so `ballastd --help` stays fast.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -55,8 +56,16 @@ class Dependencies:
     scheduling: SchedulingAvailability | None = None  # kupid's CRDs served or not (`watch_scheduling_crds`)
 
 
-def new_manager(client: APIServerClient, *, namespace: str, scheduling: bool = True, **options: Any) -> Manager:
-    """A Manager with the operator's cache: enrolled pods only (as projections, indexed by profile-ref) and the
+def new_manager(
+    client: APIServerClient,
+    *,
+    namespace: str,
+    scheduling: bool = True,
+    leave_alone: Sequence[str] = (),
+    **options: Any,
+) -> Manager:
+    """A Manager with the operator's cache: enrolled pods only (as projections, indexed by profile-ref; none in the
+    operator's `namespace` or in `leave_alone`, docs/design.md, difference 60) and the
     kill-switch ConfigMap only; with `scheduling`, both scheduling-policy kinds (empty and synced while their CRD
     is not installed: `absent_as_empty`, so `ballastd` starts without kupid's CRDs) and the Namespaces (name and
     labels, for cluster policies' namespace selectors), started with the cache so that the first admission does
@@ -74,7 +83,11 @@ def new_manager(client: APIServerClient, *, namespace: str, scheduling: bool = T
     manager = Manager(
         client=client,
         cache_by_kind={
-            "v1/Pod": CacheScope(label_selector=MODE_LABEL, projection=PodProjection),
+            "v1/Pod": CacheScope(
+                label_selector=MODE_LABEL,
+                field_selector=",".join(f"metadata.namespace!={name}" for name in sorted({namespace, *leave_alone})),
+                projection=PodProjection,
+            ),
             "v1/ConfigMap": CacheScope(namespace=namespace, field_selector=f"metadata.name={KILL_SWITCH_CONFIGMAP}"),
             "v1/Namespace": CacheScope(projection=Projection),
             **{kind: CacheScope(absent_as_empty=True) for kind in POLICY_KINDS.values()},
@@ -228,5 +241,6 @@ def register_webhooks(server: WebhookServer, manager: Manager, deps: Dependencie
             reader=manager.client,
             recorder=manager.get_event_recorder("scheduling-webhook"),
             availability=deps.scheduling,
+            left_alone=deps.options.left_alone,
         )
         schedulingpolicies.register(server)

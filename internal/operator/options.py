@@ -30,9 +30,21 @@ class OperatorOptions:
     """What every lane needs to know about this process."""
 
     operator_namespace: str = "ballast-system"
+    leave_alone: tuple[str, ...] = ()
+    """Namespaces besides the operator's that no lane touches (`--leave-alone-namespaces`): see `leaves_alone`."""
     dry_run: DryRun = DryRun()
     webhook_configuration_name: str = "ballast"
     """Ballast's webhook configurations; the scheduling ones are `<this>-scheduling`."""
     scheduling_webhooks: bool = True
     """Whether scheduling policies are served (`/mutate-kupid`, `/validate-kupid`, the `schedulingpolicy` lane)."""
     clock: Clock = field(default_factory=RealClock)
+
+    @property
+    def left_alone(self) -> frozenset[str]:
+        """The operator's namespace and `leave_alone`: one rule for every lane (docs/design.md, difference 60)."""
+        return frozenset((self.operator_namespace, *self.leave_alone))
+
+    def leaves_alone(self, namespace: str | None) -> bool:
+        """Whether no lane enrolls, sizes, resizes or schedules anything in `namespace`: its pods are not
+        cached, admission skips them and neither webhook configuration sends them."""
+        return bool(namespace) and namespace in self.left_alone
