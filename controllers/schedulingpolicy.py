@@ -150,6 +150,7 @@ class SchedulingPolicyReconciler:
         if availability is None:
             return None, None
         for kind in availability.kinds:
+            availability.refresh(kind)
             if availability.state(kind) not in (READY, ABSENT):
                 message = f"{CRD_NAMES[kind]} exists but its policies have not been listed yet"
                 return Rendering(None, CRD_PENDING, message), Result(requeue_after=PENDING_REQUEUE)

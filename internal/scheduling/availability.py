@@ -23,6 +23,7 @@ Nothing here reads the cluster: the wiring feeds CRD events in, and the informer
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -38,6 +39,8 @@ PENDING = "pending"
 READY = "ready"
 """The CRD exists and the kind's informer has listed since: its store is the policies."""
 
+RETRY_SECONDS = 0.2
+"""How often a waiting admission lists a kind again whose CRD is there but not served yet."""
 GRACE_SECONDS = 30.0
 """How long after a CRD went away the lane still sends every request (a reinstall in progress)."""
 
@@ -83,8 +86,6 @@ class SchedulingAvailability:
         grace: float = GRACE_SECONDS,
         monotonic: Callable[[], float] | None = None,
     ) -> None:
-        import time  # noqa: PLC0415 - only the default clock
-
         self._kinds = {kind: _Kind(informer) for kind, informer in informers.items()}
         self._grace = grace
         self._monotonic = monotonic or time.monotonic
@@ -138,13 +139,34 @@ class SchedulingAvailability:
             gone_at = self._kinds[kind].gone_at
         return 0.0 if gone_at is None else max(0.0, self._grace - (self._monotonic() - gone_at))
 
-    def wait_ready(self, kind: str, timeout: float) -> bool:
-        """Wait up to `timeout` (real) seconds for a PENDING kind's list; True when the kind is READY or ABSENT."""
+    def refresh(self, kind: str) -> None:
+        """List `kind` again if its CRD is there but its last list still found the kind not served (a CRD is
+        seen as soon as it is created, a little before the API server serves its kind)."""
         with self._lock:
-            state = self._kinds[kind]
-            present, ticket, informer = state.present, state.ticket, state.informer
-        if present is False:
-            return True
-        if present is not None:
-            informer.wait_for_list(ticket, timeout)
-        return self.state(kind) != PENDING
+            self._retry(self._kinds[kind])
+
+    @staticmethod
+    def _retry(state: _Kind) -> None:
+        informer = state.informer
+        if state.present and not informer.served and informer.completed_lists >= state.ticket:
+            state.ticket = informer.relist()
+
+    def wait_ready(self, kind: str, timeout: float) -> bool:
+        """Wait up to `timeout` (real) seconds for a PENDING kind's list, listing again every `RETRY_SECONDS`
+        while the kind is not served yet; True when the kind is READY or ABSENT."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                state = self._kinds[kind]
+                self._retry(state)
+                present, ticket, informer = state.present, state.ticket, state.informer
+            if present is None:
+                return False
+            if not present or self.state(kind) == READY:
+                return True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            if informer.wait_for_list(ticket, remaining) and self.state(kind) == READY:
+                return True
+            time.sleep(min(RETRY_SECONDS, max(0.0, deadline - time.monotonic())))

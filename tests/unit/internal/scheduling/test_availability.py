@@ -98,3 +98,19 @@ def test_a_crd_seen_before_its_first_list_was_served_relists() -> None:
     assert availability.state(CLUSTER_KIND) == PENDING
     informer.list_done()
     assert availability.state(CLUSTER_KIND) == READY
+
+
+def test_a_crd_seen_before_it_is_served_is_listed_again_until_it_is() -> None:
+    informer = Informer()
+    availability = _availability(informer)
+    availability.crd_changed(CLUSTER_KIND, present=True)
+    availability.crd_changed(CLUSTER_KIND, present=False)
+    availability.crd_changed(CLUSTER_KIND, present=True)  # created: the API server does not serve it yet
+    informer.list_done(served=False)
+    assert availability.state(CLUSTER_KIND) == PENDING
+    availability.refresh(CLUSTER_KIND)
+    assert informer.relists == 2  # listed again, not left to the reflector's backoff
+    informer.list_done()
+    assert availability.state(CLUSTER_KIND) == READY
+    availability.refresh(CLUSTER_KIND)
+    assert informer.relists == 2  # nothing more to do once served
