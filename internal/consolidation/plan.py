@@ -11,6 +11,7 @@ set. Independent single-node alternatives are never added up, since two of them 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -113,6 +114,8 @@ def plan(
     moves, emptiness, multi, first = analyse(round_, full=True)
     freed, after = freed_set(round_, first)
     before, later = pool_costs(state), pool_costs(after)
+    gone = Counter(node.pool for name, node in state.nodes.items() if name not in after.nodes)
+    new = Counter(node.pool for name, node in after.nodes.items() if name not in state.nodes)
     figures = {
         name: PoolFigures(
             name,
@@ -122,12 +125,16 @@ def plan(
             round_.totals[name].disruption_cost,
             later.get(name, (0, 0.0))[0],
             later.get(name, (0, 0.0))[1],
+            freed=gone[name],
+            launched=new[name],
         )
         for name, (count, cost) in sorted(before.items())
     }
     for name, (count, cost) in sorted(later.items()):
         if name not in figures:  # a pool that only gets a replacement
-            figures[name] = PoolFigures(name, settings.pool(name).policy, 0, 0.0, 0.0, count, cost)
+            figures[name] = PoolFigures(
+                name, settings.pool(name).policy, 0, 0.0, 0.0, count, cost, freed=0, launched=new[name]
+            )
     return Plan(figures, tuple(moves), emptiness, multi, first, freed, tuple(problems))
 
 

@@ -31,6 +31,7 @@ from ballast.internal.consolidation import (
     HOURS_PER_MONTH,
     REPLACE,
     Catalogue,
+    Freed,
     Move,
     Offering,
     Plan,
@@ -123,8 +124,10 @@ class Analysis:
 
 
 def nodes_freed(figures: PoolFigures) -> int:
-    """The pool's node count minus its count after the freed set (a replacement counts against it)."""
-    return figures.nodes - figures.nodes_after
+    """Of the pool's nodes today, how many are gone once the freed set has run — the one meaning of "freed" in
+    the table, the text and the ConsolidationReport (`freed.count` is their sum); replacements are counted apart
+    (`figures.launched`)."""
+    return figures.freed
 
 
 def _total(plan: Plan) -> tuple[int, int, float, float]:
@@ -135,6 +138,12 @@ def _total(plan: Plan) -> tuple[int, int, float, float]:
         sum((p.cost_per_hour for p in pools), 0.0),
         sum((p.cost_per_hour_after for p in pools), 0.0),
     )
+
+
+def _moved(plan: Plan) -> tuple[int, int]:
+    """Nodes freed and launched over every pool."""
+    pools = plan.pools.values()
+    return sum(p.freed for p in pools), sum(p.launched for p in pools)
 
 
 # ------------------------------------------------------------------------------------------------ table
@@ -166,8 +175,8 @@ def _decision(move: Move) -> str:
 
 
 def _pool_rows(analysis: Analysis) -> list[list[str]]:
-    rows = [["POOL", "POLICY", "REQUESTS", "NODES", "AFTER", "FREED", "$/HOUR", "AFTER", "$/MONTH", "AFTER",
-             "SAVING/MONTH"]]  # fmt: skip
+    rows = [["POOL", "POLICY", "REQUESTS", "NODES", "FREED", "LAUNCHED", "AFTER", "$/HOUR", "AFTER", "$/MONTH",
+             "AFTER", "SAVING/MONTH"]]  # fmt: skip
     names = sorted({name for _, plan in analysis.plans for name in plan.pools})
     for name in names:
         for label, plan in analysis.plans:
@@ -175,15 +184,17 @@ def _pool_rows(analysis: Analysis) -> list[list[str]]:
             if pool is None:
                 continue
             rows.append([
-                name, pool.policy, label, str(pool.nodes), str(pool.nodes_after), str(nodes_freed(pool)),
+                name, pool.policy, label, str(pool.nodes), str(nodes_freed(pool)), str(pool.launched),
+                str(pool.nodes_after),
                 _hour(pool.cost_per_hour), _hour(pool.cost_per_hour_after), _month(pool.cost_per_month),
                 _month(pool.cost_per_hour_after * HOURS_PER_MONTH), _month(pool.savings_per_month),
             ])  # fmt: skip
     if len(names) > 1:
         for label, plan in analysis.plans:
             nodes, after, cost, cost_after = _total(plan)
+            freed, launched = _moved(plan)
             rows.append([
-                "TOTAL", "", label, str(nodes), str(after), str(nodes - after), _hour(cost), _hour(cost_after),
+                "TOTAL", "", label, str(nodes), str(freed), str(launched), str(after), _hour(cost), _hour(cost_after),
                 _month(cost * HOURS_PER_MONTH), _month(cost_after * HOURS_PER_MONTH),
                 _month((cost - cost_after) * HOURS_PER_MONTH),
             ])  # fmt: skip
@@ -197,8 +208,10 @@ def _freed_lines(label: str, plan: Plan) -> list[str]:
     count = len(freed.steps)
     how = "in 1 command:" if count == 1 else f"in {count} commands, each on the state the last left:"
     lines = [
-        f"Freed with the {label} requests: {', '.join(freed.nodes) or 'no node'} (saving "
-        f"${_hour(freed.savings_per_hour)}/hour, ${_month(freed.savings_per_month)}/month), {how}"
+        f"Freed with the {label} requests: {len(freed.nodes)} of today's nodes, {', '.join(freed.nodes) or 'none'}"
+        f"{f', for {len(freed.launched)} launched' if freed.launched else ''} (saving "
+        f"${_hour(freed.savings_per_hour)}/hour, ${_month(freed.savings_per_month)}/month: {_split(label, freed)}), "
+        f"{how}"
     ]
     for number, step in enumerate(freed.steps, 1):
         launch = step.replacement.launch if step.replacement is not None else None
@@ -210,6 +223,16 @@ def _freed_lines(label: str, plan: Plan) -> list[str]:
     if freed.unplaced:
         lines.append("  left without a node (their eviction cost counts as 0): " + ", ".join(freed.unplaced))
     return lines
+
+
+def _split(label: str, freed: Freed) -> str:
+    """The saving in two parts: the commands that launch nothing (with recommended requests: what right-sizing
+    frees) and those trading nodes for a cheaper offering."""
+    nodes = "from right-sized requests" if label == RECOMMENDED else "from nodes no longer needed"
+    return (
+        f"${_month(freed.savings_from_nodes_per_hour * HOURS_PER_MONTH)} {nodes}, "
+        f"${_month(freed.savings_from_offerings_per_hour * HOURS_PER_MONTH)} from cheaper offerings"
+    )
 
 
 def _move_rows(plan: Plan) -> list[list[str]]:
@@ -232,6 +255,12 @@ def _pools_text(analysis: Analysis) -> str:
     return f"no Karpenter NodePools served: nodes grouped by {grouping}, each group {policy}"
 
 
+def _groups_text(analysis: Analysis) -> str:
+    """How today's nodes were really grouped: each pool with its node count."""
+    pools = [pool for _, pool in sorted(analysis.current.pools.items()) if pool.nodes]
+    return ", ".join(f"{pool.name} ({pool.nodes} node{'s' if pool.nodes != 1 else ''})" for pool in pools) or "none"
+
+
 def render_table(analysis: Analysis) -> list[str]:
     """For people (and tickets): the pools now and after, the freed sets, every node's move, the problems."""
     nodes, _, cost, _ = _total(analysis.current)
@@ -244,7 +273,7 @@ def render_table(analysis: Analysis) -> list[str]:
         f"Consolidation plan: {nodes} nodes in {pools} pool{'s' if pools != 1 else ''}, "
         f"${_month(cost * HOURS_PER_MONTH)}/month now",
         f"Requests: {requests}",
-        f"Pools: {_pools_text(analysis)}",
+        f"Pools: {_pools_text(analysis)}; grouped as {_groups_text(analysis)}",
         f"Catalogue: {analysis.catalogue}; k {_k_text(analysis.k)}: a Balanced move needs a score ≥ {threshold}",
         "",
     ]
@@ -288,7 +317,7 @@ def _move_json(move: Move) -> dict[str, Any]:
 
 def _pool_json(pool: PoolFigures) -> dict[str, Any]:
     """The report's pool (`report_pool`), with the nodes freed, the cost per hour after and the saving."""
-    return {**report_pool(pool).to_wire(), "nodesFreed": nodes_freed(pool),
+    return {**report_pool(pool).to_wire(), "nodesFreed": nodes_freed(pool), "nodesLaunched": pool.launched,
             "costPerHourAfter": per_hour(pool.cost_per_hour_after),
             "savingsPerMonth": per_month(pool.cost_per_hour - pool.cost_per_hour_after)}  # fmt: skip
 
@@ -298,7 +327,12 @@ def plan_json(plan: Plan) -> dict[str, Any]:
     command, every move, the problems."""
     return {
         "pools": [_pool_json(pool) for _, pool in sorted(plan.pools.items())],
-        "freed": {**report_freed(plan.freed).to_wire(), "steps": [_move_json(step) for step in plan.freed.steps]},
+        "freed": {
+            **report_freed(plan.freed).to_wire(),
+            "steps": [_move_json(step) for step in plan.freed.steps],
+            "savingsFromNodesPerMonth": per_month(plan.freed.savings_from_nodes_per_hour),
+            "savingsFromOfferingsPerMonth": per_month(plan.freed.savings_from_offerings_per_hour),
+        },
         "first": None if plan.first is None else _move_json(plan.first),
         "moves": [_move_json(move) for move in plan.moves],
         "problems": list(plan.problems),

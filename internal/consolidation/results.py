@@ -57,6 +57,10 @@ class PoolFigures:
     total_disruption_cost: float
     nodes_after: int
     cost_per_hour_after: float
+    freed: int = 0
+    """Of today's nodes, how many are gone once the freed set has run: the one meaning of "freed"."""
+    launched: int = 0
+    """Replacements launched into the pool on the way (`nodes_after == nodes - freed + launched`)."""
 
     @property
     def cost_per_month(self) -> float:
@@ -78,10 +82,18 @@ class Freed:
     launched: Mapping[str, str] = field(default_factory=dict)
     savings_per_hour: float = 0.0
     unplaced: tuple[str, ...] = ()
+    savings_from_offerings_per_hour: float = 0.0
+    """The part of the saving the commands that launch a replacement make (a node traded for a cheaper
+    offering, e.g. on-demand → spot); the rest comes from nodes no longer needed at all."""
 
     @property
     def savings_per_month(self) -> float:
         return self.savings_per_hour * HOURS_PER_MONTH
+
+    @property
+    def savings_from_nodes_per_hour(self) -> float:
+        """The saving of the commands that launch nothing: nodes the pods no longer need."""
+        return self.savings_per_hour - self.savings_from_offerings_per_hour
 
 
 @dataclass(frozen=True, slots=True)

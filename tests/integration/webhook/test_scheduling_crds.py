@@ -4,7 +4,8 @@ lane writing its matchConditions, both reading what `watch_scheduling_crds` know
 
 (a) With the CRDs missing the operator starts, and a pod in an unrelated namespace is admitted.
 (b) Each time the CRDs and an enforced policy come back — from missing at start, reinstalled within the grace
-    period, reinstalled after it — no pod created after the policy is admitted without the policy's fields.
+    period, reinstalled after it — no pod created once the operator has read the policy is admitted without the
+    policy's fields (the lane's conditions and the API server's view of them included).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class Cluster:
     env: Environment
     client: APIServerClient
     availability: SchedulingAvailability
+    reader: Any  # the operator's cache-backed client
     outcomes: dict[str, list[str]] = field(default_factory=dict)
 
 
@@ -82,7 +84,7 @@ def cluster(envtest: Environment) -> Iterator[Cluster]:
         with serving(server):
             env.install_webhooks([mutating], host="127.0.0.1", port=server.port, ca_bundle=env.ca.cert_pem)
             with running(manager, stop_timeout=40):
-                made = Cluster(env, client, availability)
+                made = Cluster(env, client, availability, manager.client)
                 yield made
         write_figures(
             "scheduling-crds",
@@ -106,12 +108,21 @@ def _pod(name: str, namespace: str) -> dict[str, Any]:
             "spec": {"containers": [{"name": "etcd", "image": "registry.k8s.io/pause:3.10"}]}}  # fmt: skip
 
 
-def _enforced_policy(client: APIServerClient, namespace: str) -> None:
+def _enforced_policy(cluster: Cluster, namespace: str) -> None:
+    """Create it, and wait until the operator has read it: from then on no admission may miss it (before, a pod
+    can race any policy's watch event, CRDs or not)."""
+    client = cluster.client
     selector = {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": [namespace]}]}
     policy = {"metadata": {"name": f"etcd-{namespace}", "annotations": {ENFORCE_ANNOTATION: "true"}},
               "spec": {"namespaceSelector": selector, "podSelector": {"matchLabels": {"app": "etcd"}},
                        "nodeSelector": POOL}}  # fmt: skip
-    client.create(ClusterPodSchedulingPolicy.model_validate(policy))
+    made = client.create(ClusterPodSchedulingPolicy.model_validate(policy))
+    version = made.metadata.resource_version
+    poll_until(
+        lambda: any(p.metadata.resource_version == version for p in cluster.reader.list(ClusterPodSchedulingPolicy)),
+        timeout=30,
+        what="the operator to read the policy",
+    )
 
 
 def _delete_crds(env: Environment) -> None:
@@ -133,7 +144,7 @@ def _create_pods(cluster: Cluster, round_: str) -> list[str]:
     """Right after the CRDs and an enforced policy came back: pods selected by it, each `applied` (carries the
     policy's nodeSelector), `refused` (the failurePolicy decided) or `slipped` (admitted without it)."""
     namespace = _namespace(cluster.client)
-    _enforced_policy(cluster.client, namespace)
+    _enforced_policy(cluster, namespace)
     outcomes = []
     for index in range(PODS_PER_ROUND):
         try:

@@ -40,6 +40,7 @@ from ballast.internal.consolidation.plan_report import (
     render_json,
     render_table,
 )
+from ballast.internal.consolidation.report import requests_report
 from ballast.runtime import FakeAPI
 from tests.paths import REPOSITORY
 from tests.unit.internal.consolidation.builders import node, offering, pod
@@ -244,18 +245,19 @@ def test_the_table_shows_the_pools_now_and_after_both_requests() -> None:
     assert lines[:5] == [
         "Consolidation plan: 2 nodes in 1 pool, $292.00/month now",
         "Requests: current, and recommended for 4 pods (their WorkloadProfiles)",
-        "Pools: 1 Karpenter NodePool (a pool none describes is Balanced)",
+        "Pools: 1 Karpenter NodePool (a pool none describes is Balanced); grouped as general (2 nodes)",
         "Catalogue: prices.yaml; k 2: a Balanced move needs a score ≥ 0.500",
         "",
     ]
     assert rows(lines, "POOL") == [
-        ["POOL", "POLICY", "REQUESTS", "NODES", "AFTER", "FREED", "$/HOUR", "AFTER", "$/MONTH", "AFTER",
-         "SAVING/MONTH"],
-        ["general", "Balanced", "current", "2", "2", "0", "0.400", "0.400", "292.00", "292.00", "0.00"],
-        ["general", "Balanced", "recommended", "2", "1", "1", "0.400", "0.200", "292.00", "146.00", "146.00"],
+        ["POOL", "POLICY", "REQUESTS", "NODES", "FREED", "LAUNCHED", "AFTER", "$/HOUR", "AFTER", "$/MONTH",
+         "AFTER", "SAVING/MONTH"],
+        ["general", "Balanced", "current", "2", "0", "0", "2", "0.400", "0.400", "292.00", "292.00", "0.00"],
+        ["general", "Balanced", "recommended", "2", "1", "0", "1", "0.400", "0.200", "292.00", "146.00", "146.00"],
     ]  # fmt: skip
     assert "Freed with the current requests: none" in lines
-    assert "Freed with the recommended requests: a (saving $0.200/hour, $146.00/month), in 1 command:" in lines
+    assert ("Freed with the recommended requests: 1 of today's nodes, a (saving $0.200/hour, $146.00/month: "
+            "$146.00 from right-sized requests, $0.00 from cheaper offerings), in 1 command:") in lines  # fmt: skip
     assert "  1. single-node: delete a (score 1.000)" in lines
 
 
@@ -294,20 +296,21 @@ def test_several_pools_get_a_total_row_and_problems_are_listed() -> None:
     batch = node_from_wire(node("z", pool="batch"), inputs.catalogue)
     inputs = replace(inputs, nodes=(*inputs.nodes, batch), problems=("pod x/y: left out",))
     lines = render_table(analyse(inputs, "p", 2, what_if=True))
-    assert [row[:6] for row in rows(lines, "POOL")[1:]] == [
-        ["batch", "Balanced", "current", "1", "0", "1"],  # empty: Emptiness deletes it
-        ["batch", "Balanced", "recommended", "1", "0", "1"],
-        ["general", "Balanced", "current", "2", "2", "0"],
-        ["general", "Balanced", "recommended", "2", "1", "1"],
-        ["TOTAL", "current", "3", "2", "1", "0.600"],  # the empty POLICY cell is no cell
-        ["TOTAL", "recommended", "3", "1", "2", "0.600"],
+    assert [row[:7] for row in rows(lines, "POOL")[1:]] == [
+        ["batch", "Balanced", "current", "1", "1", "0", "0"],  # empty: Emptiness deletes it
+        ["batch", "Balanced", "recommended", "1", "1", "0", "0"],
+        ["general", "Balanced", "current", "2", "0", "0", "2"],
+        ["general", "Balanced", "recommended", "2", "1", "0", "1"],
+        ["TOTAL", "current", "3", "1", "0", "2", "0.600"],  # the empty POLICY cell is no cell
+        ["TOTAL", "recommended", "3", "2", "0", "1", "0.600"],
     ]
     assert lines[-2:] == ["Problems:", "  pod x/y: left out"]
 
 
 def test_without_karpenter_the_pools_line_says_how_nodes_are_grouped() -> None:
     lines = render_table(analyse(replace(two_nodes(), karpenter=False), "p", 2, what_if=False))
-    assert lines[2] == "Pools: no Karpenter NodePools served: nodes grouped by their instance type, each group Balanced"
+    assert lines[2] == ("Pools: no Karpenter NodePools served: nodes grouped by their instance type, each group "
+                        "Balanced; grouped as general (2 nodes)")  # fmt: skip
     assert lines[1] == "Requests: current"
     assert not any(line.startswith("Moves with the recommended") for line in lines)
 
@@ -315,9 +318,9 @@ def test_without_karpenter_the_pools_line_says_how_nodes_are_grouped() -> None:
 def test_the_pools_line_names_the_default_policy_and_the_pool_label() -> None:
     unpooled = replace(marginal(), pools={}, karpenter=False)
     lines = render_table(analyse(unpooled, "p", 2, what_if=False, policy="WhenEmpty", pool_label="team"))
-    assert lines[2] == "Pools: no Karpenter NodePools served: nodes grouped by team, each group WhenEmpty"
+    assert lines[2].startswith("Pools: no Karpenter NodePools served: nodes grouped by team, each group WhenEmpty; ")
     lines = render_table(analyse(marginal(), "p", 2, what_if=False, policy="WhenEmptyOrUnderutilized"))
-    assert lines[2] == "Pools: 1 Karpenter NodePool (a pool none describes is WhenEmptyOrUnderutilized)"
+    assert lines[2].startswith("Pools: 1 Karpenter NodePool (a pool none describes is WhenEmptyOrUnderutilized); ")
 
 
 # ------------------------------------------------------------------------------------------------ JSON
@@ -498,3 +501,26 @@ def test_advice_lists_its_plans_in_order() -> None:
     analysis = analyse(two_nodes(), "p", 2, what_if=True)
     assert [label for label, _ in analysis.plans] == ["current", "recommended"]
     assert [label for label, _ in Analysis(analysis.current, "p").plans] == ["current"]
+
+
+def test_freed_means_todays_nodes_gone_in_the_table_the_text_and_the_report_and_a_replacement_is_launched() -> None:
+    analysis = analyse(marginal("WhenEmptyOrUnderutilized"), "p", 2, what_if=False)
+    plan = analysis.current
+    (pool,) = plan.pools.values()
+    assert (pool.nodes, pool.freed, pool.launched, pool.nodes_after) == (3, 1, 1, 3)  # c traded for a cheaper node
+    lines = render_table(analysis)
+    (row,) = [r for r in rows(lines, "POOL")[1:] if r[2] == "current"]
+    assert row[3:7] == ["3", "1", "1", "3"]  # NODES, FREED, LAUNCHED, AFTER
+    freed_line = next(line for line in lines if line.startswith("Freed with the current requests:"))
+    assert freed_line.startswith(
+        f"Freed with the current requests: 1 of today's nodes, {plan.freed.nodes[0]}, for 1 launched"
+    )
+    saving = plan.freed.savings_per_hour
+    assert plan.freed.savings_from_offerings_per_hour == pytest.approx(saving)  # all of it from the offering
+    assert "$0.00 from nodes no longer needed" in freed_line
+    assert requests_report(plan).freed.count == pool.freed
+    document = json.loads(render_json(analysis))
+    current = document["plans"]["current"]
+    assert (current["pools"][0]["nodesFreed"], current["pools"][0]["nodesLaunched"]) == (1, 1)
+    assert current["freed"]["count"] == 1
+    assert current["freed"]["savingsFromNodesPerMonth"] == "0.00"
