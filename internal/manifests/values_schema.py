@@ -183,6 +183,12 @@ def values_schema() -> Schema:
         "terminationGracePeriodSeconds": _integer(1),
         "resources": _RESOURCES,
         "webhook": _closed({"timeoutSeconds": _integer(1, 30, "The API server accepts 1 to 30.")}),
+        "leaveAloneNamespaces": {
+            "type": "array",
+            "description": "Namespaces no lane touches, besides the release's (docs/design.md, difference 60).",
+            "items": _string(pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", maxLength=63),
+            "uniqueItems": True,
+        },
         "scheduling": _closed(
             {
                 "enabled": _boolean(),

@@ -240,9 +240,14 @@ def _helm_documents(configurations: list[dict[str, Any]]) -> str:
         (_NAMESPACE, "{{ .Release.Namespace }}"),
         (_NAME, "{{ .Release.Name }}"),
     ]
+    # The namespaces every lane leaves alone (difference 60) follow the release's in each namespaceSelector.
+    excluded = "      - '{{ .Release.Namespace }}'\n"
+    more = excluded + "      {{- range .Values.leaveAloneNamespaces }}\n      - {{ . | quote }}\n      {{- end }}\n"
     for placeholder, expression in replacements:
         text = text.replace(placeholder, expression)
-    return text
+    if excluded not in text:
+        raise RuntimeError("the namespaceSelector layout changed; update webhooks._helm_documents()")
+    return text.replace(excluded, more)
 
 
 def rendered(root: Path) -> dict[Path, str]:
