@@ -116,12 +116,4 @@ def freed_set(first_round: Round, first: Move | None) -> tuple[Freed, State]:
         if name not in state.nodes
     }
     gone = tuple(sorted(set(state.nodes) - set(current.nodes)))
-    saving = before - after
-    # The replacing commands' own savings, capped so that the two parts add up to the whole.
-    offerings = sum((step.savings for step in steps if _launches(step)), 0.0)
-    offerings = min(max(offerings, 0.0), max(saving, 0.0))
-    return Freed(tuple(steps), gone, launched, saving, tuple(sorted(unplaced)), offerings), current
-
-
-def _launches(move: Move) -> bool:
-    return move.replacement is not None and move.replacement.launch is not None
+    return Freed(tuple(steps), gone, launched, before - after, tuple(sorted(unplaced))), current

@@ -31,7 +31,6 @@ from ballast.internal.consolidation import (
     HOURS_PER_MONTH,
     REPLACE,
     Catalogue,
-    Freed,
     Move,
     Offering,
     Plan,
@@ -201,7 +200,15 @@ def _pool_rows(analysis: Analysis) -> list[list[str]]:
     return rows
 
 
-def _freed_lines(label: str, plan: Plan) -> list[str]:
+def saving_split(recommended: Plan, current: Plan) -> tuple[float, float]:
+    """The recommended freed set's saving per hour in two parts: what today's requests already allow (the current
+    plan's saving: cheaper offerings such as on-demand → spot, tighter packing), and what right-sizing adds."""
+    today = current.freed.savings_per_hour
+    return recommended.freed.savings_per_hour - today, today
+
+
+def _freed_lines(label: str, plan: Plan, baseline: Plan | None = None) -> list[str]:
+    """The freed set's lines; with `baseline` (the current plan, for the recommended one) its saving split."""
     freed = plan.freed
     if not freed.steps:
         return [f"Freed with the {label} requests: none"]
@@ -210,7 +217,7 @@ def _freed_lines(label: str, plan: Plan) -> list[str]:
     lines = [
         f"Freed with the {label} requests: {len(freed.nodes)} of today's nodes, {', '.join(freed.nodes) or 'none'}"
         f"{f', for {len(freed.launched)} launched' if freed.launched else ''} (saving "
-        f"${_hour(freed.savings_per_hour)}/hour, ${_month(freed.savings_per_month)}/month: {_split(label, freed)}), "
+        f"${_hour(freed.savings_per_hour)}/hour, ${_month(freed.savings_per_month)}/month{_split(plan, baseline)}), "
         f"{how}"
     ]
     for number, step in enumerate(freed.steps, 1):
@@ -225,13 +232,13 @@ def _freed_lines(label: str, plan: Plan) -> list[str]:
     return lines
 
 
-def _split(label: str, freed: Freed) -> str:
-    """The saving in two parts: the commands that launch nothing (with recommended requests: what right-sizing
-    frees) and those trading nodes for a cheaper offering."""
-    nodes = "from right-sized requests" if label == RECOMMENDED else "from nodes no longer needed"
+def _split(plan: Plan, baseline: Plan | None) -> str:
+    if baseline is None:
+        return ""
+    right_sizing, today = saving_split(plan, baseline)
     return (
-        f"${_month(freed.savings_from_nodes_per_hour * HOURS_PER_MONTH)} {nodes}, "
-        f"${_month(freed.savings_from_offerings_per_hour * HOURS_PER_MONTH)} from cheaper offerings"
+        f": ${_month(right_sizing * HOURS_PER_MONTH)} from right-sized requests, ${_month(today * HOURS_PER_MONTH)} "
+        "from cheaper offerings and packing today's requests allow"
     )
 
 
@@ -279,7 +286,7 @@ def render_table(analysis: Analysis) -> list[str]:
     ]
     lines += columns(_pool_rows(analysis))
     for label, plan in analysis.plans:
-        lines += ["", *_freed_lines(label, plan)]
+        lines += ["", *_freed_lines(label, plan, analysis.current if label == RECOMMENDED else None)]
     for label, plan in analysis.plans:
         lines += ["", f"Moves with the {label} requests (the first round; a multi-node command first):"]
         lines += [f"  {line}" for line in columns(_move_rows(plan))] if plan.moves else ["  none (no node)"]
@@ -322,17 +329,21 @@ def _pool_json(pool: PoolFigures) -> dict[str, Any]:
             "savingsPerMonth": per_month(pool.cost_per_hour - pool.cost_per_hour_after)}  # fmt: skip
 
 
-def plan_json(plan: Plan) -> dict[str, Any]:
-    """One plan in the CLI's JSON: pools, the freed set (the report's, with its commands as `steps`), the first
-    command, every move, the problems."""
+def plan_json(plan: Plan, baseline: Plan | None = None) -> dict[str, Any]:
+    """One plan in the CLI's JSON: pools, the freed set (the report's, with its commands as `steps`; with
+    `baseline`, the current plan, its saving split as `saving_split`), the first command, every move, the
+    problems."""
+    freed: dict[str, Any] = {
+        **report_freed(plan.freed).to_wire(),
+        "steps": [_move_json(step) for step in plan.freed.steps],
+    }
+    if baseline is not None:
+        right_sizing, today = saving_split(plan, baseline)
+        freed |= {"savingsFromRightSizingPerMonth": per_month(right_sizing),
+                  "savingsWithCurrentRequestsPerMonth": per_month(today)}  # fmt: skip
     return {
         "pools": [_pool_json(pool) for _, pool in sorted(plan.pools.items())],
-        "freed": {
-            **report_freed(plan.freed).to_wire(),
-            "steps": [_move_json(step) for step in plan.freed.steps],
-            "savingsFromNodesPerMonth": per_month(plan.freed.savings_from_nodes_per_hour),
-            "savingsFromOfferingsPerMonth": per_month(plan.freed.savings_from_offerings_per_hour),
-        },
+        "freed": freed,
         "first": None if plan.first is None else _move_json(plan.first),
         "moves": [_move_json(move) for move in plan.moves],
         "problems": list(plan.problems),
@@ -359,7 +370,9 @@ def render_json(analysis: Analysis) -> str:
             "profiles": observed.profiles,
             "podsWithRecommendations": observed.pods_with_recommendations,
         },
-        "plans": {label: plan_json(plan) for label, plan in analysis.plans},
+        "plans": {
+            label: plan_json(plan, analysis.current if label == RECOMMENDED else None) for label, plan in analysis.plans
+        },
         "problems": list(analysis.problems),
     }
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False)

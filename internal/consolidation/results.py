@@ -82,18 +82,10 @@ class Freed:
     launched: Mapping[str, str] = field(default_factory=dict)
     savings_per_hour: float = 0.0
     unplaced: tuple[str, ...] = ()
-    savings_from_offerings_per_hour: float = 0.0
-    """The part of the saving the commands that launch a replacement make (a node traded for a cheaper
-    offering, e.g. on-demand → spot); the rest comes from nodes no longer needed at all."""
 
     @property
     def savings_per_month(self) -> float:
         return self.savings_per_hour * HOURS_PER_MONTH
-
-    @property
-    def savings_from_nodes_per_hour(self) -> float:
-        """The saving of the commands that launch nothing: nodes the pods no longer need."""
-        return self.savings_per_hour - self.savings_from_offerings_per_hour
 
 
 @dataclass(frozen=True, slots=True)

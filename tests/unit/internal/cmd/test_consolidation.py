@@ -39,6 +39,7 @@ from ballast.internal.consolidation.plan_report import (
     priced,
     render_json,
     render_table,
+    saving_split,
 )
 from ballast.internal.consolidation.report import requests_report
 from ballast.runtime import FakeAPI
@@ -257,7 +258,8 @@ def test_the_table_shows_the_pools_now_and_after_both_requests() -> None:
     ]  # fmt: skip
     assert "Freed with the current requests: none" in lines
     assert ("Freed with the recommended requests: 1 of today's nodes, a (saving $0.200/hour, $146.00/month: "
-            "$146.00 from right-sized requests, $0.00 from cheaper offerings), in 1 command:") in lines  # fmt: skip
+            "$146.00 from right-sized requests, $0.00 from cheaper offerings and packing today's requests allow), "
+            "in 1 command:") in lines  # fmt: skip
     assert "  1. single-node: delete a (score 1.000)" in lines
 
 
@@ -507,20 +509,26 @@ def test_freed_means_todays_nodes_gone_in_the_table_the_text_and_the_report_and_
     analysis = analyse(marginal("WhenEmptyOrUnderutilized"), "p", 2, what_if=False)
     plan = analysis.current
     (pool,) = plan.pools.values()
-    assert (pool.nodes, pool.freed, pool.launched, pool.nodes_after) == (3, 1, 1, 3)  # c traded for a cheaper node
+    assert (pool.nodes, pool.freed, pool.launched, pool.nodes_after) == (3, 1, 1, 3)  # a node traded for a cheaper
     lines = render_table(analysis)
     (row,) = [r for r in rows(lines, "POOL")[1:] if r[2] == "current"]
     assert row[3:7] == ["3", "1", "1", "3"]  # NODES, FREED, LAUNCHED, AFTER
     freed_line = next(line for line in lines if line.startswith("Freed with the current requests:"))
-    assert freed_line.startswith(
-        f"Freed with the current requests: 1 of today's nodes, {plan.freed.nodes[0]}, for 1 launched"
-    )
-    saving = plan.freed.savings_per_hour
-    assert plan.freed.savings_from_offerings_per_hour == pytest.approx(saving)  # all of it from the offering
-    assert "$0.00 from nodes no longer needed" in freed_line
+    gone = plan.freed.nodes[0]
+    assert freed_line.startswith(f"Freed with the current requests: 1 of today's nodes, {gone}, for 1 launched (")
     assert requests_report(plan).freed.count == pool.freed
     document = json.loads(render_json(analysis))
     current = document["plans"]["current"]
     assert (current["pools"][0]["nodesFreed"], current["pools"][0]["nodesLaunched"]) == (1, 1)
     assert current["freed"]["count"] == 1
-    assert current["freed"]["savingsFromNodesPerMonth"] == "0.00"
+    assert "savingsFromRightSizingPerMonth" not in current["freed"]  # nothing to compare the current plan with
+
+
+def test_the_recommended_saving_is_split_into_right_sizing_and_what_todays_requests_allow() -> None:
+    analysis = analyse(two_nodes(), "p", 2, what_if=True)
+    assert analysis.recommended is not None
+    right_sizing, today = saving_split(analysis.recommended, analysis.current)
+    assert (right_sizing, today) == (pytest.approx(0.2), 0.0)  # today's requests free nothing
+    assert right_sizing + today == pytest.approx(analysis.recommended.freed.savings_per_hour)
+    freed = json.loads(render_json(analysis))["plans"]["recommended"]["freed"]
+    assert (freed["savingsFromRightSizingPerMonth"], freed["savingsWithCurrentRequestsPerMonth"]) == ("146.00", "0.00")
