@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from ballast.runtime import FakeAPI, FakeClock, GroupVersionKind, Projection
+from ballast.runtime import FakeAPI, FakeClock, GroupVersionKind, NotFoundError, Projection
 from ballast.runtime._decode import DictDecoder, ProjectionDecoder
 from ballast.runtime._store import NAMESPACE_INDEX
-from ballast.runtime.apierrors import BadRequestError, NotFoundError, TooManyRequestsError
+from ballast.runtime.apierrors import BadRequestError, TooManyRequestsError
 from ballast.runtime.client import APIServerClient, ListerWatcher, WatchStream
 from ballast.runtime.informer import FuncHandler, SharedIndexInformer
 from tests.unit.internal.runtime.support import configmap, eventually
@@ -373,7 +373,7 @@ def test_a_type_not_served_syncs_empty_under_absent_as_empty_and_relist_lists_at
 def test_without_absent_as_empty_an_unserved_type_never_syncs(started: list[SharedIndexInformer]) -> None:
     removable = RemovableType(FakeAPI().client().lister_watcher(CONFIGMAP, "shop"))
     removable.served = False
-    informer = _informer(removable, started, clock=FakeClock())
+    informer = _informer(removable, started)
     informer.start()
     eventually(lambda: removable.lists >= 1, "the first LIST")
     assert not informer.wait_for_sync(0.2)
