@@ -212,7 +212,7 @@ class SchedulingMutator:
         log = _log.with_values(kind=target.kind, namespace=namespace, name=name or "(generated)")
         return self._mutate(request, _Request(target, request.object, namespace, log))
 
-    def _served(self, kind: str, about: _Request) -> bool:
+    def _served(self, kind: str, namespace: str) -> bool:
         """Whether `kind`'s policies are to be read: False while its CRD is not installed (none can exist);
         raises PoliciesNotReadyError when its CRD is back but its policies were not listed within PENDING_WAIT."""
         availability = self.availability
@@ -223,16 +223,15 @@ class SchedulingMutator:
                                         f"listed since it appeared")  # fmt: skip
         if availability.state(kind) == ABSENT:
             _absent.warning(f"admitted without {kind}s: {CRD_NAMES[kind]} is not installed", key=kind,
-                         extra={"kind": about.kind, "namespace": about.namespace})  # fmt: skip
+                            extra={"namespace": namespace})  # fmt: skip
             return False
         return True
 
-    def _policies(self, about: _Request) -> tuple[list[CompiledPolicy], dict[str, str]]:
-        namespace = about.namespace
+    def _policies(self, namespace: str) -> tuple[list[CompiledPolicy], dict[str, str]]:
         cluster, namespaced = [], []
-        if self._served(CLUSTER_KIND, about):
+        if self._served(CLUSTER_KIND, namespace):
             cluster = [self._compile(p) for p in self.reader.list(CLUSTER_POLICIES)]
-        if self._served(NAMESPACED_KIND, about):
+        if self._served(NAMESPACED_KIND, namespace):
             namespaced = [self._compile(p) for p in self.reader.list(NAMESPACED_POLICIES, namespace=namespace)]
         labels: dict[str, str] = {}
         if cluster:  # only cluster policies read the namespace's labels
@@ -246,7 +245,7 @@ class SchedulingMutator:
         # A broad `except`: whatever made the read fail (cache not synced, a timeout, a bug), the failurePolicy
         # of the configuration decides — Ignore admits unchanged, Fail refuses.
         try:
-            policies, namespace_labels = self._policies(about)
+            policies, namespace_labels = self._policies(about.namespace)
         except PoliciesNotReadyError as error:
             about.log.warning("the scheduling policies are not ready; the failurePolicy decides",
                               extra={"reason": str(error)})  # fmt: skip
