@@ -198,7 +198,7 @@ class BalancerStatus(WireModel):
     """Pods observed over all targets (Running or Pending)."""
     selector: str | None = None
     """spec.selector in query-parameter form, for the scale subresource."""
-    conditions: Conditions = None
+    conditions: Conditions
     """Balancing, ReplicasMissing, ReplicasOverflow, TargetConflict and Valid."""
     targets: Annotated[list[TargetStatus] | None, list_map("name")] = None
     """One entry per target, by name."""

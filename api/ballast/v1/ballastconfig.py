@@ -38,7 +38,7 @@ class BallastConfigSpec(WireModel):
 class BallastConfigStatus(WireModel):
     """What the operator reports about its configuration."""
 
-    conditions: Conditions = None
+    conditions: Conditions
     """Valid: whether the identity labels and durations are usable (an invalid BallastConfig is not used)."""
 
 

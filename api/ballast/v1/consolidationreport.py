@@ -160,7 +160,7 @@ class ConsolidationReportStatus(WireModel):
     """With the pods' current requests."""
     recommended: RequestsReport | None = None
     """With the requests their WorkloadProfiles recommend."""
-    conditions: Conditions = None
+    conditions: Conditions
     """Ready, CatalogueValid and InputsValid."""
 
 

@@ -39,7 +39,7 @@ class MetricsSourceSpec(WireModel):
 class MetricsSourceStatus(WireModel):
     """What the operator reports about a source."""
 
-    conditions: Conditions = None
+    conditions: Conditions
     """Valid: whether the type and the settings are usable (an invalid source is not polled)."""
 
 

@@ -194,5 +194,5 @@ class ResourcePolicyStatus(WireModel):
 
     profile_discriminator: str | None = None
     """The suffix of the names of the WorkloadProfiles this policy governs."""
-    conditions: Conditions = None
+    conditions: Conditions
     """Valid: whether the policy's regexes, selectors and quantities are usable."""

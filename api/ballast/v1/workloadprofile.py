@@ -116,7 +116,7 @@ class WorkloadProfileStatus(WireModel):
     """Pods currently using the profile."""
     contributing_namespaces: ContributingNamespaces | None = None
     """The namespaces of those pods: their count and the first ten names."""
-    conditions: Conditions = None
+    conditions: Conditions
     """Orphaned and Ready."""
 
 
