@@ -20,7 +20,7 @@ from .client import MERGE
 from .gvk import GroupVersionKind
 from .scheme import Model, Scheme
 
-O = TypeVar("O")
+Obj = TypeVar("Obj")
 
 
 class OperationResult(StrEnum):
@@ -49,7 +49,7 @@ class AlreadyOwnedError(ValueError):
         self.owner = dict(owner)
 
 
-def create_or_update(client: Any, obj: O, mutate: Callable[[O], None]) -> OperationResult:
+def create_or_update(client: Any, obj: Obj, mutate: Callable[[Obj], None]) -> OperationResult:
     """Fetch `obj` (by kind, namespace, name); create it after `mutate` if absent, else update if `mutate` changed it
     (controllerutil's `CreateOrUpdate(ctx, client, obj, mutate)`).
 
@@ -62,7 +62,7 @@ def create_or_update(client: Any, obj: O, mutate: Callable[[O], None]) -> Operat
     return _create_or_write(client, obj, mutate, patch=False)
 
 
-def create_or_patch(client: Any, obj: O, mutate: Callable[[O], None]) -> OperationResult:
+def create_or_patch(client: Any, obj: Obj, mutate: Callable[[Obj], None]) -> OperationResult:
     """As create_or_update, but sends a JSON merge patch of what `mutate` changed (no resourceVersion race)."""
     return _create_or_write(client, obj, mutate, patch=True)
 
@@ -86,10 +86,7 @@ def _create_or_write(client: Any, obj: Any, mutate: Callable[[Any], None], *, pa
     if after == before:
         _replace_contents(obj, current)
         return OperationResult.NONE
-    if patch:
-        stored = client.patch(current, merge_patch(before, after), patch_type=MERGE)
-    else:
-        stored = client.update(current)
+    stored = client.patch(current, merge_patch(before, after), patch_type=MERGE) if patch else client.update(current)
     _replace_contents(obj, stored)
     return OperationResult.UPDATED
 
@@ -301,7 +298,7 @@ def _upsert_reference(obj: Any, reference: dict[str, Any]) -> None:
 
 def _owner_reference_model() -> Any:
     # Imported on use: the typed models (pydantic) load only for callers that pass one.
-    from .crd.meta import OwnerReference
+    from .crd.meta import OwnerReference  # noqa: PLC0415 - pydantic models load only for typed callers
 
     return OwnerReference
 
@@ -337,7 +334,7 @@ def remove_finalizer(obj: Any, finalizer: str) -> bool:
     """Remove every occurrence of `finalizer` from `obj` (a dict or a typed model, edited in place); returns
     whether `obj` changed."""
     typed = _writable(obj, "remove_finalizer")
-    meta = obj.metadata if typed else (obj.get("metadata") or {})
+    meta: Any = obj.metadata if typed else (obj.get("metadata") or {})
     finalizers = list(_finalizers(meta))
     kept = [f for f in finalizers if f != finalizer]
     if len(kept) == len(finalizers):

@@ -131,6 +131,7 @@ class ConditionList(list[Condition]):
 
 
 def _unique_types(conditions: list[Condition] | None) -> ConditionList:
+    # Also turns the declared default (`= ConditionList()`) into this object's own list.
     seen: set[str] = set()
     for condition in conditions or ():
         if condition.type in seen:
@@ -147,11 +148,12 @@ Conditions = Annotated[
     list[Condition],
     AfterValidator(_unique_types),
     list_map("type"),
-    Field(default_factory=ConditionList, exclude_if=_empty),
+    Field(validate_default=True, exclude_if=_empty),
 ]
 """`status.conditions`: one entry per type (a duplicate fails validation), merged by type on server-side apply.
-Starts as an empty list (Go's nil slice: `set_status_condition` appends to it) and, while empty, is left out of
-the wire form, as Go's `omitempty` leaves it out."""
+Declare it `conditions: Conditions = ConditionList()`: it starts as an empty typed list (Go's nil slice:
+`set_status_condition` appends to it, and each object gets its own) and, while empty, is left out of the wire
+form, as Go's `omitempty` leaves it out."""
 
 __all__ = [
     "CONDITION_REASON_PATTERN",
