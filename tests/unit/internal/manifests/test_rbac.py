@@ -89,7 +89,12 @@ def test_every_file_is_in_its_kustomization() -> None:
         assert sorted(listed) == here, kustomization
     components = [p.parent.name for p in CONFIG_RBAC.glob("*/kustomization.yaml")]
     assert sorted(components) == [
-        "consolidation", "crd-installer", "karpenter", "metrics-auth", "uninstall", "webhook-self-signed"
+        "consolidation",
+        "crd-installer",
+        "karpenter",
+        "metrics-auth",
+        "uninstall",
+        "webhook-self-signed",
     ]
     for component in components:
         assert yaml.safe_load((CONFIG_RBAC / component / "kustomization.yaml").read_text())["kind"] == "Component"
