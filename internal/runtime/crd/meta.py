@@ -11,7 +11,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, ConfigDict, Field, PlainSerializer, Strict
+from pydantic import AfterValidator, ConfigDict, Field, GetCoreSchemaHandler, PlainSerializer, Strict
+from pydantic_core import CoreSchema
 
 from ballast.runtime.clock import rfc3339
 from ballast.runtime.conditions import find_status_condition, remove_status_condition, set_status_condition
@@ -128,6 +129,10 @@ class ConditionList(list[Condition]):
     `set_status_condition(obj.status.conditions, {...})` adds a typed `Condition` to a fresh object."""
 
     element_type: ClassVar[type[Condition]] = Condition
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return handler(list[Condition])  # validated and written as the list it is
 
 
 def _unique_types(conditions: list[Condition] | None) -> ConditionList:
