@@ -30,6 +30,7 @@ import socket
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import metrics
 from ._httpconn import Connection, ConnectionLoop, Limits, Message
@@ -37,6 +38,9 @@ from .admission import AdmissionResponse, Handler, ReviewError, decode_review, e
 from .certwatcher import CertificateError, CertWatcher
 from .log import RateLimitedLog, get_logger
 from .rest import deadline
+
+if TYPE_CHECKING:
+    from .webhookbuilder import KindWebhooks
 
 DEFAULT_PORT = 9443
 MAX_BODY_BYTES = 4 * 1024 * 1024
@@ -108,6 +112,7 @@ class WebhookServer:
         self._generation = 0  # bumped on rotation; older connections close after their next answer
         self._malformed = RateLimitedLog(_log, interval=MALFORMED_LOG_INTERVAL)
         self.name = "webhook-server"
+        self.kind_webhooks: list[KindWebhooks] = []  # what WebhookBuilder registered here (`KindWebhooks`), for generators
 
     def register(self, path: str, handler: Handler) -> None:
         """Serve `handler` at `path` (e.g. `/mutate-v1-pod`)."""
