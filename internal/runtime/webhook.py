@@ -112,7 +112,9 @@ class WebhookServer:
         self._generation = 0  # bumped on rotation; older connections close after their next answer
         self._malformed = RateLimitedLog(_log, interval=MALFORMED_LOG_INTERVAL)
         self.name = "webhook-server"
-        self.kind_webhooks: list[KindWebhooks] = []  # what WebhookBuilder registered here (`KindWebhooks`), for generators
+        self.kind_webhooks: list[
+            KindWebhooks
+        ] = []  # what WebhookBuilder registered here (`KindWebhooks`), for generators
 
     def register(self, path: str, handler: Handler) -> None:
         """Serve `handler` at `path` (e.g. `/mutate-v1-pod`)."""

@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from ballast.runtime import FakeClock
-from ballast.runtime.apierrors import APIStatusError
+from ballast.runtime import APIStatusError, FakeClock
 from ballast.runtime.metricsauth import (
     ALLOW_TTL,
     AUTHENTICATION_TTL,
