@@ -455,6 +455,7 @@ def webhook_server(args: argparse.Namespace) -> Any:
         key_name=args.webhook_cert_key,
         max_body_bytes=args.webhook_max_body_bytes,
         max_connections=args.webhook_max_connections,
+        certificate_timeout=None,  # cert-manager may issue the Secret minutes after the pod starts: keep waiting
     )
 
 
