@@ -109,7 +109,9 @@ class MetricsServer:
             directory = Path(options.cert_dir) if options.cert_dir else _self_signed(options)
             self.cert_watcher = CertWatcher(directory, options.cert_name, options.key_name)
             self.cert_watcher.read()  # fail start-up on a missing or broken pair, as controller-runtime does
-        self._server = _HTTPServer(address, self.cert_watcher, _filter(options, review_client))
+        self.filter = _filter(options, review_client)
+        """Who may scrape: the filter each request goes through."""
+        self._server = _HTTPServer(address, self.cert_watcher, self.filter)
         self.port: int = self._server.server_address[1]
 
     def need_leader_election(self) -> bool:

@@ -18,7 +18,7 @@ from ballast.runtime import Client, Manager, RESTConfig
 from ballast.runtime.certs import CertificateAuthority
 from ballast.runtime.envtest import Environment
 from ballast.runtime.metricsauth import metrics_reader_rules
-from ballast.runtime.metricsserver import MetricsServerOptions
+from ballast.runtime.metricsserver import MetricsServer, MetricsServerOptions
 
 
 @pytest.fixture
@@ -127,8 +127,8 @@ def test_decisions_are_cached(
     scraper = envtest.service_account(envtest_namespace, "cached")
     _grant_metrics(client, envtest_namespace, "cached", request)
     assert _scrape(secure_manager, ca_file, scraper.token)[0] == 200
-    [server] = [s for s in secure_manager._servers if s.name == "metrics"]
-    decide: Any = server._server.decide  # type: ignore[union-attr]
+    [server] = [s for s in secure_manager._servers if isinstance(s, MetricsServer)]
+    decide: Any = server.filter
     reviews = decide.reviews
     for _ in range(3):
         assert _scrape(secure_manager, ca_file, scraper.token)[0] == 200
