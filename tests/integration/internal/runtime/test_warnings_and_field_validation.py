@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from ballast.runtime import RESTConfig
-from ballast.runtime.apierrors import APIStatusError
+from ballast.runtime import APIStatusError, RESTConfig
 from ballast.runtime.client import APIServerClient
 from ballast.runtime.rest import Transport
 
