@@ -47,8 +47,11 @@ def test_an_owned_deployment_is_created_updated_and_garbage_collected(cluster: M
         owner = client.create(Cache(metadata=ObjectMeta(name="cache", namespace=namespace), spec=CacheSpec(size=2)))
 
         def wanted(current: dict[str, Any]) -> None:
-            desired = deployment("cache", replicas=owner.spec.size, cpu="10m")
-            current["spec"] = {**current.get("spec", {}), **desired["spec"]}
+            # As Go's mutate functions: the whole spec only when new, then the fields this owner decides
+            # (rewriting the spec would drop what the API server defaulted, and update every time).
+            if "selector" not in current.get("spec", {}):
+                current["spec"] = deployment("cache", replicas=owner.spec.size, cpu="10m")["spec"]
+            current["spec"]["replicas"] = owner.spec.size
             set_controller_reference(owner, current)
 
         body: dict[str, Any] = {"apiVersion": "apps/v1", "kind": "Deployment",
