@@ -40,16 +40,17 @@ Webhooks
 Leader election
     `Manager(leader_election=True, leader_election_id=...)` runs leader-only work on one replica at a time
     (the Lease in the pod's namespace unless `leader_election_namespace` says); `Manager(leader_elector=...)`
-    takes any `LeaderElector` of your own (`manager`). `LeaseLeaderElector` (`leaderelection`) holds a coordination.k8s.io Lease with the settings of
-    `LeaderElectionConfig`; `ProcessLeaderElector` (`leaderelection_process`) runs the same loop in a child
-    process, so renewals never wait on the operator's GIL.
+    takes any `LeaderElector` of your own (`manager`). `LeaseLeaderElector` (`leaderelection`) holds a
+    coordination.k8s.io Lease with the settings of `LeaderElectionConfig`; `ProcessLeaderElector`
+    (`leaderelection_process`, the default) runs the same loop in a child process, so renewals never wait on
+    the operator's GIL.
 
 Metrics and health
     The manager serves controller-runtime's metrics on its metrics address (`metrics`: `REGISTRY`, the
     workqueue, reconcile, REST client, webhook and leader-election series) — over HTTPS with each scrape
     authenticated and authorised when `metrics_secure=True` (`metricsserver`, `metricsauth`) — and `/healthz`
-    and `/readyz` on its health address (`healthz`: `ping` and your own checks). Logs are structured (`log`; logger names
-    `ballast.runtime.*`); time comes from a `Clock` (`clock`: `RealClock`, `FakeClock`).
+    and `/readyz` on its health address (`healthz`: `ping` and your own checks). Logs are structured (`log`;
+    logger names `ballast.runtime.*`); time comes from a `Clock` (`clock`: `RealClock`, `FakeClock`).
 
 Testing and envtest
     `FakeAPI` (`fake`) is an in-memory API server the real client, informers, cache, controllers and manager run

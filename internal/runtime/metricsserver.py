@@ -22,7 +22,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from . import metrics
 from .certs import CertificateAuthority
-from .certwatcher import CertWatcher
+from .certwatcher import CertificateError, CertWatcher
 from .log import get_logger
 from .metricsauth import AuthenticationAndAuthorization, MetricsFilter, allow_all
 
@@ -147,10 +147,16 @@ def _self_signed(options: MetricsServerOptions) -> Path:
     cert, key = directory / options.cert_name, directory / options.key_name
     if cert.exists() and key.exists():
         return directory
-    directory.mkdir(parents=True, exist_ok=True)
     host = socket.gethostname()
     pair = CertificateAuthority("ballast-metrics-ca").issue(host, hosts=(host, "localhost", "127.0.0.1"), server=True)
-    pair.write(directory, options.cert_name, options.key_name)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        pair.write(directory, options.cert_name, options.key_name)
+    except OSError as error:
+        raise CertificateError(
+            f"cannot write the self-signed metrics certificate under {directory} ({error.strerror or error}): give "
+            "the metrics server a certificate directory (cert_dir; ballastd --metrics-cert-path) or a writable /tmp"
+        ) from error
     _log.info("serving metrics with a self-signed certificate", extra={"dir": str(directory)})
     return directory
 

@@ -3,11 +3,13 @@ tests/integration/internal/runtime/test_metrics_secure.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ballast.runtime import APIStatusError, FakeClock
+from ballast.runtime import APIStatusError, FakeClock, metricsserver
+from ballast.runtime.certwatcher import CertificateError
 from ballast.runtime.metricsauth import (
     ALLOW_TTL,
     AUTHENTICATION_TTL,
@@ -16,6 +18,7 @@ from ballast.runtime.metricsauth import (
     Decision,
     allow_all,
 )
+from ballast.runtime.metricsserver import MetricsServer, MetricsServerOptions
 
 
 class Reviews:
@@ -119,3 +122,24 @@ def test_a_review_the_api_server_cannot_answer_is_a_500_never_a_200(
 
 def test_allow_all_lets_every_request_through() -> None:
     assert allow_all(None, "/metrics", "GET").allowed
+
+
+def test_a_secure_server_without_a_writable_place_for_its_certificate_names_the_option(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")  # a directory cannot be made under a file, whoever runs the test
+    monkeypatch.setattr(metricsserver, "default_cert_dir", lambda: blocked / "k8s-metrics-server" / "serving-certs")
+    with pytest.raises(CertificateError, match="--metrics-cert-path"):
+        MetricsServer(("127.0.0.1", 0), MetricsServerOptions(secure=True, filter=allow_all))
+
+
+def test_a_secure_server_without_a_certificate_makes_a_self_signed_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(metricsserver, "default_cert_dir", lambda: tmp_path / "serving-certs")
+    server = MetricsServer(("127.0.0.1", 0), MetricsServerOptions(secure=True, filter=allow_all))
+    assert server.cert_watcher is not None
+    assert server.cert_watcher.loaded
+    assert (tmp_path / "serving-certs" / "tls.crt").is_file()
+    server._server.server_close()
