@@ -324,7 +324,8 @@ class APIServerClient:
     def get(self, kind: GroupVersionKind | str, name: str, namespace: str | None = None) -> Any: ...
 
     def get(self, kind: KindRef, name: str, namespace: str | None = None) -> Any:
-        """The object `name` (in `namespace` for namespaced kinds); raises NotFoundError."""
+        """The object `name` (in `namespace` for namespaced kinds); raises NotFoundError. A model type as `kind`
+        returns that model (mypy sees the typed overload), a GroupVersionKind or `"apps/v1/Deployment"` a dict."""
         mapping = self.mapping(kind)
         data = self.transport.request("GET", mapping.object_path(name, namespace)).data
         return self._decode(data, self._model_of(kind))
