@@ -202,15 +202,19 @@ def _crd(targets: Sequence[str], output: Path, *, check: bool) -> int:
 
 def _rbac(modules: Sequence[str], role_name: str, output: Path, *, check: bool) -> int:
     rules: list[rbacgen.PolicyRule] = []
-    for name in [name for target in modules for name in module_names(target)]:
-        module = _import(name)
-        try:
-            declared = rbacgen.declared_rules(module)
-        except TypeError as error:
-            raise UsageError(str(error)) from error
-        if not declared:
-            raise UsageError(f"module {name!r} declares no RBAC rules (@rbac(...) or {rbacgen.RBAC_RULES})")
-        rules.extend(declared)
+    for target in modules:
+        names = module_names(target)
+        found: list[rbacgen.PolicyRule] = []
+        for name in names:
+            module = _import(name)
+            try:
+                found.extend(rbacgen.declared_rules(module))
+            except TypeError as error:
+                raise UsageError(str(error)) from error
+        if not found:
+            where = f"module {names[0]!r} declares no" if len(names) == 1 else f"no module under {target} declares"
+            raise UsageError(f"{where} RBAC rules (@rbac(...) or {rbacgen.RBAC_RULES})")
+        rules.extend(found)
     text = HEADER + rbacgen.yaml_document(rbacgen.cluster_role(role_name, rules))
     return _write(output.parent, {output.name: text}, check=check)
 

@@ -67,6 +67,16 @@ WEBHOOKS = [KindWebhooks.of(Widget, defaulting=False)]
 """
 
 
+RECONCILER = """
+from ballast.runtime.rbacgen import rbac
+
+
+@rbac(groups=["example.com"], resources=["widgets"], verbs=["get", "list", "watch"])
+class WidgetReconciler:
+    pass
+"""
+
+
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A project laid out as kubebuilder's: shop/api/v1/widget.py, shop/internal/webhook/v1/widget_webhook.py."""
@@ -78,6 +88,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     (root / "shop/api/v1/widget.py").write_text(textwrap.dedent(KIND))
     (root / "shop/internal/webhook/v1/widget_webhook.py").write_text(textwrap.dedent(WEBHOOK))
     (root / "shop/internal/webhook/v1/test_widget_webhook.py").write_text("raise SystemExit('a test was imported')\n")
+    (root / "shop/internal/controller.py").write_text(textwrap.dedent(RECONCILER))
     monkeypatch.chdir(root)
     before = set(sys.modules)
     saved_path = list(sys.path)
@@ -159,3 +170,17 @@ def test_a_directory_without_init_is_not_a_package(project: Path, capsys: pytest
     (project / "plain").mkdir()
     assert main(["crd", "plain/", "-o", str(project / "crds")]) == 2
     assert "without __init__.py" in capsys.readouterr().err
+
+
+def test_rbac_takes_every_module_under_a_directory_and_skips_those_without_rules(project: Path) -> None:
+    out = project / "role.yaml"
+    assert main(["rbac", "./shop/...", "--role-name", "manager-role", "-o", str(out)]) == 0
+    role = yaml.safe_load(out.read_text())
+    assert role["rules"] == [
+        {"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get", "list", "watch"]}
+    ]
+
+
+def test_rbac_under_a_directory_without_rules_is_named(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rbac", "./shop/api/...", "--role-name", "r", "-o", str(project / "role.yaml")]) == 2
+    assert "no module under ./shop/api/... declares RBAC rules" in capsys.readouterr().err
