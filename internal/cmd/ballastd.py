@@ -63,7 +63,25 @@ def _flag_bool(value: str) -> bool:
 
 def _serving_flags(serving: Any) -> None:
     """Metrics, health probes and the admission webhook server."""
-    serving.add_argument("--metrics-bind-address", default="0", help="Prometheus /metrics, e.g. :8080 ('0' disables)")
+    serving.add_argument(
+        "--metrics-bind-address",
+        default="0",
+        help="Prometheus /metrics: :8443 for HTTPS, :8080 for HTTP ('0' disables)",
+    )
+    serving.add_argument(
+        "--metrics-secure",
+        type=_flag_bool,
+        nargs="?",
+        const=True,
+        default=False,
+        help="serve metrics over HTTPS, each scrape authenticated (TokenReview) and authorised (SubjectAccessReview: "
+        "get on /metrics); default false (docs/design.md, difference 69)",
+    )
+    serving.add_argument(
+        "--metrics-cert-path", default="", help="directory with the metrics serving certificate (default: self-signed)"
+    )
+    serving.add_argument("--metrics-cert-name", default="tls.crt", help="certificate file in --metrics-cert-path")
+    serving.add_argument("--metrics-cert-key", default="tls.key", help="key file in --metrics-cert-path")
     serving.add_argument("--health-probe-bind-address", default=":8081", help="/healthz and /readyz")
     serving.add_argument("--webhook-bind-address", default=":9443", help="admission webhook server")
     serving.add_argument(
@@ -327,6 +345,20 @@ def _bind(address: str, default_host: str = "") -> tuple[str, int]:
     return host or default_host, int(port)
 
 
+def metrics_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The Manager's metrics options from `--metrics-*` (the Go operator's flags; `--metrics-secure` off by default:
+    docs/design.md, difference 69)."""
+    from ballast.runtime.metricsserver import MetricsServerOptions  # noqa: PLC0415 - keep `--help` fast
+
+    return {
+        "metrics_bind_address": args.metrics_bind_address,
+        "metrics_secure": args.metrics_secure,
+        "metrics_server_options": MetricsServerOptions(
+            cert_dir=args.metrics_cert_path or None, cert_name=args.metrics_cert_name, key_name=args.metrics_cert_key
+        ),
+    }
+
+
 def build(args: argparse.Namespace) -> Any:
     """Wire the manager from parsed flags (everything but starting it)."""
     from ballast.api.scheme import add_to_scheme  # noqa: PLC0415 - keep `--help` fast
@@ -375,7 +407,7 @@ def build(args: argparse.Namespace) -> Any:
         client,
         namespace=namespace,
         leader_elector=elector,
-        metrics_bind_address=args.metrics_bind_address,
+        **metrics_options(args),
         health_probe_bind_address=args.health_probe_bind_address,
         graceful_shutdown_timeout=args.graceful_shutdown_timeout,
         scheduling=args.scheduling_webhooks,
@@ -447,6 +479,7 @@ def webhook_server(args: argparse.Namespace) -> Any:
         key_name=args.webhook_cert_key,
         max_body_bytes=args.webhook_max_body_bytes,
         max_connections=args.webhook_max_connections,
+        certificate_timeout=None,  # cert-manager may issue the Secret minutes after the pod starts: keep waiting
     )
 
 

@@ -90,6 +90,8 @@ SELF_SIGNED_CERTIFICATES = "self-signed-certificates"
 APPLY_CRDS = "apply-crds"
 UNINSTALL = "uninstall"
 """`ballastd uninstall` (`ballast.internal.cmd.uninstall`)."""
+METRICS_AUTH = "metrics-auth"
+"""The secure metrics endpoint's review of each scrape (`ballast.runtime.metricsauth`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,9 +161,14 @@ KARPENTER_FEATURE = Feature(
     helm_condition=".Values.consolidation.karpenter",
     component="karpenter",
 )
+METRICS_AUTH_FEATURE = Feature(
+    "ballastd --metrics-secure (each scrape authenticated and authorised by the API server)",
+    helm_condition=".Values.telemetry.prometheus.secure",
+    component="metrics-auth",
+)
 HELM_VALUES = ("leaderElect", "rbac.kubeletSummary", "certManager.enabled", "crds.upgradeHook.enabled",
                "uninstallHook.enabled", "scheduling.enabled", "balancer.enabled", "consolidation.enabled",
-               "consolidation.karpenter")  # fmt: skip
+               "consolidation.karpenter", "telemetry.prometheus.secure")  # fmt: skip
 """The chart values `rbac.yaml` reads; the chart must define every one."""
 
 
@@ -338,6 +345,12 @@ def roles(prefix: str = PREFIX) -> tuple[Role, ...]:
                    (SELF_SIGNED_CERTIFICATES,), "set caBundle to the self-signed CA",
                    (webhook_configuration_name(prefix), scheduling_configuration_name(prefix))),),
              feature=SELF_SIGNED_FEATURE, file="webhook_configurations_role"),
+        Role("metrics-auth", False, "secure metrics: who may scrape, asked of the API server",
+             (Rule("authentication.k8s.io", ("tokenreviews",), ("create",), (METRICS_AUTH,),
+                   "a scrape's bearer token, reviewed (cached for a minute)"),
+              Rule("authorization.k8s.io", ("subjectaccessreviews",), ("create",), (METRICS_AUTH,),
+                   "whether the token's user may get /metrics (cached: allowed 5 minutes, denied 30 seconds)")),
+             feature=METRICS_AUTH_FEATURE, file="metrics_auth_role"),
         Role("crd-installer", False, "`ballastd apply-crds`: server-side apply of our CRDs",
              (Rule("apiextensions.k8s.io", ("customresourcedefinitions",), ("create", "patch"), (APPLY_CRDS,),
                    "an apply PATCH by name; creating through it checks create with that name", crd_names()),),

@@ -255,6 +255,9 @@ def values_schema() -> Schema:
                 "prometheus": _enabled(
                     "Serve /metrics with a Service <release>-metrics.",
                     port=_integer(1, 65535),
+                    secure=_boolean(
+                        "HTTPS, each scrape authenticated and authorised by the API server (ballastd --metrics-secure)."
+                    ),
                     serviceMonitor=_enabled(
                         "A prometheus-operator ServiceMonitor.", interval=_duration(), scrapeTimeout=_duration()
                     ),

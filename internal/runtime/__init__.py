@@ -38,22 +38,25 @@ Webhooks
     `WebhookBuilder` (`webhookbuilder`) registers a defaulter and a validator for a typed kind.
 
 Leader election
-    `Manager(leader_elector=...)` runs leader-only work on one replica at a time; it takes any `LeaderElector`
-    (`manager`). `LeaseLeaderElector` (`leaderelection`) holds a coordination.k8s.io Lease with the settings of
-    `LeaderElectionConfig`; `ProcessLeaderElector` (`leaderelection_process`) runs the same loop in a child
-    process, so renewals never wait on the operator's GIL.
+    `Manager(leader_election=True, leader_election_id=...)` runs leader-only work on one replica at a time
+    (the Lease in the pod's namespace unless `leader_election_namespace` says); `Manager(leader_elector=...)`
+    takes any `LeaderElector` of your own (`manager`). `LeaseLeaderElector` (`leaderelection`) holds a
+    coordination.k8s.io Lease with the settings of `LeaderElectionConfig`; `ProcessLeaderElector`
+    (`leaderelection_process`, the default) runs the same loop in a child process, so renewals never wait on
+    the operator's GIL.
 
 Metrics and health
     The manager serves controller-runtime's metrics on its metrics address (`metrics`: `REGISTRY`, the
-    workqueue, reconcile, REST client, webhook and leader-election series) and `/healthz` and `/readyz` on its
-    health address (`healthz`: `ping` and your own checks). Logs are structured (`log`; logger names
-    `ballast.runtime.*`); time comes from a `Clock` (`clock`: `RealClock`, `FakeClock`).
+    workqueue, reconcile, REST client, webhook and leader-election series) — over HTTPS with each scrape
+    authenticated and authorised when `metrics_secure=True` (`metricsserver`, `metricsauth`) — and `/healthz`
+    and `/readyz` on its health address (`healthz`: `ping` and your own checks). Logs are structured (`log`;
+    logger names `ballast.runtime.*`); time comes from a `Clock` (`clock`: `RealClock`, `FakeClock`).
 
 Testing and envtest
     `FakeAPI` (`fake`) is an in-memory API server the real client, informers, cache, controllers and manager run
     on. `envtest` starts a real kube-apiserver and etcd for a test session (`Environment`, and the `envtest`
-    pytest fixture); `testing` runs a manager for the length of a test and waits with `eventually` /
-    `consistently`.
+    pytest fixture); `testing` runs a manager for the length of a test, waits with `eventually` /
+    `consistently`, and calls a reconciler directly (`reconcile`).
 
 Concurrency model: OS threads and synchronous reconcilers, as in client-go — one thread per informer stream,
 a pool of worker threads per controller; event handlers only enqueue. A reconcile's timeout is a cooperative

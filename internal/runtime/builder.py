@@ -78,6 +78,8 @@ class Builder:
         predicates: Sequence[Predicate] = (),
         scope: CacheScope | None = None,
     ) -> Builder:
+        """Objects of `kind` enqueue what `handler` maps them to (`Watches(obj, handler)`): e.g.
+        `EnqueueRequestsFromMapFunc(fn)`; `predicates` filter the events, `scope` narrows the cache of `kind`."""
         self._watches.append(_Watch(kind, handler, tuple(predicates), scope))
         return self
 
@@ -140,6 +142,9 @@ class Builder:
         return controller
 
     def complete(self, reconciler: Reconciler | ReconcileFunc) -> Controller:
+        """`Complete(r)`: create the controller for `reconciler` (an object with `reconcile(ctx, request)`, or
+        such a function) and add it to the manager; returns it. BuilderError for a builder with nothing to
+        watch, or `owns()` without `for_()`."""
         return self.build(reconciler)
 
     def _source(self, watch: _Watch) -> Kind:

@@ -173,6 +173,7 @@ class Cache:
         return True
 
     def has_synced(self) -> bool:
+        """Whether every informer started so far has listed its kind once (`WaitForCacheSync` would return)."""
         return all(informer.has_synced() for informer in self.informers())
 
     def stop(self) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, Unpack, overload
+from typing import Any, Literal, Protocol, TypeVar, Unpack, overload
 
 import orjson
 import urllib3
@@ -206,21 +206,36 @@ class _HTTPListerWatcher:
         return _HTTPWatchStream(response)
 
 
-def new_client(config: RESTConfig, *, scheme: Scheme | None = None, field_owner: str | None = None) -> Client:
+FieldValidation = Literal["Strict", "Warn", "Ignore"]
+FIELD_VALIDATIONS: tuple[str, ...] = ("Strict", "Warn", "Ignore")
+"""The API server's `fieldValidation` values: what a write does with a field the schema does not know."""
+
+
+def new_client(
+    config: RESTConfig,
+    *,
+    scheme: Scheme | None = None,
+    field_owner: str | None = None,
+    field_validation: FieldValidation | None = None,
+) -> Client:
     """A `Client` that reads and writes straight through the API server of `config` (controller-runtime's
     `client.New`): no cache, every read is a request. `scheme` maps model types to kinds (models come back for
-    registered kinds); `field_owner` is the default field manager of writes (server-side apply needs one).
+    registered kinds); `field_owner` is the default field manager of writes (server-side apply needs one);
+    `field_validation` the default `fieldValidation` of writes (controller-runtime's `client.WithFieldValidation`):
+    "Strict" refuses a field the schema does not know (a `replcias` typo), "Warn" (the API server's default)
+    answers with a warning, which the client logs, "Ignore" drops it silently.
 
     Its class is `APIServerClient`, for the few callers that need more than the interface (`list_all`, `watch`,
     `evict`, `close`)."""
-    return APIServerClient(Transport(config), scheme=scheme, field_owner=field_owner)
+    return APIServerClient(Transport(config), scheme=scheme, field_owner=field_owner, field_validation=field_validation)
 
 
 class APIServerClient:
     """Reads and writes objects through one API server; thread-safe. Implements `Client`; make one with
     `new_client(config)`, or with a `Transport` of your own (`FakeAPI().client()` passes the fake).
 
-    `field_owner` is the default field manager of writes (required by server-side apply).
+    `field_owner` is the default field manager of writes (required by server-side apply); `field_validation` the
+    default `fieldValidation` of writes ("Strict", "Warn" or "Ignore"; a write's own option wins).
     """
 
     def __init__(
@@ -230,11 +245,17 @@ class APIServerClient:
         mapper: RESTMapper | None = None,
         scheme: Scheme | None = None,
         field_owner: str | None = None,
+        field_validation: FieldValidation | None = None,
     ) -> None:
+        if field_validation is not None and field_validation not in FIELD_VALIDATIONS:
+            raise ValueError(
+                f"field_validation must be one of {', '.join(FIELD_VALIDATIONS)}, not {field_validation!r}"
+            )
         self.transport = transport
         self.scheme = scheme or Scheme()
         self.mapper = mapper or RESTMapper(self._discovery)
         self.field_owner = field_owner
+        self.field_validation = field_validation
 
     def _discovery(self, path: str) -> dict[str, Any]:
         decoded: dict[str, Any] = orjson.loads(self.transport.request("GET", path).data)
@@ -284,8 +305,9 @@ class APIServerClient:
         manager = field_manager or self.field_owner
         if manager:
             params["fieldManager"] = manager
-        if field_validation:
-            params["fieldValidation"] = field_validation
+        validation = field_validation or self.field_validation
+        if validation:
+            params["fieldValidation"] = validation
         return params
 
     def _locate(self, obj: Any, name: str | None, namespace: str | None) -> tuple[str, str | None]:
@@ -302,7 +324,8 @@ class APIServerClient:
     def get(self, kind: GroupVersionKind | str, name: str, namespace: str | None = None) -> Any: ...
 
     def get(self, kind: KindRef, name: str, namespace: str | None = None) -> Any:
-        """The object `name` (in `namespace` for namespaced kinds); raises NotFoundError."""
+        """The object `name` (in `namespace` for namespaced kinds); raises NotFoundError. A model type as `kind`
+        returns that model (mypy sees the typed overload), a GroupVersionKind or `"apps/v1/Deployment"` a dict."""
         mapping = self.mapping(kind)
         data = self.transport.request("GET", mapping.object_path(name, namespace)).data
         return self._decode(data, self._model_of(kind))
@@ -594,6 +617,7 @@ class SubResourceClient:
 
 __all__ = [
     "APPLY",
+    "FIELD_VALIDATIONS",
     "JSON_PATCH",
     "MERGE",
     "STRATEGIC",
@@ -601,6 +625,7 @@ __all__ = [
     "APIServerListOptions",
     "APIStatusError",
     "Client",
+    "FieldValidation",
     "KindRef",
     "ListerWatcher",
     "ObjectList",

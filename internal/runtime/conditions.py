@@ -19,7 +19,7 @@ import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, TypeVar, overload
 
-from .clock import RealClock, rfc3339
+from .clock import Clock, RealClock, rfc3339
 
 TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
 
@@ -36,7 +36,7 @@ class TypedCondition(Protocol):
     @property
     def message(self) -> str: ...
     @property
-    def last_transition_time(self) -> datetime.datetime: ...
+    def last_transition_time(self) -> datetime.datetime | None: ...
     @property
     def observed_generation(self) -> int | None: ...
 
@@ -134,47 +134,82 @@ def condition(
     return written
 
 
-def _new_time(new: AnyCondition, now: datetime.datetime | None) -> Any:
-    # The time `new` brings on a flip or an insert: its own, or now when it carries none (a zero time means now).
+def _new_time(new: AnyCondition, now: datetime.datetime | None, *, typed: bool) -> Any:
+    # The time `new` brings on a flip or an insert: its own, or now when it carries none (a zero time means now);
+    # a datetime for a typed condition, RFC 3339 text for a dict.
     given = _get(new, "lastTransitionTime")
-    if given:
-        return given
-    moment = now if now is not None else RealClock().now()
-    return rfc3339(moment) if isinstance(new, Mapping) else moment
+    moment = given or (now if now is not None else RealClock().now())
+    if typed:
+        return datetime.datetime.fromisoformat(moment) if isinstance(moment, str) else moment
+    return moment if isinstance(moment, str) else rfc3339(moment)
 
 
-def _added(new: AnyCondition, now: datetime.datetime | None) -> Any:
+def _typed_element(conditions: list[Any]) -> type[Any] | None:
+    """The typed condition class `conditions` holds (from an element, or from a typed empty list), else None."""
+    for element in conditions:
+        if not isinstance(element, Mapping):
+            return type(element)
+        return None
+    element_type: type[Any] | None = getattr(conditions, "element_type", None)
+    return element_type
+
+
+def _added(new: AnyCondition, now: datetime.datetime | None, element: type[Any] | None) -> Any:
+    if element is not None and isinstance(new, Mapping):
+        # A dict into a typed list becomes a typed element: a list holds one kind of entry (a dict among models
+        # serialises with a warning, and the helpers would read it by the wrong names).
+        return element.model_validate({**new, "lastTransitionTime": _new_time(new, now, typed=False)})
     if not isinstance(new, Mapping):
-        return copy.copy(new)  # as `model_copy()`: a typed condition carries its time (a required field)
-    added = dict(new)
-    added["lastTransitionTime"] = _new_time(new, now)
-    return added
+        added = copy.copy(new)  # as `model_copy()`: the caller's condition stays the caller's
+        _set(added, "lastTransitionTime", _new_time(new, now, typed=True))
+        return added
+    added_dict = dict(new)
+    added_dict["lastTransitionTime"] = _new_time(new, now, typed=False)
+    return added_dict
 
 
 @overload
 def set_status_condition(
-    conditions: list[dict[str, Any]], new: Mapping[str, Any], now: datetime.datetime | None = None
+    conditions: list[dict[str, Any]],
+    new: Mapping[str, Any],
+    now: datetime.datetime | None = None,
+    *,
+    clock: Clock | None = None,
 ) -> bool: ...
 @overload
-def set_status_condition(conditions: list[T], new: T, now: datetime.datetime | None = None) -> bool: ...
-def set_status_condition(conditions: list[Any], new: Any, now: datetime.datetime | None = None) -> bool:
-    """Insert or update `new` in `conditions` (in place); returns whether anything changed.
+def set_status_condition(
+    conditions: list[T], new: T | Mapping[str, Any], now: datetime.datetime | None = None, *, clock: Clock | None = None
+) -> bool: ...
+def set_status_condition(
+    conditions: list[Any], new: Any, now: datetime.datetime | None = None, *, clock: Clock | None = None
+) -> bool:
+    """Insert or update `new` in `conditions` (in place); returns whether anything changed
+    (`meta.SetStatusCondition(&conditions, new)`).
 
-    Dicts go into a list of dicts, typed conditions into a list of typed conditions. A new type is appended as a
-    copy of `new`. An existing entry takes `new`'s status; its lastTransitionTime moves only when the status
-    does. reason, message and observedGeneration are overwritten — of a dict `new`, only the keys it carries.
-    Either time is `new`'s own, or `now` (the current time when not given) for a dict that carries none.
-    Raises ValueError for a condition without a type or with a status other than True/False/Unknown.
+    A list holds one kind of entry: a typed list (one with typed elements, or the empty list a typed model's
+    `Conditions` field starts with) turns a dict `new` into its element type; a list of dicts takes dicts.
+    A new type is appended as a copy of `new`. An existing entry takes `new`'s status; its lastTransitionTime
+    moves only when the status does. reason, message and observedGeneration are overwritten — of a dict `new`,
+    only the keys it carries. The time written is `new`'s own when it carries one, else `now`, else
+    `clock.now()` (pass `clock=ctx.clock` in a reconciler, so a test's `FakeClock` sets it), else the real time.
+    Raises ValueError for a condition without a type or with a status other than True/False/Unknown, and
+    TypeError when `conditions` is not a list (None: a model built without its `Conditions` default).
     """
+    if not isinstance(conditions, list):
+        raise TypeError(
+            f"set_status_condition takes the list of conditions to edit in place, not {type(conditions).__name__}"
+        )
     _check(new)
+    if now is None and clock is not None:
+        now = clock.now()
     existing = find_status_condition(conditions, _get(new, "type"))
     if existing is None:
-        conditions.append(_added(new, now))
+        conditions.append(_added(new, now, _typed_element(conditions)))
         return True
     changed = False
     if _get(existing, "status") != _get(new, "status"):
         _set(existing, "status", _get(new, "status"))
-        _set(existing, "lastTransitionTime", _new_time(new, now))
+        _set(existing, "lastTransitionTime", _new_time(new, now, typed=not isinstance(existing, Mapping)))
         changed = True
     for key in ("reason", "message", "observedGeneration"):
         if _carries(new, key) and _get(existing, key) != _get(new, key):

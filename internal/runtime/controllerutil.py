@@ -1,15 +1,16 @@
 """Helpers Go users know from `controllerutil` and `meta`: create-or-update, owner references, finalizers.
 
-Those that change an object work on plain dicts (thaw a cached view first with `objects.thaw`); those that read
-one (`get_controller_of`, `get_reference`, the owners) also take views, projections and models.
+Those that change an object take a plain dict or a typed model and edit it in place, the same kind of object
+coming back (a cached view is read-only: thaw it first with `objects.thaw`; anything else is a TypeError naming
+what is accepted); those that read one (`contains_finalizer`, `get_controller_of`, `get_reference`) also take
+views and projections.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Mapping
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -17,7 +18,9 @@ from . import objects
 from .apierrors import NotFoundError
 from .client import MERGE
 from .gvk import GroupVersionKind
-from .scheme import Scheme
+from .scheme import Model, Scheme
+
+Obj = TypeVar("Obj")
 
 
 class OperationResult(StrEnum):
@@ -46,56 +49,70 @@ class AlreadyOwnedError(ValueError):
         self.owner = dict(owner)
 
 
-def create_or_update(client: Any, obj: dict[str, Any], mutate: Callable[[dict[str, Any]], None]) -> OperationResult:
-    """Fetch `obj` (by kind, namespace, name); create it after `mutate` if absent, else update if `mutate` changed it.
+def create_or_update(client: Any, obj: Obj, mutate: Callable[[Obj], None]) -> OperationResult:
+    """Fetch `obj` (by kind, namespace, name); create it after `mutate` if absent, else update if `mutate` changed it
+    (controllerutil's `CreateOrUpdate(ctx, client, obj, mutate)`).
 
-    `client` is a `Client` or the manager's cache-backed client (what it reads is copied before `mutate`).
+    `obj` is a dict or a typed model (its type registered in the client's scheme); `mutate` receives the same kind
+    of object — `obj` itself on create, the current object on update — and edits it in place. `client` is a
+    `Client` or the manager's cache-backed client (what it reads is copied before `mutate`).
 
     `obj` is updated in place with what the server stored. Conflicts propagate (ConflictError): requeue.
     """
-    name, namespace = objects.name(obj), objects.namespace(obj) or None
-    try:
-        current = objects.thaw(client.get(client.gvk(obj), name, namespace))  # a cache view is read-only
-    except NotFoundError:
-        mutate(obj)
-        _check_identity(obj, name, namespace)
-        obj.update(client.create(obj))
-        return OperationResult.CREATED
-    before = copy.deepcopy(current)
-    mutate(current)
-    _check_identity(current, name, namespace)
-    if current == before:
-        obj.clear()
-        obj.update(current)
-        return OperationResult.NONE
-    stored = client.update(current)
-    obj.clear()
-    obj.update(stored)
-    return OperationResult.UPDATED
+    return _create_or_write(client, obj, mutate, patch=False)
 
 
-def create_or_patch(client: Any, obj: dict[str, Any], mutate: Callable[[dict[str, Any]], None]) -> OperationResult:
+def create_or_patch(client: Any, obj: Obj, mutate: Callable[[Obj], None]) -> OperationResult:
     """As create_or_update, but sends a JSON merge patch of what `mutate` changed (no resourceVersion race)."""
+    return _create_or_write(client, obj, mutate, patch=True)
+
+
+def _create_or_write(client: Any, obj: Any, mutate: Callable[[Any], None], *, patch: bool) -> OperationResult:
+    typed = _writable(obj, "create_or_update")
     name, namespace = objects.name(obj), objects.namespace(obj) or None
     try:
-        current = objects.thaw(client.get(client.gvk(obj), name, namespace))  # a cache view is read-only
+        found = client.get(type(obj) if typed else client.gvk(obj), name, namespace)
     except NotFoundError:
         mutate(obj)
         _check_identity(obj, name, namespace)
-        obj.update(client.create(obj))
+        _replace_contents(obj, client.create(obj))
         return OperationResult.CREATED
-    before = copy.deepcopy(current)
+    # A cache view is read-only and a cached model may be shared: edit a copy.
+    current = found.model_copy(deep=True) if typed else objects.thaw(found)
+    before = objects.thaw(current)
     mutate(current)
     _check_identity(current, name, namespace)
-    patch = merge_patch(before, current)
-    if not patch:
-        obj.clear()
-        obj.update(current)
+    after = objects.thaw(current)
+    if after == before:
+        _replace_contents(obj, current)
         return OperationResult.NONE
-    stored = client.patch(current, patch, patch_type=MERGE)
-    obj.clear()
-    obj.update(stored)
+    stored = client.patch(current, merge_patch(before, after), patch_type=MERGE) if patch else client.update(current)
+    _replace_contents(obj, stored)
     return OperationResult.UPDATED
+
+
+def _writable(obj: Any, helper: str) -> bool:
+    """Whether `obj` is a typed model (else a plain dict); TypeError naming what `helper` accepts otherwise."""
+    if isinstance(obj, dict):
+        return False
+    if isinstance(obj, Model) and not isinstance(obj, Mapping):
+        return True
+    hint = " (a read-only cache view: objects.thaw() it first)" if isinstance(obj, Mapping) else ""
+    raise TypeError(f"{helper} takes a dict or a typed model (a pydantic model), not {type(obj).__name__}{hint}")
+
+
+def _replace_contents(obj: Any, stored: Any) -> None:
+    """Make `obj` what `stored` is, in place (the caller keeps its reference, as Go's pointer)."""
+    if isinstance(obj, dict):
+        obj.clear()
+        obj.update(stored if isinstance(stored, dict) else objects.thaw(stored))
+        return
+    if not isinstance(stored, type(obj)):
+        stored = type(obj).model_validate(objects.thaw(stored))
+    for field in type(obj).model_fields:
+        setattr(obj, field, getattr(stored, field))
+    if getattr(obj, "__pydantic_extra__", None) is not None:
+        obj.__pydantic_extra__ = dict(stored.__pydantic_extra__ or {})
 
 
 def merge_patch(before: Any, after: Any) -> dict[str, Any]:
@@ -119,7 +136,7 @@ def merge_patch(before: Any, after: Any) -> dict[str, Any]:
 _MISSING = object()
 
 
-def _check_identity(obj: MutableMapping[str, Any], name: str, namespace: str | None) -> None:
+def _check_identity(obj: Any, name: str, namespace: str | None) -> None:
     if objects.name(obj) != name or (objects.namespace(obj) or None) != namespace:
         raise ValueError("the mutate function must not change the object's name or namespace")
 
@@ -208,27 +225,30 @@ def get_reference(scheme: Scheme | None, obj: Any) -> dict[str, Any]:
 
 
 def set_owner_reference(
-    owner: Any, obj: dict[str, Any], scheme: Scheme | None = None, *, owner_gvk: GroupVersionKind | None = None
+    owner: Any, obj: Any, scheme: Scheme | None = None, *, owner_gvk: GroupVersionKind | None = None
 ) -> None:
     """Add (or refresh) a non-controller owner reference to `owner` on `obj` (controllerutil's
     `SetOwnerReference(owner, object, scheme)`); the owner's kind as in `set_controller_reference`."""
+    _writable(obj, "set_owner_reference")
     gvk = owner_gvk or _gvk_of(owner, scheme, "owner")
     _check_scopes(owner, gvk, obj)
     _upsert_reference(obj, _reference(owner, gvk, controller=False))
 
 
 def set_controller_reference(
-    owner: Any, controlled: dict[str, Any], scheme: Scheme | None = None, *, owner_gvk: GroupVersionKind | None = None
+    owner: Any, controlled: Any, scheme: Scheme | None = None, *, owner_gvk: GroupVersionKind | None = None
 ) -> None:
     """Make `owner` the controller of `controlled` (controllerutil's `SetControllerReference(owner, controlled,
     scheme)`, same argument order): adds, or refreshes, an owner reference with `controller` and
-    `blockOwnerDeletion` set on the dict `controlled`.
+    `blockOwnerDeletion` set on `controlled`, a dict or a typed model (edited in place). `owner` is any object:
+    a dict, a cached view, a model.
 
     The owner's kind comes from `owner_gvk`, else the owner's own apiVersion/kind, else its model type's
     registration in `scheme`. Raises AlreadyOwnedError when another object already controls `controlled` (the
     message names both), and ValueError for a cross-namespace owner or a namespaced owner of a cluster-scoped
     object (one without a namespace): the garbage collector would delete it.
     """
+    _writable(controlled, "set_controller_reference")
     gvk = owner_gvk or _gvk_of(owner, scheme, "owner")
     _check_scopes(owner, gvk, controlled)
     existing = get_controller_of(controlled)
@@ -258,42 +278,71 @@ def _same_owner(reference: Mapping[str, Any], gvk: GroupVersionKind, name: str) 
     return group == gvk.group and reference.get("kind") == gvk.kind and reference.get("name") == name
 
 
-def _upsert_reference(obj: dict[str, Any], reference: dict[str, Any]) -> None:
-    references: list[dict[str, Any]] = obj.setdefault("metadata", {}).setdefault("ownerReferences", [])
+def _upsert_reference(obj: Any, reference: dict[str, Any]) -> None:
     gvk = GroupVersionKind.from_api_version(reference["apiVersion"], reference["kind"])
+    if isinstance(obj, dict):
+        references: list[Any] = obj.setdefault("metadata", {}).setdefault("ownerReferences", [])
+        entry: Any = reference
+    else:
+        meta = obj.metadata
+        if meta.owner_references is None:
+            meta.owner_references = []
+        references = meta.owner_references
+        entry = _owner_reference_model().model_validate(reference)
     for index, existing in enumerate(references):
-        if _same_owner(existing, gvk, reference["name"]):
-            references[index] = reference
+        if _same_owner(_wire_reference(existing), gvk, reference["name"]):
+            references[index] = entry
             return
-    references.append(reference)
+    references.append(entry)
+
+
+def _owner_reference_model() -> Any:
+    # Imported on use: the typed models (pydantic) load only for callers that pass one.
+    from .crd.meta import OwnerReference  # noqa: PLC0415 - pydantic models load only for typed callers
+
+    return OwnerReference
 
 
 # ----------------------------------------------------------------------------------------- finalizers
 
 
 def contains_finalizer(obj: Any, finalizer: str) -> bool:
-    meta = objects.metadata(obj)
-    finalizers = meta.get("finalizers") if hasattr(meta, "get") else getattr(meta, "finalizers", ())
-    return finalizer in (finalizers or ())
+    """Whether `obj` (a dict, a cached view, a projection or a model) carries `finalizer`."""
+    return finalizer in _finalizers(objects.metadata(obj))
 
 
-def add_finalizer(obj: dict[str, Any], finalizer: str) -> bool:
-    """Add `finalizer` if missing; returns whether `obj` changed."""
-    finalizers: list[str] = obj.setdefault("metadata", {}).setdefault("finalizers", [])
+def _finalizers(meta: Any) -> Any:
+    return (meta.get("finalizers") if isinstance(meta, Mapping) else getattr(meta, "finalizers", None)) or ()
+
+
+def add_finalizer(obj: Any, finalizer: str) -> bool:
+    """Add `finalizer` to `obj` (a dict or a typed model, edited in place) if missing; returns whether `obj`
+    changed (controllerutil's `AddFinalizer`, which reports it as Go's does)."""
+    if not _writable(obj, "add_finalizer"):
+        finalizers: list[str] = obj.setdefault("metadata", {}).setdefault("finalizers", [])
+    else:
+        if obj.metadata.finalizers is None:
+            obj.metadata.finalizers = []
+        finalizers = obj.metadata.finalizers
     if finalizer in finalizers:
         return False
     finalizers.append(finalizer)
     return True
 
 
-def remove_finalizer(obj: dict[str, Any], finalizer: str) -> bool:
-    """Remove every occurrence of `finalizer`; returns whether `obj` changed."""
-    meta = obj.get("metadata") or {}
-    finalizers = meta.get("finalizers") or []
+def remove_finalizer(obj: Any, finalizer: str) -> bool:
+    """Remove every occurrence of `finalizer` from `obj` (a dict or a typed model, edited in place); returns
+    whether `obj` changed."""
+    typed = _writable(obj, "remove_finalizer")
+    meta: Any = obj.metadata if typed else (obj.get("metadata") or {})
+    finalizers = list(_finalizers(meta))
     kept = [f for f in finalizers if f != finalizer]
     if len(kept) == len(finalizers):
         return False
-    meta["finalizers"] = kept
+    if typed:
+        meta.finalizers = kept
+    else:
+        meta["finalizers"] = kept
     return True
 
 

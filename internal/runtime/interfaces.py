@@ -121,7 +121,12 @@ class Reader(Protocol):
     def get(self, kind: GroupVersionKind | str, name: str, namespace: str | None = None) -> Any: ...
 
     def get(self, kind: KindRef, name: str, namespace: str | None = None) -> Any:
-        """The object; raises `NotFoundError`."""
+        """The object `name` of `kind` (in `namespace` for a namespaced kind); raises `NotFoundError`.
+
+        Typed: `get(Memcached, name, namespace)` returns a `Memcached` (a model type registered in the scheme;
+        mypy sees that overload), `get("apps/v1/Deployment", ...)` a dict (a read-only view from a cache).
+        Arguments go kind, name, namespace — the namespace last, as cluster-scoped kinds have none; a `Request`
+        is `Request(namespace, name)`, as Go's `NamespacedName`."""
         ...
 
     def list(self, kind: KindRef, namespace: str | None = None, **options: Unpack[ListOptions]) -> ObjectList:

@@ -29,6 +29,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -48,6 +49,26 @@ _log = get_logger("ballast.runtime.leaderelection")
 def default_identity() -> str:
     """controller-runtime's identity: `<hostname>_<uuid>`, unique per process start."""
     return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+SERVICE_ACCOUNT_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+"""Where a pod reads its own namespace (the service-account token's mount): the leader election's namespace when
+none is given, as controller-runtime's `LeaderElectionNamespace` default."""
+
+
+def namespace_in_pod(path: str | Path = SERVICE_ACCOUNT_NAMESPACE_FILE) -> str:
+    """The namespace this pod runs in, from the service-account file at `path`. Outside a pod there is none:
+    ValueError naming the file and the option to set instead (controller-runtime fails start-up the same way)."""
+    try:
+        namespace = Path(path).read_text().strip()
+    except OSError as error:
+        raise ValueError(
+            f"leader election needs a namespace: none was given (leader_election_namespace) and {path} cannot be "
+            f"read ({error.strerror or error}): not running in a pod"
+        ) from None
+    if not namespace:
+        raise ValueError(f"leader election needs a namespace: {path} is empty; set leader_election_namespace")
+    return namespace
 
 
 @dataclass
@@ -334,7 +355,9 @@ class LeaseLeaderElector:
 __all__ = [
     "JITTER_FACTOR",
     "LEASE",
+    "SERVICE_ACCOUNT_NAMESPACE_FILE",
     "LeaderElectionConfig",
     "LeaseLeaderElector",
     "default_identity",
+    "namespace_in_pod",
 ]

@@ -22,18 +22,18 @@ from __future__ import annotations
 import signal
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Protocol
 
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-
-from . import metrics
 from .cache import Cache, CacheScope, DelegatingClient
 from .client import APIServerClient, KindRef
 from .clock import Clock, RealClock
 from .healthz import Check, Checks, handler_for, ping
+from .leaderelection import SERVICE_ACCOUNT_NAMESPACE_FILE, LeaderElectionConfig, LeaseLeaderElector, namespace_in_pod
 from .log import Logger, get_logger
+from .metricsserver import MetricsServer, MetricsServerOptions
 from .recorder import EventRecorder
 from .rest import RESTConfig, Transport, cancellable
 from .scheme import Scheme
@@ -104,22 +104,31 @@ class _Server:
         thread.join(5)
 
 
-class _MetricsHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+def _required_id(leader_election_id: str) -> str:
+    if not leader_election_id:
+        raise ValueError("leader_election=True needs a leader_election_id: the name of the Lease the replicas share")
+    return leader_election_id
 
-    def do_GET(self) -> None:
-        if self.path.split("?")[0] != "/metrics":
-            self.send_error(404)
-            return
-        body = generate_latest(metrics.REGISTRY)
-        self.send_response(200)
-        self.send_header("Content-Type", CONTENT_TYPE_LATEST)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
-    def log_message(self, format: str, *args: object) -> None:
-        return
+def _elector(
+    config: RESTConfig | None,
+    client: APIServerClient,
+    settings: LeaderElectionConfig,
+    *,
+    in_process: bool,
+    clock: Clock | None,
+) -> LeaderElector:
+    if in_process:
+        return LeaseLeaderElector(client, settings, clock=clock)
+    if config is None:
+        raise ValueError(
+            "the child-process leader elector connects on its own and needs a RESTConfig: pass the manager a config, "
+            "or leader_election_in_process=True"
+        )
+    # Imported on use: the child-process elector loads multiprocessing plumbing few tools need.
+    from .leaderelection_process import ProcessLeaderElector  # noqa: PLC0415
+
+    return ProcessLeaderElector(config, settings)
 
 
 class Manager:
@@ -150,16 +159,53 @@ class Manager:
         cache_by_kind: Mapping[KindRef, CacheScope] | None = None,
         uncached: Iterable[KindRef] = (),
         metrics_bind_address: str = "0",
+        metrics_secure: bool = False,
+        metrics_server_options: MetricsServerOptions | None = None,
         health_probe_bind_address: str = "0",
         leader_elector: LeaderElector | None = None,
+        leader_election: bool = False,
+        leader_election_id: str = "",
+        leader_election_namespace: str | None = None,
+        leader_election_release_on_cancel: bool = False,
+        leader_election_in_process: bool = False,
+        lease_duration: float = 15.0,
+        renew_deadline: float = 10.0,
+        retry_period: float = 2.0,
+        service_account_namespace_file: str | Path = SERVICE_ACCOUNT_NAMESPACE_FILE,
         graceful_shutdown_timeout: float = DEFAULT_GRACEFUL_SHUTDOWN,
         clock: Clock | None = None,
         logger: Logger | None = None,
     ) -> None:
+        """Leader election, as controller-runtime's `manager.Options`: `leader_election=True` with a
+        `leader_election_id` (the Lease's name) holds that Lease in `leader_election_namespace` — by default the
+        namespace of the pod, read from `service_account_namespace_file`; outside a pod without the option,
+        start-up fails naming the file. `lease_duration`, `renew_deadline`, `retry_period` and
+        `leader_election_release_on_cancel` are client-go's settings. The election runs in a child interpreter
+        (`ProcessLeaderElector`), so renewals never wait on this process's GIL (a busy informer decoding a large
+        list held an in-process renewal up to 2.4 s); `leader_election_in_process=True` runs it on a thread here
+        (`LeaseLeaderElector`) instead. `leader_elector=` takes any elector of your own; not with
+        `leader_election`."""
         if client is None:
             if config is None:
                 config = RESTConfig.load()
             client = APIServerClient(Transport(config), scheme=scheme, field_owner=field_owner)
+        if leader_election:
+            if leader_elector is not None:
+                raise ValueError("pass leader_election=True or a leader_elector of your own, not both")
+            leader_elector = _elector(
+                config or getattr(client.transport, "config", None),
+                client,
+                LeaderElectionConfig(
+                    name=_required_id(leader_election_id),
+                    namespace=leader_election_namespace or namespace_in_pod(service_account_namespace_file),
+                    lease_duration=lease_duration,
+                    renew_deadline=renew_deadline,
+                    retry_period=retry_period,
+                    release_on_cancel=leader_election_release_on_cancel,
+                ),
+                in_process=leader_election_in_process,
+                clock=clock,
+            )
         self.api_reader = client
         self.scheme = client.scheme
         self.clock = clock or RealClock()
@@ -174,8 +220,11 @@ class Manager:
         self.readyz = Checks()
         self.healthz.add("ping", ping)
         self.readyz.add("cache-sync", self._cache_synced)
-        self._servers: list[_Server] = []
+        self._servers: list[_Server | MetricsServer] = []
         self._metrics_address = _split_address(metrics_bind_address)
+        self._metrics_options = metrics_server_options or MetricsServerOptions()
+        if metrics_secure:
+            self._metrics_options = replace(self._metrics_options, secure=True)
         self._health_address = _split_address(health_probe_bind_address)
         self._stop = threading.Event()
         self._errors: list[BaseException] = []
@@ -309,7 +358,9 @@ class Manager:
 
     def _start_servers(self, group: _Group) -> None:
         if self._metrics_address is not None:
-            self._servers.append(_Server("metrics", self._metrics_address, _MetricsHandler))
+            self._servers.append(
+                MetricsServer(self._metrics_address, self._metrics_options, review_client=self.api_reader)
+            )
         if self._health_address is not None:
             handler = handler_for({"/healthz": self.healthz, "/readyz": self.readyz})
             self._servers.append(_Server("health", self._health_address, handler))

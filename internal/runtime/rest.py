@@ -5,6 +5,11 @@ so anything `kubectl` can reach we can reach. Requests go straight through urlli
 for our own decoders; transient failures are retried with `tenacity` (connection errors; 429 honouring
 Retry-After; 5xx on idempotent verbs), within the caller's cooperative deadline (`deadline()`), and an
 optional client-side token bucket (off by default, as in controller-runtime ≥ 0.21).
+
+The API server's `Warning:` headers (an unknown field, a deprecated API) are logged at warning level, as
+client-go's default warning handler logs them — each distinct text at most once a minute (`WARNING_INTERVAL`),
+so a controller repeating a deprecated call does not flood the log. `Transport(config, on_warning=...)` gets
+each one as well (a test collecting them).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import contextvars
 import os
 import platform
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -33,6 +39,11 @@ from urllib3.exceptions import (
 
 from . import metrics
 from .apierrors import APIStatusError, CanceledError, DeadlineExceededError, error_from_response
+from .log import RateLimitedLog, get_logger
+
+WARNING_INTERVAL = 60.0
+_WARNING = re.compile(r'(\d{3}) (\S+) "((?:[^"\\]|\\.)*)"')
+_log = get_logger("ballast.runtime.rest")
 
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 RETRYABLE_5XX = frozenset({500, 502, 503, 504})
@@ -245,10 +256,12 @@ class _RetryableError(Exception):
 class Transport:
     """Sends requests to one API server; thread-safe, pooled, with retries and metrics."""
 
-    def __init__(self, config: RESTConfig) -> None:
+    def __init__(self, config: RESTConfig, *, on_warning: Callable[[str], None] | None = None) -> None:
         from kubernetes.client import rest  # noqa: PLC0415
 
         self.config = config
+        self._on_warning = on_warning
+        self._warnings = RateLimitedLog(_log, interval=WARNING_INTERVAL)
         configuration = config.configuration
         if configuration.connection_pool_maxsize is None or configuration.connection_pool_maxsize < 16:
             configuration.connection_pool_maxsize = 16
@@ -347,6 +360,8 @@ class Transport:
                 raise _RetryableError(exc) from exc
             raise
         self._observe(method, str(response.status), began)
+        if "Warning" in response.headers:
+            self._warned(call, response.headers.getlist("Warning"))
         status = response.status
         if status < 400:
             return response
@@ -358,6 +373,12 @@ class Transport:
         if status == 429 or (status in RETRYABLE_5XX and method in IDEMPOTENT):
             raise _RetryableError(error, wait=retry_after if retry_after is not None else 1.0 if status == 429 else 0.0)
         raise error
+
+    def _warned(self, call: _Call, headers: list[str]) -> None:
+        for text in warning_texts(headers):
+            if self._on_warning is not None:
+                self._on_warning(text)
+            self._warnings.warning("Warning: %s", text, key=text, extra={"method": call.method, "path": call.path})
 
     def request(
         self,
@@ -407,6 +428,17 @@ class Transport:
         self._pool.clear()
 
 
+def warning_texts(headers: list[str]) -> list[str]:
+    """The texts of the `299` warnings in `Warning` header values (RFC 7234: `299 - "text"`, several per value
+    separated by commas); client-go handles only code 299, which the API server sends."""
+    texts: list[str] = []
+    for value in headers:
+        for code, _agent, text in _WARNING.findall(value):
+            if code == "299":
+                texts.append(re.sub(r"\\(.)", r"\1", text))
+    return texts
+
+
 def _retry_after(value: str | None) -> float | None:
     if not value:
         return None
@@ -417,6 +449,7 @@ def _retry_after(value: str | None) -> float | None:
 
 
 __all__ = [
+    "WARNING_INTERVAL",
     "APIStatusError",
     "RESTConfig",
     "Response",
@@ -426,4 +459,5 @@ __all__ = [
     "check_call",
     "deadline",
     "remaining_time",
+    "warning_texts",
 ]

@@ -45,12 +45,25 @@ class Scheme:
                 raise ValueError(f"{model.__name__} is already registered as {existing}")
             self._kinds[model] = gvk
 
+    def add(self, *kinds: type[Any]) -> None:
+        """Register each of `kinds` from its own class constants (`GROUP`, `VERSION`, `KIND`: a `CustomResource`
+        subclass knows what it is) — Go's `AddToScheme(scheme)`. TypeError names a class without them."""
+        for kind in kinds:
+            group, version, name = (getattr(kind, constant, None) for constant in ("GROUP", "VERSION", "KIND"))
+            if not isinstance(kind, type) or version is None or name is None or group is None:
+                shown = kind.__name__ if isinstance(kind, type) else repr(kind)
+                raise TypeError(
+                    f"scheme.add takes kinds that declare GROUP, VERSION and KIND (CustomResource subclasses), not "
+                    f"{shown}; register other types with scheme.register(GroupVersionKind(...), Model)"
+                )
+            self.register(GroupVersionKind(group, version, name), kind)
+
     def gvk_for(self, model: type[Any]) -> GroupVersionKind:
         found = self._kinds.get(model)
         if found is None:
             raise UnregisteredTypeError(
                 f"{model.__name__} is not registered in the scheme; register it with "
-                "scheme.register(GroupVersionKind(...), Model)"
+                "scheme.add(Model) (a CustomResource) or scheme.register(GroupVersionKind(...), Model)"
             )
         return found
 

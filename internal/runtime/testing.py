@@ -14,6 +14,13 @@ context manager. With the `envtest` pytest fixture (the ballast_envtest plugin) 
             envtest.rest.create(...)                     # the world changes...
             eventually(lambda: annotated(envtest), what="the annotation")   # ...and the controller catches up
 
+A reconciler can also be called directly, as Go's tests call `Reconcile(ctx, req)`:
+`reconcile(reconciler, Request("shop", "cache"), clock=FakeClock())` builds the `Context` a controller would
+(`reconcile_context` gives it alone) and returns the `Result`.
+
+One manager per test: scope its cache to the test's namespace (`Manager(..., cache_by_kind={Kind:
+CacheScope(namespace=envtest_namespace)})`), or it reconciles what earlier tests left terminating in theirs.
+
 For scheduled work, give the manager a `FakeClock` (`Manager(..., clock=FakeClock())`): `ctx.clock`,
 `Result(requeue_after=...)` and the queue's delays then follow `clock.advance(seconds)`, while error backoff
 stays in real time unless the clock is `FakeClock(freeze_backoff=True)`.
@@ -24,16 +31,55 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
+from .clock import Clock, RealClock
 from .envtest.wait import WaitTimeoutError, poll_until
+from .log import Logger, get_logger
 from .manager import Manager
+from .reconcile import Context, Reconciler, Request, Result
 
 T = TypeVar("T")
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_INTERVAL = 0.05
+
+
+def reconcile_context(
+    request: Request,
+    *,
+    clock: Clock | None = None,
+    controller: str = "test",
+    logger: Logger | None = None,
+    timeout: float | None = None,
+) -> Context:
+    """The `Context` a controller named `controller` would pass for `request`: its logger carries the
+    controller, namespace, name and a reconcileID; `clock` (a `FakeClock` in tests; the real clock by default)
+    is `ctx.clock`; `timeout` seconds set its deadline."""
+    clock = clock or RealClock()
+    reconcile_id = str(uuid.uuid4())
+    base = logger or get_logger("ballast.runtime.testing").with_values(controller=controller)
+    logged = base.with_values(namespace=request.namespace, name=request.name, reconcileID=reconcile_id)
+    deadline = None if timeout is None else clock.monotonic() + timeout
+    return Context(controller, request, reconcile_id, logged, clock, deadline)
+
+
+def reconcile(
+    reconciler: Reconciler,
+    request: Request,
+    *,
+    clock: Clock | None = None,
+    controller: str = "test",
+    logger: Logger | None = None,
+    timeout: float | None = None,
+) -> Result:
+    """Call `reconciler` once for `request`, as Go's tests call `Reconcile(ctx, req)`, and return its `Result`
+    (`Result()` when it returned None). What it raises propagates. The reconciler's client is its own (a
+    `FakeAPI().client()` or an envtest client)."""
+    ctx = reconcile_context(request, clock=clock, controller=controller, logger=logger, timeout=timeout)
+    return reconciler.reconcile(ctx, request) or Result()
 
 
 @contextlib.contextmanager
@@ -104,5 +150,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "consistently",
     "eventually",
+    "reconcile",
+    "reconcile_context",
     "running",
 ]

@@ -19,6 +19,10 @@
   wrong content type, a body that is not an AdmissionReview, one over the size cap, or a handler's own 400 (an
   object it cannot decode) — is a warning naming the path and the reason, at most one per path every
   `MALFORMED_LOG_INTERVAL` seconds (the next one says how many were left out), since any client can send them.
+- A certificate not there yet (a Secret still being mounted or issued) is waited for, with a warning at once and
+  every `CERTIFICATE_WARNING_INTERVAL` seconds, for `certificate_timeout` seconds (120): then `start()` raises
+  CertificateError naming the files, and the manager stops — controller-runtime fails start-up at once.
+  `certificate_timeout=None` waits as long as it takes (ballastd, for a late cert-manager Secret).
 - Metrics: `controller_runtime_webhook_requests_total{webhook,code}`, `..._latency_seconds{webhook}`,
   `..._requests_in_flight{webhook}`, `controller_runtime_webhook_panics_total`. `ready()` is a readiness check:
   certificate loaded and socket listening.
@@ -30,6 +34,7 @@ import socket
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import metrics
 from ._httpconn import Connection, ConnectionLoop, Limits, Message
@@ -38,9 +43,14 @@ from .certwatcher import CertificateError, CertWatcher
 from .log import RateLimitedLog, get_logger
 from .rest import deadline
 
+if TYPE_CHECKING:
+    from .webhookbuilder import KindWebhooks
+
 DEFAULT_PORT = 9443
 MAX_BODY_BYTES = 4 * 1024 * 1024
 CERTIFICATE_WAIT_SECONDS = 1.0
+CERTIFICATE_TIMEOUT = 120.0
+CERTIFICATE_WARNING_INTERVAL = 30.0
 MALFORMED_LOG_INTERVAL = 10.0
 _REASONS = {200: b"OK", 400: b"Bad Request", 404: b"Not Found", 405: b"Method Not Allowed", 413: b"Payload Too Large"}
 _log = get_logger("ballast.runtime.webhook")
@@ -83,11 +93,13 @@ class WebhookServer:
         max_connections: int = 10_000,
         max_in_flight_bytes: int = 32 * 1024 * 1024,
         workers: int = 32,
+        certificate_timeout: float | None = CERTIFICATE_TIMEOUT,
     ) -> None:
         if cert_watcher is None:
             directory = Path(cert_dir) if cert_dir else Path("/tmp/k8s-webhook-server/serving-certs")
             cert_watcher = CertWatcher(directory, cert_name, key_name, on_change=self.retire_connections)
         self.cert_watcher = cert_watcher
+        self.certificate_timeout = certificate_timeout
         self.host = host
         self.port = port
         self.max_body_bytes = max_body_bytes
@@ -108,6 +120,9 @@ class WebhookServer:
         self._generation = 0  # bumped on rotation; older connections close after their next answer
         self._malformed = RateLimitedLog(_log, interval=MALFORMED_LOG_INTERVAL)
         self.name = "webhook-server"
+        self.kind_webhooks: list[
+            KindWebhooks
+        ] = []  # what WebhookBuilder registered here (`KindWebhooks`), for generators
 
     def register(self, path: str, handler: Handler) -> None:
         """Serve `handler` at `path` (e.g. `/mutate-v1-pod`)."""
@@ -157,16 +172,24 @@ class WebhookServer:
             watcher.join(5)
 
     def _wait_for_certificate(self, stop: threading.Event) -> bool:
-        """Load the pair, waiting while it is not there yet (a Secret still being mounted or issued)."""
-        logged = False
+        """Load the pair, waiting while it is not there yet (a Secret still being mounted or issued), up to
+        `certificate_timeout` seconds; then CertificateError."""
+        began = time.monotonic()
+        warned_at: float | None = None
         while not stop.is_set():
             try:
                 self.cert_watcher.read()
                 return True
             except CertificateError as exc:
-                if not logged:
-                    _log.info("waiting for the serving certificate: %s", exc)
-                    logged = True
+                waited = time.monotonic() - began
+                if self.certificate_timeout is not None and waited >= self.certificate_timeout:
+                    raise CertificateError(
+                        f"no serving certificate after {self.certificate_timeout:g} s: {exc} (certificate_timeout)"
+                    ) from exc
+                if warned_at is None or waited - warned_at >= CERTIFICATE_WARNING_INTERVAL:
+                    deadline = f"{self.certificate_timeout:g} s" if self.certificate_timeout is not None else "ever"
+                    _log.warning("waiting for the serving certificate (for %s): %s", deadline, exc)
+                    warned_at = waited
             stop.wait(CERTIFICATE_WAIT_SECONDS)
         return False
 

@@ -417,7 +417,9 @@ class KindWebhookBuilder(Generic[K]):
         if self._validator is not None:
             validate = self._validating_path or validating_path(kind)
             server.register(validate, validating_handler(kind, self._validator))
-        return KindWebhooks(kind, mutate, validate, self._validate_delete and validate is not None)
+        registered = KindWebhooks(kind, mutate, validate, self._validate_delete and validate is not None)
+        server.kind_webhooks.append(registered)
+        return registered
 
 
 # ----------------------------------------------------------------------------------------- configurations

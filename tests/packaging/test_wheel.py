@@ -135,8 +135,22 @@ class Greeting(CustomResource):
     status: GreetingStatus = Field(default_factory=GreetingStatus)
 """
 
+THROWAWAY_WEBHOOK = """
+from ballast.runtime.webhookbuilder import WebhookBuilder
+from greetings import Greeting
+
+
+class GreetingDefaulter:
+    def default(self, ctx, obj):
+        obj.spec.times = max(obj.spec.times, 1)
+
+
+def setup_greeting_webhook_with_manager(manager):
+    return WebhookBuilder(manager).for_(Greeting).with_defaulter(GreetingDefaulter()).complete()
+"""
+
 THROWAWAY_TEST = """
-from ballast.runtime import Builder, GroupVersionKind, Manager, Scheme
+from ballast.runtime import Builder, Manager, Scheme
 from ballast.runtime.testing import eventually, running
 from greetings import Greeting
 
@@ -158,7 +172,7 @@ class Greeter:
 def test_the_controller_answers_a_greeting(envtest, envtest_namespace):
     envtest.install_crds(["crds"])
     scheme = Scheme()
-    scheme.register(GroupVersionKind("example.com", "v1", "Greeting"), Greeting)
+    scheme.add(Greeting)
     manager = Manager(envtest.rest_config(), scheme=scheme)
     Builder(manager).for_(Greeting).complete(Greeter(manager))
     path = f"/apis/example.com/v1/namespaces/{envtest_namespace}/greetings"
@@ -181,6 +195,12 @@ def test_a_throwaway_project_generates_its_crd_and_tests_its_controller_without_
     env["PATH"] = f"{clean_venv / 'bin'}:{env['PATH']}"
     _run([str(clean_venv / "bin" / "ballast-crdgen"), "crd", "greetings", "-o", "crds"], cwd=tmp_path, env=env)
     assert [path.name for path in (tmp_path / "crds").iterdir()] == ["example.com_greetings.yaml"]
+    (tmp_path / "greetings_webhook.py").write_text(THROWAWAY_WEBHOOK)
+    setup = "greetings_webhook.py:setup_greeting_webhook_with_manager"
+    webhook = [str(clean_venv / "bin" / "ballast-crdgen"), "webhook", setup, "-o", "config/webhook/manifests.yaml"]
+    _run(webhook, cwd=tmp_path, env=env)
+    assert "path: /mutate-example-com-v1-greeting" in (tmp_path / "config/webhook/manifests.yaml").read_text()
+    _run([*webhook, "--check"], cwd=tmp_path, env=env)  # fails (exit 1) if the file were out of date
     python = str(clean_venv / "bin" / "python")
     result = _run([python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "test_greeter.py"], cwd=tmp_path, env=env)
     assert "1 passed" in result.stdout

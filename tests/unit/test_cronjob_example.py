@@ -50,3 +50,12 @@ def test_the_committed_crd_is_what_ballast_crdgen_generates() -> None:
                           capture_output=True, text=True, env=env, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert sorted(path.name for path in out.iterdir()) == ["batch.tutorial.kubebuilder.io_cronjobs.yaml"]
+
+
+def test_the_committed_webhook_configuration_is_what_ballast_crdgen_generates() -> None:
+    crdgen = Path(sys.executable).parent / "ballast-crdgen"
+    setup = "tutorial/internal/webhook/v1/cronjob_webhook.py:setup_cronjob_webhook_with_manager"  # a source path
+    out = EXAMPLE / "config" / "webhook" / "manifests.yaml"
+    done = subprocess.run([str(crdgen), "webhook", setup, "-o", str(out), "--check"],
+                          capture_output=True, text=True, cwd=EXAMPLE, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 from pydantic import ConfigDict, Field
 
 from ballast.api.customresource import CustomResource
-from ballast.api.meta import Conditions, LabelSelector
+from ballast.api.meta import ConditionList, Conditions, LabelSelector
 from ballast.api.wire import CRDSchema, Int32, WireModel, list_map
 from ballast.runtime.crdgen import AGE, PrinterColumn, ScaleSubresource
 
@@ -198,7 +198,7 @@ class BalancerStatus(WireModel):
     """Pods observed over all targets (Running or Pending)."""
     selector: str | None = None
     """spec.selector in query-parameter form, for the scale subresource."""
-    conditions: Conditions = None
+    conditions: Conditions = ConditionList()
     """Balancing, ReplicasMissing, ReplicasOverflow, TargetConflict and Valid."""
     targets: Annotated[list[TargetStatus] | None, list_map("name")] = None
     """One entry per target, by name."""

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from ballast.api.customresource import CustomResource
 from ballast.api.formats import duration, qualified_name, unique_items
-from ballast.api.meta import Conditions
+from ballast.api.meta import ConditionList, Conditions
 from ballast.api.wire import WireModel
 from ballast.runtime.crdgen import AGE, PrinterColumn
 
@@ -38,7 +38,7 @@ class BallastConfigSpec(WireModel):
 class BallastConfigStatus(WireModel):
     """What the operator reports about its configuration."""
 
-    conditions: Conditions = None
+    conditions: Conditions = ConditionList()
     """Valid: whether the identity labels and durations are usable (an invalid BallastConfig is not used)."""
 
 

@@ -9,7 +9,7 @@ Kubernetes API conventions ask of non-integers.
 from __future__ import annotations
 
 from ballast.api.customresource import CustomResource
-from ballast.api.meta import Conditions, Time
+from ballast.api.meta import ConditionList, Conditions, Time
 from ballast.api.wire import Int32, WireModel
 from ballast.runtime.crdgen import AGE, PrinterColumn
 
@@ -160,7 +160,7 @@ class ConsolidationReportStatus(WireModel):
     """With the pods' current requests."""
     recommended: RequestsReport | None = None
     """With the requests their WorkloadProfiles recommend."""
-    conditions: Conditions = None
+    conditions: Conditions = ConditionList()
     """Ready, CatalogueValid and InputsValid."""
 
 

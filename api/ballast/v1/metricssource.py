@@ -8,7 +8,7 @@ from pydantic import Field
 
 from ballast.api.customresource import CustomResource
 from ballast.api.formats import enum, positive_duration
-from ballast.api.meta import Conditions
+from ballast.api.meta import ConditionList, Conditions
 from ballast.api.wire import Int64, WireModel
 from ballast.runtime.crdgen import AGE, PrinterColumn
 
@@ -39,7 +39,7 @@ class MetricsSourceSpec(WireModel):
 class MetricsSourceStatus(WireModel):
     """What the operator reports about a source."""
 
-    conditions: Conditions = None
+    conditions: Conditions = ConditionList()
     """Valid: whether the type and the settings are usable (an invalid source is not polled)."""
 
 

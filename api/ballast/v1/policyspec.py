@@ -17,7 +17,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ballast.api.meta import Conditions, LabelSelector
+from ballast.api.meta import ConditionList, Conditions, LabelSelector
 from ballast.api.wire import ATOMIC_LIST, CRDSchema, Int32, Int64, WireModel
 
 Aggregation = Literal["p50", "p75", "p90", "p95", "p99", "max", "avg"]
@@ -194,5 +194,5 @@ class ResourcePolicyStatus(WireModel):
 
     profile_discriminator: str | None = None
     """The suffix of the names of the WorkloadProfiles this policy governs."""
-    conditions: Conditions = None
+    conditions: Conditions = ConditionList()
     """Valid: whether the policy's regexes, selectors and quantities are usable."""

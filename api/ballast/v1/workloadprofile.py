@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Literal
 
 from ballast.api.customresource import CustomResource
-from ballast.api.meta import Conditions, Time
+from ballast.api.meta import ConditionList, Conditions, Time
 from ballast.api.wire import Int32, Int64, WireModel
 from ballast.runtime.crdgen import AGE, PrinterColumn
 
@@ -116,7 +116,7 @@ class WorkloadProfileStatus(WireModel):
     """Pods currently using the profile."""
     contributing_namespaces: ContributingNamespaces | None = None
     """The namespaces of those pods: their count and the first ten names."""
-    conditions: Conditions = None
+    conditions: Conditions = ConditionList()
     """Orphaned and Ready."""
 
 

@@ -2,7 +2,8 @@
 
 - `wire`: `WireModel` (camelCase on the wire, strict, unknown fields kept), `WireEnum`, `Int32`, `Int64`,
   `IntOrString`, `CRDSchema` (the schema-only marker), `list_map`, `ATOMIC_LIST`, `ATOMIC_STRUCT`
-- `meta`: `ObjectMeta`, `OwnerReference`, `LabelSelector`, `Condition` and `Conditions`, `Time`
+- `meta`: `ObjectMeta`, `OwnerReference`, `LabelSelector`, `Condition`, `Conditions` (declared
+  `conditions: Conditions = ConditionList()`), `Time`
 - `builtin`: built-in types custom kinds embed — `PodTemplateSpec`, `JobTemplateSpec`, `ObjectReference`,
   `LocalObjectReference`, `ResourceRequirements` (their CRD schema recorded from the API server's OpenAPI v3)
 - `customresource`: `CustomResource`, the base class of a kind (its class constants say its identity and CRD)
@@ -58,7 +59,7 @@ from .markers import (
     pattern,
     schema_format,
 )
-from .meta import Condition, Conditions, LabelSelector, ObjectMeta, Time
+from .meta import Condition, ConditionList, Conditions, LabelSelector, ObjectMeta, Time
 from .schema import StructuralSchemaError, check_structural, openapi_schema
 from .wire import CRDSchema, Int32, Int64, IntOrString, WireEnum, WireModel, list_map
 
@@ -73,6 +74,7 @@ __all__ = [
     "PRESERVE_UNKNOWN_FIELDS",
     "CRDSchema",
     "Condition",
+    "ConditionList",
     "Conditions",
     "CustomResource",
     "Int32",

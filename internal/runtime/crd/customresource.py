@@ -11,6 +11,7 @@ from pydantic import Field, model_validator
 
 from ballast.runtime.crdgen import PrinterColumn, ScaleSubresource, Scope
 from ballast.runtime.gvk import path_segment
+from ballast.runtime.scheme import Scheme
 
 from .meta import ObjectMeta
 from .wire import WireModel
@@ -66,6 +67,11 @@ class CustomResource(WireModel):
                 raise ValueError(f"{wire} must be {expected!r} for a {cls.KIND}, got {value!r}")
             data[wire] = expected
         return data
+
+    @classmethod
+    def add_to_scheme(cls, scheme: Scheme) -> None:
+        """Register this kind in `scheme` (Go's `AddToScheme`): `Widget.add_to_scheme(manager.scheme)`."""
+        scheme.add(cls)
 
     @classmethod
     def collection_path(cls, namespace: str | None = None) -> str:

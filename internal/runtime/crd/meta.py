@@ -9,9 +9,10 @@ runtime's (`ballast.runtime.conditions`, on typed models and dicts alike), re-ex
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, ConfigDict, Field, PlainSerializer, Strict
+from pydantic import AfterValidator, ConfigDict, Field, GetCoreSchemaHandler, PlainSerializer, Strict
+from pydantic_core import CoreSchema
 
 from ballast.runtime.clock import rfc3339
 from ballast.runtime.conditions import find_status_condition, remove_status_condition, set_status_condition
@@ -94,8 +95,18 @@ CONDITION_TYPE_PATTERN = (
 CONDITION_REASON_PATTERN = r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"
 
 
+def _transition_time_required(schema: dict[str, Any]) -> None:
+    # The CRD requires lastTransitionTime (metav1.Condition's `+required`); only the Python side may leave it out
+    # until set_status_condition fills it.
+    required = schema.setdefault("required", [])
+    if "lastTransitionTime" not in required:
+        required.insert(2, "lastTransitionTime")
+
+
 class Condition(WireModel):
     """One entry of status.conditions, shaped like metav1.Condition (the API server checks the same rules)."""
+
+    model_config = ConfigDict(json_schema_extra=_transition_time_required)
 
     type: str = Field(max_length=316, pattern=CONDITION_TYPE_PATTERN)
     """The condition's type in CamelCase, e.g. Ready; unique within the list."""
@@ -103,7 +114,9 @@ class Condition(WireModel):
     """True, False or Unknown."""
     observed_generation: Int64 | None = Field(default=None, ge=0)
     """The metadata.generation the condition was set from."""
-    last_transition_time: Time
+    # Required on the wire (the schema says so); may be left out in code: set_status_condition fills it from the
+    # caller's clock, as Go's meta.SetStatusCondition does.
+    last_transition_time: Time | None = None
     """When the status last changed."""
     reason: str = Field(min_length=1, max_length=1024, pattern=CONDITION_REASON_PATTERN)
     """A CamelCase word saying why the condition has this status."""
@@ -111,22 +124,47 @@ class Condition(WireModel):
     """A human-readable message; may be empty."""
 
 
-def _unique_types(conditions: list[Condition] | None) -> list[Condition] | None:
+class ConditionList(list[Condition]):
+    """The list a `Conditions` field holds: a list of `Condition` that says so even while empty, so
+    `set_status_condition(obj.status.conditions, {...})` adds a typed `Condition` to a fresh object."""
+
+    element_type: ClassVar[type[Condition]] = Condition
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return handler(list[Condition])  # validated and written as the list it is
+
+
+def _unique_types(conditions: list[Condition] | None) -> ConditionList:
+    # Also turns the declared default (`= ConditionList()`) into this object's own list.
     seen: set[str] = set()
     for condition in conditions or ():
         if condition.type in seen:
             raise ValueError(f"two conditions of type {condition.type!r}; a type may appear once")
         seen.add(condition.type)
-    return conditions
+    return conditions if isinstance(conditions, ConditionList) else ConditionList(conditions or ())
 
 
-Conditions = Annotated[list[Condition] | None, AfterValidator(_unique_types), list_map("type")]
-"""`status.conditions`: one entry per type (a duplicate fails validation), merged by type on server-side apply."""
+def _empty(conditions: list[Condition] | None) -> bool:
+    return not conditions
+
+
+Conditions = Annotated[
+    list[Condition],
+    AfterValidator(_unique_types),
+    list_map("type"),
+    Field(validate_default=True, exclude_if=_empty),
+]
+"""`status.conditions`: one entry per type (a duplicate fails validation), merged by type on server-side apply.
+Declare it `conditions: Conditions = ConditionList()`: it starts as an empty typed list (Go's nil slice:
+`set_status_condition` appends to it, and each object gets its own) and, while empty, is left out of the wire
+form, as Go's `omitempty` leaves it out."""
 
 __all__ = [
     "CONDITION_REASON_PATTERN",
     "CONDITION_TYPE_PATTERN",
     "Condition",
+    "ConditionList",
     "ConditionStatus",
     "Conditions",
     "LabelSelector",

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic.json_schema import GenerateJsonSchema, NoDefault
+from pydantic_core import core_schema
 
 Schema = dict[str, Any]
 
@@ -51,11 +53,19 @@ def openapi_schema(model: type[BaseModel]) -> Schema:
 
     Raises StructuralSchemaError for a recursive model, which a CRD schema cannot express.
     """
-    raw = model.model_json_schema(mode="validation")
+    raw = model.model_json_schema(mode="validation", schema_generator=_Generator)
     definitions = raw.pop("$defs", {})
     schema = _convert(raw, definitions, ())
     _mark_untyped(schema)
     return schema
+
+
+class _Generator(GenerateJsonSchema):
+    def get_default_value(self, schema: core_schema.WithDefaultSchema) -> Any:
+        default = super().get_default_value(schema)
+        if isinstance(default, list) and type(default) is not list and not default:
+            return NoDefault  # an empty typed list (`Conditions = ConditionList()`): Go's nil slice, no default
+        return default
 
 
 def _resolve(reference: str, definitions: Mapping[str, Schema], stack: tuple[str, ...]) -> tuple[str, Schema]:

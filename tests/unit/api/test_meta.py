@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from ballast.api.meta import (
     Condition,
+    ConditionList,
     Conditions,
     LabelSelector,
     ObjectMeta,
@@ -26,7 +27,7 @@ T1 = T0 + timedelta(minutes=5)
 
 class Stamped(WireModel):
     at: Time | None = None
-    conditions: Conditions = None
+    conditions: Conditions = ConditionList()
 
 
 @pytest.mark.parametrize(
@@ -118,13 +119,21 @@ def condition(**changes: Any) -> Condition:
         ({"type": "x" * 317}, "type"),
         ({"message": "m" * 32769}, "message"),
         ({"observedGeneration": -1}, "observedGeneration"),
-        ({"lastTransitionTime": None}, "lastTransitionTime"),
     ],
 )
 def test_condition_rules_match_metav1(changes: dict[str, Any], field: str) -> None:
     with pytest.raises(ValidationError) as invalid:
         condition(**changes)
     assert invalid.value.errors()[0]["loc"][0] == field
+
+
+def test_a_condition_built_in_code_may_leave_its_time_to_set_status_condition() -> None:
+    # Go's metav1.Condition{...} without LastTransitionTime: meta.SetStatusCondition fills it.
+    bare = condition(lastTransitionTime=None)
+    conditions = ConditionList()
+    set_status_condition(conditions, bare, T1)
+    assert conditions[0].last_transition_time == T1
+    assert bare.last_transition_time is None  # the caller's condition is left as it was
 
 
 @pytest.mark.parametrize(

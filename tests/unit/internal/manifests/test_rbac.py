@@ -25,7 +25,7 @@ REPO = REPOSITORY
 CONFIG_RBAC = REPO / rbac.CONFIG_OUTPUT
 HELM_RBAC = REPO / rbac.HELM_OUTPUT
 LANES = {*CONTROLLERS, rbac.CACHE, rbac.WEBHOOK, rbac.MIGRATION, rbac.LEADER_ELECTION,
-         rbac.SELF_SIGNED_CERTIFICATES, rbac.APPLY_CRDS, rbac.UNINSTALL}  # fmt: skip
+         rbac.SELF_SIGNED_CERTIFICATES, rbac.APPLY_CRDS, rbac.UNINSTALL, rbac.METRICS_AUTH}  # fmt: skip
 VERBS = {"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
 
 
@@ -64,7 +64,8 @@ def render_helm(values: Mapping[str, bool], name: str = "ballast", namespace: st
 
 ALL_ON = {"leaderElect": True, "rbac.kubeletSummary": True, "certManager.enabled": False,
           "crds.upgradeHook.enabled": True, "uninstallHook.enabled": True, "scheduling.enabled": True,
-          "balancer.enabled": True, "consolidation.enabled": True, "consolidation.karpenter": True}  # fmt: skip
+          "balancer.enabled": True, "consolidation.enabled": True, "consolidation.karpenter": True,
+          "telemetry.prometheus.secure": True}  # fmt: skip
 
 
 def _without_hooks(doc: dict[str, Any]) -> dict[str, Any]:
@@ -87,7 +88,14 @@ def test_every_file_is_in_its_kustomization() -> None:
         here = sorted(p.name for p in kustomization.parent.glob("*.yaml") if p.name != "kustomization.yaml")
         assert sorted(listed) == here, kustomization
     components = [p.parent.name for p in CONFIG_RBAC.glob("*/kustomization.yaml")]
-    assert sorted(components) == ["consolidation", "crd-installer", "karpenter", "uninstall", "webhook-self-signed"]
+    assert sorted(components) == [
+        "consolidation",
+        "crd-installer",
+        "karpenter",
+        "metrics-auth",
+        "uninstall",
+        "webhook-self-signed",
+    ]
     for component in components:
         assert yaml.safe_load((CONFIG_RBAC / component / "kustomization.yaml").read_text())["kind"] == "Component"
 
@@ -113,6 +121,7 @@ def test_the_chart_grants_what_config_grants() -> None:
         ("consolidation.enabled", False, "ballast-consolidation"),
         ("consolidation.enabled", False, "ballast-consolidation-catalogue"),
         ("consolidation.karpenter", False, "ballast-karpenter"),
+        ("telemetry.prometheus.secure", False, "ballast-metrics-auth"),
     ],
 )
 def test_each_optional_role_follows_its_value(value: str, setting: bool, gone: str) -> None:

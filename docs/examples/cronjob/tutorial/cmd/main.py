@@ -1,5 +1,5 @@
 """The manager (cmd/main.go): the CronJob controller, metrics and health probes, and leader election. Run as
-`python -m tutorial.cmd.main [--metrics-bind-address :8080] [--health-probe-bind-address :8081] [--leader-elect]`.
+`python -m tutorial.cmd.main [--metrics-bind-address :8443] [--metrics-secure=false] [--leader-elect]`.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ballast.runtime import LeaderElectionConfig, LeaseLeaderElector, Manager, RESTConfig, Scheme, new_client
+from ballast.runtime import Manager, RESTConfig, Scheme
 from tutorial.api.v1 import add_to_scheme
 from tutorial.internal.controller.cronjob_controller import setup_with_manager
 
@@ -16,24 +16,22 @@ from tutorial.internal.controller.cronjob_controller import setup_with_manager
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="manager", description="The CronJob tutorial's manager.")
     parser.add_argument("--metrics-bind-address", default="0", help="where /metrics listens (0: off)")
+    parser.add_argument("--metrics-secure", default="true", help="HTTPS, scrapes authenticated and authorized")
     parser.add_argument("--health-probe-bind-address", default=":8081", help="where /healthz and /readyz listen")
     parser.add_argument("--leader-elect", action="store_true", help="one active manager among replicas (a Lease)")
-    parser.add_argument("--leader-election-namespace", default="default", help="where the Lease lives")
+    parser.add_argument("--leader-election-namespace", help="where the Lease lives (default: the pod's namespace)")
     parser.add_argument("--kubeconfig", help="path to a kubeconfig (default: in-cluster, then $KUBECONFIG)")
     args = parser.parse_args(argv)
 
-    config = RESTConfig.load(args.kubeconfig)
-    scheme = add_to_scheme(Scheme())
-    elector = None
-    if args.leader_elect:
-        lease = LeaderElectionConfig(name="80807133.tutorial.kubebuilder.io", namespace=args.leader_election_namespace)
-        elector = LeaseLeaderElector(new_client(config, scheme=scheme), lease)
     manager = Manager(
-        config,
-        scheme=scheme,
+        RESTConfig.load(args.kubeconfig),
+        scheme=add_to_scheme(Scheme()),
         metrics_bind_address=args.metrics_bind_address,
+        metrics_secure=args.metrics_secure.lower() == "true",
         health_probe_bind_address=args.health_probe_bind_address,
-        leader_elector=elector,
+        leader_election=args.leader_elect,
+        leader_election_id="80807133.tutorial.kubebuilder.io",
+        leader_election_namespace=args.leader_election_namespace,
     )
     setup_with_manager(manager)
     manager.start(handle_signals=True)

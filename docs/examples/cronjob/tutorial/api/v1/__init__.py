@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ballast.runtime import GroupVersionKind, Scheme
+from ballast.runtime import Scheme
 
 from .cronjob_types import CronJob, CronJobSpec, CronJobStatus
 from .groupversion_info import GROUP, VERSION
@@ -10,7 +10,7 @@ from .groupversion_info import GROUP, VERSION
 
 def add_to_scheme(scheme: Scheme) -> Scheme:
     """Register this group version's kinds, so clients read them as models."""
-    scheme.register(GroupVersionKind(GROUP, VERSION, CronJob.KIND), CronJob)
+    scheme.add(CronJob)
     return scheme
 
 

@@ -1,0 +1,80 @@
+"""A Deployment owned by a typed custom resource through the framework's helpers, on the mini-cluster: created
+and updated with create_or_update, owned with set_controller_reference on the typed owner, and deleted by
+kube-controller-manager's garbage collector once the owner goes (the memcached tutorial's ownership)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from ballast.runtime import NotFoundError, Scheme, controllerutil, set_controller_reference
+from ballast.runtime.client import APIServerClient
+from ballast.runtime.controllerutil import OperationResult
+from ballast.runtime.crd import ConditionList, Conditions, CustomResource, Int32, ObjectMeta, Scope, WireModel, crd_for
+from ballast.runtime.envtest import MiniCluster
+from ballast.runtime.envtest.wait import poll_until
+from ballast.runtime.rest import Transport
+from tests.e2e.support import create_namespace, deployment
+
+
+class CacheSpec(WireModel):
+    size: Int32 = 1
+
+
+class CacheStatus(WireModel):
+    conditions: Conditions = ConditionList()
+
+
+class Cache(CustomResource):
+    """A cache that owns a Deployment."""
+
+    GROUP, VERSION, KIND, PLURAL = "gc.ballast.example", "v1", "Cache", "caches"
+    SCOPE: ClassVar[Scope] = "Namespaced"
+    STATUS_SUBRESOURCE = True
+
+    spec: CacheSpec = Field(default_factory=CacheSpec)
+    status: CacheStatus = Field(default_factory=CacheStatus)
+
+
+def test_an_owned_deployment_is_created_updated_and_garbage_collected(cluster: MiniCluster) -> None:
+    cluster.env.install_crds([crd_for(Cache)])
+    namespace = create_namespace(cluster, "owned-deployment-gc")
+    scheme = Scheme()
+    scheme.add(Cache)
+    client = APIServerClient(Transport(cluster.env.rest_config()), scheme=scheme, field_owner="gc-test")
+    try:
+        owner = client.create(Cache(metadata=ObjectMeta(name="cache", namespace=namespace), spec=CacheSpec(size=2)))
+
+        def wanted(current: dict[str, Any]) -> None:
+            # As Go's mutate functions: the whole spec only when new, then the fields this owner decides
+            # (rewriting the spec would drop what the API server defaulted, and update every time).
+            if "selector" not in current.get("spec", {}):
+                current["spec"] = deployment("cache", replicas=owner.spec.size, cpu="10m")["spec"]
+            current["spec"]["replicas"] = owner.spec.size
+            set_controller_reference(owner, current)
+
+        body: dict[str, Any] = {"apiVersion": "apps/v1", "kind": "Deployment",
+                                "metadata": {"name": "cache", "namespace": namespace}}  # fmt: skip
+        assert controllerutil.create_or_update(client, body, wanted) is OperationResult.CREATED
+        assert body["metadata"]["ownerReferences"][0]["uid"] == owner.metadata.uid
+        assert controllerutil.create_or_update(client, dict(body), wanted) is OperationResult.NONE
+
+        owner = client.patch(owner, {"spec": {"size": 3}})
+        again: dict[str, Any] = {"apiVersion": "apps/v1", "kind": "Deployment",
+                                 "metadata": {"name": "cache", "namespace": namespace}}  # fmt: skip
+        assert controllerutil.create_or_update(client, again, wanted) is OperationResult.UPDATED
+        assert again["spec"]["replicas"] == 3
+
+        client.delete(owner)
+
+        def collected() -> bool:
+            try:
+                client.get("apps/v1/Deployment", "cache", namespace)
+            except NotFoundError:
+                return True
+            return False
+
+        poll_until(collected, timeout=60.0, what="the garbage collector to delete the owned Deployment")
+    finally:
+        client.close()
