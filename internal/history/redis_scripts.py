@@ -2,7 +2,9 @@
 
 WRITE_CYCLE applies one collection cycle atomically. It reads and checks every series first and writes only
 when all are sound, so an error (a key of the wrong type, a corrupt first_seen) leaves nothing behind; the cycle
-marker (`SET … EX` after an EXISTS check, both inside the script) makes a retried cycle a no-op.
+marker (`SET … EX` after an EXISTS check, both inside the script) makes a retried cycle a no-op — apart from
+refreshing the marker's TTL: a replicated write, so a WAIT sent after a retry on a new connection waits for the
+original write's replication too.
 
     KEYS[1]   the cycle marker (keys.cycle_key)
     KEYS[2..] one value list per series (keys.values_key); `:ts` and `:first_seen` are derived from it
@@ -20,9 +22,13 @@ when ARGV[1] is '1' (else nil). One string per list keeps the client from parsin
 
 from __future__ import annotations
 
+from .keys import GROUP_MARKERS
+
 WRITE_CYCLE = r"""
 local marker = KEYS[1]
 if redis.call('EXISTS', marker) == 1 then
+  -- a replicated write, so that a WAIT after this retry also covers the original write
+  redis.call('EXPIRE', marker, ARGV[1])
   return 0
 end
 local at_ms, at_s, cutoff_arg = ARGV[2], ARGV[3], ARGV[4]
@@ -129,4 +135,31 @@ for i, key in ipairs(KEYS) do
   out[i] = {table.concat(values, ' '), fs, times}
 end
 return out
+"""
+
+
+def _derive(script: str, replacements: dict[str, str]) -> str:
+    for old, new in replacements.items():
+        if script.count(old) != 1:  # pragma: no cover - a guard for whoever edits WRITE_CYCLE
+            raise AssertionError(f"WRITE_CYCLE must contain {old!r} exactly once")
+        script = script.replace(old, new)
+    return script
+
+
+WRITE_GROUP = _derive(
+    WRITE_CYCLE,
+    {
+        "if redis.call('EXISTS', marker) == 1 then": "if redis.call('LPOS', marker, ARGV[6]) then",
+        "local arg = 6": "local arg = 7",
+        "redis.call('SET', marker, at_ms, 'EX', ARGV[1])": (
+            "redis.call('LPUSH', marker, ARGV[6])\n"
+            f"redis.call('LTRIM', marker, 0, {GROUP_MARKERS - 1})\n"
+            "redis.call('EXPIRE', marker, ARGV[1])"
+        ),
+    },
+)
+"""WRITE_CYCLE for one profile's series in Cluster mode (all keys in one slot, docs/design.md, difference 68).
+
+    KEYS[1]   the profile's marker list (keys.group_marker_key): its last GROUP_MARKERS cycle ids
+    ARGV[6]   the cycle id; the series follow from ARGV[7], as from ARGV[6] in WRITE_CYCLE
 """
