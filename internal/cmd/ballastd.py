@@ -177,9 +177,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     election.add_argument("--leader-elect-retry-period", type=float, default=2.0, help="seconds (default %(default)s)")
     storage = parser.add_argument_group("history store")
-    storage.add_argument("--store", help="redis://…, rediss://… or sqlite:///path (wins over --redis-url)")
+    storage.add_argument(
+        "--store",
+        help="redis://…, rediss://…, redis+sentinel://…/<service>, redis+cluster://… or sqlite:///path "
+        "(wins over --redis-url)",
+    )
     storage.add_argument("--redis-url", default=os.environ.get("REDIS_URL"), help="default: $REDIS_URL")
     storage.add_argument("--data-dir", default="/var/lib/ballast", help="SQLite store directory when no URL is given")
+    storage.add_argument(
+        "--history-min-replicas",
+        type=int,
+        default=None,
+        help="replicas that must acknowledge each collection cycle (WAIT) before it counts as written "
+        "(default: 1 behind Sentinel, else 0)",
+    )
+    storage.add_argument(
+        "--history-buffer-bytes",
+        type=int,
+        default=64 * 1024 * 1024,
+        help="memory for collection cycles the store did not acknowledge, written again later (default: 64 MiB)",
+    )
     behaviour = parser.add_argument_group("behaviour")
     behaviour.add_argument("--dry-run-measure", action="store_true", help="collect nothing (implies apply and resize)")
     behaviour.add_argument("--dry-run-apply", action="store_true", help="admit without patches (implies resize)")
@@ -329,6 +346,10 @@ def build(args: argparse.Namespace) -> Any:
     reprocess = balancer_reprocess_period(args)
     advisor = consolidation_settings(args)
     url = store_url(args)
+    if args.history_buffer_bytes < 0:
+        raise ValueError(f"--history-buffer-bytes {args.history_buffer_bytes} must be 0 or more")
+    if args.history_min_replicas is not None and args.history_min_replicas < 0:
+        raise ValueError(f"--history-min-replicas {args.history_min_replicas} must be 0 or more")
     if url.startswith("sqlite:"):
         Path(args.data_dir).mkdir(parents=True, exist_ok=True)
     config = RESTConfig.load(args.kubeconfig)
@@ -363,9 +384,10 @@ def build(args: argparse.Namespace) -> Any:
         dry_run=DryRun.cascade(measure=args.dry_run_measure, apply=args.dry_run_apply, resize=args.dry_run_resize),
         webhook_configuration_name=args.webhook_configuration_name,
         scheduling_webhooks=args.scheduling_webhooks,
+        history_buffer_bytes=args.history_buffer_bytes,
     )
     kill_switch = KillSwitchState()
-    store = open_store(url)
+    store = open_store(url, min_replicas=args.history_min_replicas)
     manager.add_healthz_check("store", store.ping)
 
     deps = Dependencies(

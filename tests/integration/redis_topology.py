@@ -38,6 +38,11 @@ def _until(what: str, check: object, timeout: float = 30.0) -> None:
     raise RuntimeError(f"{what}: not reached within {timeout}s (last: {last!r})")
 
 
+def _online_replicas(primary: redis.Redis) -> int:
+    info = primary.info("replication")
+    return sum(1 for index in range(info["connected_slaves"]) if info[f"slave{index}"]["state"] == "online")
+
+
 class Sentinel:
     """One `redis-server <conf> --sentinel` process (the config file is Sentinel's own state, rewritten by it)."""
 
@@ -91,8 +96,10 @@ class SentinelGroup:
             path.mkdir()
             self.servers.append(RedisServer(binary, path))
         primary_port = self.servers[0].port
+        for server in self.servers:
+            server.extra = ("--repl-diskless-sync-delay", "0")
         for server in self.servers[1:]:
-            server.extra = ("--replicaof", "127.0.0.1", str(primary_port))
+            server.extra += ("--replicaof", "127.0.0.1", str(primary_port))
         self.sentinels: list[Sentinel] = []
         for index in range(sentinels):
             path = directory / f"sentinel-{index}"
@@ -109,7 +116,7 @@ class SentinelGroup:
             server.start()
         replicas = len(self.servers) - 1
         primary = self.servers[0].client()
-        _until("replicas online", lambda: primary.info("replication")["connected_slaves"] == replicas)
+        _until("replicas online", lambda: _online_replicas(primary) == replicas)
         for sentinel in self.sentinels:
             sentinel.start()
         # Every sentinel knows every replica and the other sentinels before anything is failed over.
@@ -168,6 +175,7 @@ class LocalCluster:
                 "--cluster-node-timeout", "2000",
                 "--cluster-port", str(suggest_port()),
                 "--appendfsync", "everysec",
+                "--repl-diskless-sync-delay", "0",
             )  # fmt: skip
             self.servers.append(server)
 
@@ -190,9 +198,8 @@ class LocalCluster:
             _until("cluster_state:ok", lambda c=client: c.cluster("info")["cluster_state"] == "ok")
         # every node sees every replica attached, so a failover or a reshard starts from a settled map
         _until(
-            "replicas attached",
-            lambda: sum(1 for s in self.servers if s.client().info("replication")["role"] == "slave")
-            == self.primaries * self.replicas_each,
+            "replicas online",
+            lambda: sum(_online_replicas(s.client()) for s in self.servers) == self.primaries * self.replicas_each,
         )
 
     def primary_ports(self) -> list[int]:
