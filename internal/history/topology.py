@@ -14,7 +14,7 @@ TLS options for both, in the query: `ssl_ca_certs`, `ssl_certfile`, `ssl_keyfile
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
 from .errors import StoreURLError
 
@@ -51,6 +51,13 @@ class SentinelTarget:
     db: int = 0
     sentinel_username: str | None = None
     sentinel_password: str | None = None
+
+
+def _split(url: str) -> SplitResult:
+    try:
+        return urlsplit(url)
+    except ValueError as exc:  # e.g. an unbalanced [IPv6] bracket
+        raise StoreURLError(f"store URL {_shown(url)!r}: {exc}; a host is name:port or [address]:port") from None
 
 
 def _shown(url: str) -> str:
@@ -106,7 +113,7 @@ def _options(url: str, query: str, allowed: tuple[str, ...]) -> dict[str, str]:
 
 
 def _endpoints(url: str, default_port: int, options: dict[str, str]) -> Endpoints:
-    parts = urlsplit(url)
+    parts = _split(url)
     if parts.fragment:
         raise StoreURLError(f"store URL {_shown(url)!r}: a fragment (#…) means nothing here")
     scheme = parts.scheme.lower()
@@ -126,7 +133,7 @@ def parse_sentinel_url(url: str) -> SentinelTarget:
     scheme = url.split("://", 1)[0].lower()
     if scheme not in SENTINEL_SCHEMES or "://" not in url:
         raise StoreURLError(f"store URL {_shown(url)!r} is not a {' or '.join(SENTINEL_SCHEMES)} URL")
-    parts = urlsplit(url)
+    parts = _split(url)
     options = _options(url, parts.query, ("db", "sentinel_username", "sentinel_password", *_TLS_OPTIONS))
     endpoints = _endpoints(url, DEFAULT_SENTINEL_PORT, options)
     service = unquote(parts.path.strip("/"))
@@ -151,7 +158,7 @@ def parse_cluster_url(url: str) -> Endpoints:
     scheme = url.split("://", 1)[0].lower()
     if scheme not in CLUSTER_SCHEMES or "://" not in url:
         raise StoreURLError(f"store URL {_shown(url)!r} is not a {' or '.join(CLUSTER_SCHEMES)} URL")
-    parts = urlsplit(url)
+    parts = _split(url)
     database = parts.path.strip("/")
     if database not in ("", "0"):
         raise StoreURLError(f"store URL {_shown(url)!r}: database {database!r} — a Redis Cluster has only database 0")

@@ -203,7 +203,13 @@ def values_schema() -> Schema:
         "certManager": _enabled("Webhook TLS through cert-manager (false: ballastd's self-signed pair)."),
         "store": _closed(
             {
-                "url": _string("redis://… or rediss://… (needs valkey.enabled=false).", pattern="^(rediss?://.+)?$"),
+                "url": _string(
+                    "redis://…, rediss://…, redis+sentinel://…/<service> or redis+cluster://… "
+                    "(needs valkey.enabled=false).",
+                    pattern=r"^(rediss?(\+sentinel|\+cluster)?://.+)?$",
+                ),
+                "minReplicas": _integer(-1, description="Replicas that acknowledge each cycle; -1: ballastd's default."),
+                "bufferBytes": _integer(0, description="Memory for unacknowledged cycles; 0: ballastd's 64 MiB."),
                 "existingSecret": _string(),
                 "existingSecretKey": _string(minLength=1),
                 "sqlite": _enabled(
