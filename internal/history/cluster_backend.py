@@ -31,7 +31,9 @@ from redis.retry import Retry
 
 from .errors import StoreError, StoreNotReplicatedError, StoreUnavailableError
 from .keys import (
+    FIRST_SEEN_SUFFIX,
     PREFIX,
+    TIMES_SUFFIX,
     UNOWNED_KEY,
     group_marker_key,
     is_values_key,
@@ -43,7 +45,7 @@ from .keys import (
 )
 from .protocol import DEFAULT_CYCLE_TTL
 from .redis_backend import DEFAULT_TIMEOUT, READ_BATCH, RedisHistoryStore
-from .redis_scripts import READ_SERIES, WRITE_GROUP
+from .redis_scripts import READ_GROUP, WRITE_GROUP
 from .series import Cycle, Series, SeriesKey
 from .topology import Endpoints, client_tls
 
@@ -107,7 +109,7 @@ class ClusterHistoryStore:
         self._loaded: set[str] = set()  # nodes known to hold both scripts
         self._applied: OrderedDict[str, set[str]] = OrderedDict()  # cycle id → groups applied and acknowledged
         self.round_trips = RoundTrips()
-        self._shas = {script: _sha(script) for script in (WRITE_GROUP, READ_SERIES)}
+        self._shas = {script: _sha(script) for script in (WRITE_GROUP, READ_GROUP)}
 
     @classmethod
     def from_endpoints(
@@ -307,6 +309,7 @@ class ClusterHistoryStore:
                 keys.append(tagged_values_key(key))
                 args.append(len(values))
                 args.extend(values)
+            keys += _derived(keys[1:])
             calls.append(_Call(digest, WRITE_GROUP, self._shas[WRITE_GROUP], keys, args))
         what = f"writing cycle {cycle.cycle_id} ({len(cycle.samples)} samples, {len(groups)} profiles)"
         try:
@@ -330,9 +333,8 @@ class ClusterHistoryStore:
         for digest, members in groups.items():
             for start in range(0, len(members), READ_BATCH):
                 batch = members[start : start + READ_BATCH]
-                call = _Call(
-                    digest, READ_SERIES, self._shas[READ_SERIES], [tagged_values_key(k) for k in batch], [flag]
-                )
+                names = [tagged_values_key(k) for k in batch]
+                call = _Call(digest, READ_GROUP, self._shas[READ_GROUP], names + _derived(names), [flag])
                 calls.append((batch, call))
         self._run([call for _, call in calls], f"reading {len(keys)} series")
         found: dict[SeriesKey, Series] = {}
@@ -451,10 +453,14 @@ class _LazyCluster:
             self.client = RedisCluster(
                 startup_nodes=[ClusterNode(host, port) for host, port in self._hosts],  # type: ignore[no-untyped-call]
                 retry=Retry(NoBackoff(), 0),
-                cluster_error_retry_attempts=1,
                 **self._kwargs,
             )
         return self.client
+
+
+def _derived(values_keys: list[str]) -> list[str]:
+    """Each value list's `:ts` and `:first_seen`, declared to the server with the script's keys."""
+    return [name + suffix for name in values_keys for suffix in (TIMES_SUFFIX, FIRST_SEEN_SUFFIX)]
 
 
 def _reply_or_error(connection: Any) -> Any:

@@ -151,6 +151,9 @@ WRITE_GROUP = _derive(
     {
         "if redis.call('EXISTS', marker) == 1 then": "if redis.call('LPOS', marker, ARGV[6]) then",
         "local arg = 6": "local arg = 7",
+        # KEYS: the marker, the n value lists, then each one's `:ts` and `:first_seen` (declared, so that Redis
+        # answers ASK/TRYAGAIN for a slot in migration before the script runs)
+        "for i = 2, #KEYS do": "for i = 2, (#KEYS - 1) / 3 + 1 do",
         "redis.call('SET', marker, at_ms, 'EX', ARGV[1])": (
             "redis.call('LPUSH', marker, ARGV[6])\n"
             f"redis.call('LTRIM', marker, 0, {GROUP_MARKERS - 1})\n"
@@ -161,5 +164,9 @@ WRITE_GROUP = _derive(
 """WRITE_CYCLE for one profile's series in Cluster mode (all keys in one slot, docs/design.md, difference 68).
 
     KEYS[1]   the profile's marker list (keys.group_marker_key): its last GROUP_MARKERS cycle ids
+    KEYS[2..] the n value lists, then per list its `:ts` and `:first_seen` (derived in the script, but declared)
     ARGV[6]   the cycle id; the series follow from ARGV[7], as from ARGV[6] in WRITE_CYCLE
 """
+
+READ_GROUP = _derive(READ_SERIES, {"for i, key in ipairs(KEYS) do": "for i = 1, #KEYS / 3 do\n  local key = KEYS[i]"})
+"""READ_SERIES in Cluster mode: KEYS are the n value lists, then per list its `:ts` and `:first_seen`."""

@@ -211,12 +211,13 @@ class LocalCluster:
         def node_id(port: int) -> str:
             return str(redis.Redis("127.0.0.1", port, decode_responses=True).execute_command("CLUSTER", "MYID"))
 
+        argv = [
+            self.cli, "--cluster", "reshard", f"127.0.0.1:{source_port}",
+            "--cluster-from", node_id(source_port), "--cluster-to", node_id(target_port),
+            "--cluster-slots", str(slots), "--cluster-yes", "--cluster-pipeline", "1",
+        ]  # fmt: skip
         return subprocess.run(
-            [
-                self.cli, "--cluster", "reshard", f"127.0.0.1:{source_port}",
-                "--cluster-from", node_id(source_port), "--cluster-to", node_id(target_port),
-                "--cluster-slots", str(slots), "--cluster-yes", "--cluster-pipeline", "1",
-            ],  # fmt: skip
+            argv,
             check=True,
             capture_output=True,
             timeout=300,
