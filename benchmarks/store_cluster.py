@@ -28,7 +28,9 @@ import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo root, for the test harness
 
-from ballast.internal.history import (  # noqa: E402
+from store_cycle import CountingConnection, counting_client, make_cycle, server_cpu
+
+from ballast.internal.history import (
     DEFAULT_RESERVOIR_SIZE,
     ClusterHistoryStore,
     Cycle,
@@ -37,9 +39,9 @@ from ballast.internal.history import (  # noqa: E402
     SeriesKey,
     open_store,
 )
-from machine import cpu_model, redis_server  # noqa: E402
-from store_cycle import CountingConnection, counting_client, make_cycle, server_cpu  # noqa: E402
-from tests.integration.redis_topology import LocalCluster  # noqa: E402
+from tests.integration.redis_topology import LocalCluster
+
+from machine import cpu_model, redis_server
 
 T0 = 1_732_900_000_000
 GIB = 1 << 30
@@ -64,6 +66,10 @@ def measure(write: Any, cpu_of_servers: Any, round_trips: Any, cycles: list[Cycl
             }
         )
     return {name: statistics.median(row[name] for row in rows) for name in rows[0]}
+
+
+def total(row: dict[str, float]) -> float:
+    return row["cpu"] + row["server_cpu"]
 
 
 def sizing(url: str, profiles: int) -> tuple[float, int]:
@@ -125,7 +131,8 @@ def main() -> None:
     profiles = args.pods // args.pods_per_profile
     print(f"# store_cluster.py — {datetime.date.today()} — {cpu_model()}, {platform.python_version()}")
     print(
-        f"write: {args.pods} pods, {profiles} profiles, {len(warm_up.samples)} samples per cycle (median of {args.runs})"
+        f"write: {args.pods} pods, {profiles} profiles, {len(warm_up.samples)} samples per cycle "
+        f"(median of {args.runs})"
     )
     print(f"  {'':34} {'wall':>9} {'client CPU':>11} {'server CPU':>11} {'round trips':>12}")
     for label, row in (("one redis-server (baseline)", baseline), (f"cluster, {args.shards} shards", sharded)):
@@ -135,7 +142,7 @@ def main() -> None:
         )
     print(
         f"  cluster / baseline: client CPU {sharded['cpu'] / baseline['cpu']:.2f}×, "
-        f"client+server CPU {(sharded['cpu'] + sharded['server_cpu']) / (baseline['cpu'] + baseline['server_cpu']):.2f}×, "
+        f"client+server CPU {total(sharded) / total(baseline):.2f}×, "
         f"wall {sharded['wall'] / baseline['wall']:.2f}×"
     )
     print(

@@ -208,7 +208,9 @@ def values_schema() -> Schema:
                     "(needs valkey.enabled=false).",
                     pattern=r"^(rediss?(\+sentinel|\+cluster)?://.+)?$",
                 ),
-                "minReplicas": _integer(-1, description="Replicas that acknowledge each cycle; -1: ballastd's default."),
+                "minReplicas": _integer(
+                    -1, description="Replicas that acknowledge each cycle; -1: ballastd's default."
+                ),
                 "bufferBytes": _integer(0, description="Memory for unacknowledged cycles; 0: ballastd's 64 MiB."),
                 "existingSecret": _string(),
                 "existingSecretKey": _string(minLength=1),

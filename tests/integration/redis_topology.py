@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -36,6 +37,11 @@ def _until(what: str, check: object, timeout: float = 30.0) -> None:
                 return
         time.sleep(0.05)
     raise RuntimeError(f"{what}: not reached within {timeout}s (last: {last!r})")
+
+
+def _sentinel_primary_port(sentinel: redis.Redis) -> int:
+    address: Any = sentinel.sentinel_get_master_addr_by_name(SERVICE)
+    return int(address[1])
 
 
 def _online_replicas(primary: redis.Redis) -> int:
@@ -131,8 +137,7 @@ class SentinelGroup:
             )
 
     def primary_port(self) -> int:
-        host_port = self.sentinels[0].client().sentinel_get_master_addr_by_name(SERVICE)
-        return int(host_port[1])
+        return _sentinel_primary_port(self.sentinels[0].client())
 
     def server_on(self, port: int) -> RedisServer:
         return next(server for server in self.servers if server.port == port)
@@ -141,11 +146,11 @@ class SentinelGroup:
         """Until every sentinel names a primary other than `old_port` and it answers as a primary; returns it."""
 
         def promoted() -> bool:
-            ports = {int(s.client().sentinel_get_master_addr_by_name(SERVICE)[1]) for s in self.sentinels[:1]}
+            ports = {_sentinel_primary_port(s.client()) for s in self.sentinels[:1]}
             if ports == {old_port}:
                 return False
             port = ports.pop()
-            return self.server_on(port).client().info("replication")["role"] == "master"
+            return bool(self.server_on(port).client().info("replication")["role"] == "master")
 
         _until("a replica promoted", promoted, timeout)
         return self.primary_port()
@@ -209,7 +214,8 @@ class LocalCluster:
         """Move `slots` slots from one primary to another with `redis-cli --cluster reshard` (keys included)."""
 
         def node_id(port: int) -> str:
-            return str(redis.Redis("127.0.0.1", port, decode_responses=True).execute_command("CLUSTER", "MYID"))
+            execute: Any = redis.Redis("127.0.0.1", port, decode_responses=True).execute_command
+            return str(execute("CLUSTER", "MYID"))
 
         argv = [
             self.cli, "--cluster", "reshard", f"127.0.0.1:{source_port}",
