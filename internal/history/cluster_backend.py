@@ -46,6 +46,7 @@ from .keys import (
 from .protocol import DEFAULT_CYCLE_TTL
 from .redis_backend import DEFAULT_TIMEOUT, READ_BATCH, RedisHistoryStore
 from .redis_scripts import READ_GROUP, WRITE_GROUP
+from .resp import pack_commands
 from .series import Cycle, Series, SeriesKey
 from .topology import Endpoints, client_tls
 
@@ -187,7 +188,7 @@ class ClusterHistoryStore:
         try:
             for name, (node, node_calls) in by_node.items():
                 load = name not in self._loaded
-                commands: list[tuple[Any, ...]] = []
+                commands: list[tuple[str | int, ...]] = []
                 if load:
                     commands += [("SCRIPT", "LOAD", script) for script in self._shas]
                 for call in node_calls:
@@ -199,7 +200,7 @@ class ClusterHistoryStore:
                 redis_node = self._client().get_redis_connection(node)
                 connection: Any = redis_node.connection_pool.get_connection()
                 sent.append((redis_node, connection, node_calls, load, wait))
-                connection.send_packed_command(connection.pack_commands(commands))
+                connection.send_packed_command([pack_commands(commands)])
                 self.round_trips.count += 1
             for redis_node, connection, node_calls, load, node_wait in sent:
                 self._read(connection, node_calls, load, node_wait, redis_node)
