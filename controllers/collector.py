@@ -129,6 +129,7 @@ from ballast.runtime import (
     Result,
     objects,
 )
+from ballast.runtime.log import get_logger
 from ballast.runtime.predicate import generation_changed
 from ballast.runtime.source import Channel
 
@@ -353,6 +354,21 @@ class MetricsCollector:
             HISTORY_CYCLES_DROPPED.inc({"source": dropped.source, "reason": "buffer_full"})
         self._buffer_gauges()
 
+    def drop_held(self, reason: str = "stopped") -> int:
+        """Forget the held cycles (leadership lost, or the process stopping: they live in this leader's memory
+        only); each is counted in `ballast_history_cycles_dropped` and the loss is logged. Returns how many."""
+        with self._write_lock:
+            dropped = self.pending.clear()
+        for held in dropped:
+            HISTORY_CYCLES_DROPPED.inc({"source": held.source, "reason": reason})
+        if dropped:
+            get_logger(NAME).error(
+                "%d collection cycles held for the history store are lost (%s)", len(dropped), reason,
+                extra={"cycles": [held.cycle.cycle_id for held in dropped]},
+            )  # fmt: skip
+        self._buffer_gauges()
+        return len(dropped)
+
     def _buffer_gauges(self) -> None:
         HISTORY_CYCLES_BUFFERED.set({}, self.pending.cycles)
         HISTORY_BUFFERED_BYTES.set({}, self.pending.bytes)
@@ -527,6 +543,7 @@ def setup(
     `refresh` tunes when statistics are recomputed (default: 2 % new samples, 15 minutes).
     """
     collector = MetricsCollector(manager, store, kill_switch, options, refresh=refresh)
+    manager.add(_DropHeldOnStop(collector))
 
     def every_source(_: object) -> list[Request]:
         return [Request("", objects.name(source)) for source in manager.client.list(MetricsSource)]
@@ -539,3 +556,15 @@ def setup(
         .with_options(max_concurrent_reconciles=1)
         .complete(collector)
     )
+
+
+class _DropHeldOnStop:
+    """Leader-only, as the collector: when leadership ends or the process stops, the cycles still held for the
+    store are lost — counted (`reason="stopped"`) and logged, not silently gone (docs/design.md, difference 67)."""
+
+    def __init__(self, collector: MetricsCollector) -> None:
+        self._collector = collector
+
+    def start(self, stop: threading.Event) -> None:
+        stop.wait()
+        self._collector.drop_held()
