@@ -5,6 +5,8 @@ ballastd apply-crds       server-side apply the CRDs rendered from the API model
                           ballast-crd-installer), as the chart's upgrade hook does
 ballastd uninstall        stop the operator (--deployment) and remove its finalizers from WorkloadProfiles,
                           so the CRDs can be deleted, as the chart's pre-delete hook does
+ballastd copy-history     copy a single-instance history (--from redis://…) into a Cluster (--to
+                          redis+cluster://…): idempotent, resumable, reports what it copied
 """
 
 from __future__ import annotations
@@ -149,7 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument(
-        "command", nargs="?", choices=["run", "apply-crds", "uninstall"], default="run", help="default: run"
+        "command",
+        nargs="?",
+        choices=["run", "apply-crds", "uninstall", "copy-history"],
+        default="run",
+        help="default: run",
     )
     cluster = parser.add_argument_group("cluster")
     cluster.add_argument(
@@ -255,6 +261,9 @@ def build_parser() -> argparse.ArgumentParser:
     for component in COMPONENT_LOGGERS:
         logging_.add_argument(f"--log-level-{component}", choices=["debug", "info", "warn", "error"])
     logging_.add_argument("--log-format", default="json", choices=["json", "text"])
+    copying = parser.add_argument_group("copy-history")
+    copying.add_argument("--from", dest="copy_from", help="the single-instance store: redis://… or redis+sentinel://…")
+    copying.add_argument("--to", dest="copy_to", help="the Cluster: redis+cluster://…")
     removal = parser.add_argument_group("uninstall")
     removal.add_argument(
         "--deployment",
@@ -578,6 +587,35 @@ def _setup_logging(args: argparse.Namespace) -> None:
     setup_logging(args.log_format, args.log_level, levels)
 
 
+def copy_history(args: argparse.Namespace, out: Any = None) -> int:
+    """`ballastd copy-history --from … --to …` (see `ballast.internal.history.copy`); 1 when a store fails."""
+    from ballast.internal.history import (  # noqa: PLC0415
+        ClusterHistoryStore,
+        RedisHistoryStore,
+        StoreError,
+        open_store,
+    )
+    from ballast.internal.history.copy import copy_history as run_copy  # noqa: PLC0415
+
+    out = out or sys.stdout
+    if not args.copy_from or not args.copy_to:
+        raise ValueError("copy-history needs --from (redis://… or redis+sentinel://…) and --to (redis+cluster://…)")
+    source = open_store(args.copy_from, timeout=30, min_replicas=0)
+    target = open_store(args.copy_to, timeout=30)
+    with source, target:
+        if not isinstance(source, RedisHistoryStore):
+            raise ValueError("copy-history --from: a single Redis/Valkey (redis://, rediss:// or redis+sentinel://)")
+        if not isinstance(target, ClusterHistoryStore):
+            raise ValueError("copy-history --to: a Cluster (redis+cluster:// or rediss+cluster://)")
+        try:
+            report = run_copy(source, target, progress=lambda so_far: print(f"so far: {so_far}", file=out))
+        except StoreError as exc:
+            print(f"ballastd copy-history: {exc}; run it again to resume", file=sys.stderr)
+            return 1
+    print(f"done: {report}", file=out)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -587,6 +625,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return apply_crds(args)
         if args.command == "uninstall":
             return uninstall(args)
+        if args.command == "copy-history":
+            return copy_history(args)
         manager = build(args)
     except ValueError as exc:
         parser.error(str(exc))

@@ -45,7 +45,7 @@ from .keys import (
 )
 from .protocol import DEFAULT_CYCLE_TTL
 from .redis_backend import DEFAULT_TIMEOUT, READ_BATCH, RedisHistoryStore
-from .redis_scripts import READ_GROUP, WRITE_GROUP
+from .redis_scripts import IMPORT_GROUP, READ_GROUP, WRITE_GROUP
 from .resp import pack_commands
 from .series import Cycle, Series, SeriesKey
 from .topology import Endpoints, client_tls
@@ -110,7 +110,7 @@ class ClusterHistoryStore:
         self._loaded: set[str] = set()  # nodes known to hold both scripts
         self._applied: OrderedDict[str, set[str]] = OrderedDict()  # cycle id → groups applied and acknowledged
         self.round_trips = RoundTrips()
-        self._shas = {script: _sha(script) for script in (WRITE_GROUP, READ_GROUP)}
+        self._shas = {script: _sha(script) for script in (WRITE_GROUP, READ_GROUP, IMPORT_GROUP)}
 
     @classmethod
     def from_endpoints(
@@ -343,6 +343,30 @@ class ClusterHistoryStore:
             for key, reply in zip(batch, call.reply, strict=True):
                 found[key] = RedisHistoryStore._series(key, reply, with_times)
         return [found[key] for key in keys]
+
+    def import_profiles(self, profiles: Sequence[Sequence[Series]]) -> list[bool]:
+        """Copy whole profiles' series (read with times from another store) into this cluster, one IMPORT_GROUP
+        per profile, one round trip per shard; a profile with any series already here is skipped (`False`)."""
+        calls: list[_Call] = []
+        for series in profiles:
+            names = [tagged_values_key(s.key) for s in series]
+            args: list[str | int] = []
+            for item in series:
+                times = item.times_s if item.times_s is not None else ()
+                if len(times) != len(item.values):
+                    raise ValueError(f"series {item.key} must be read with its times to be copied")
+                args += [
+                    len(item.values),
+                    *item.values,
+                    *times,
+                    "" if item.first_seen_ms is None else item.first_seen_ms,
+                ]
+            digest = series[0].key.measurement_hash
+            if any(s.key.measurement_hash != digest for s in series):
+                raise ValueError("a profile's series must share one measurement hash")
+            calls.append(_Call(digest, IMPORT_GROUP, self._shas[IMPORT_GROUP], names + _derived(names), args))
+        self._run(calls, f"copying {len(calls)} profiles")
+        return [call.reply == 1 for call in calls]
 
     def read(self, key: SeriesKey, *, with_times: bool = False) -> Series:
         """One series. See `HistoryStore.read`."""

@@ -292,6 +292,23 @@ class RedisHistoryStore:
                 if int(cursor) == 0:
                     return hashes
 
+    def series_of(self, measurement_hash: str) -> list[SeriesKey]:
+        """The series a profile's history holds (SCAN `ballast:metrics:<hash>:*`), sorted."""
+        found: list[SeriesKey] = []
+        with self._errors(f"listing the series of {measurement_hash}"):
+            cursor = 0
+            while True:
+                cursor, names = self._execute(
+                    "SCAN", cursor, "MATCH", profile_pattern(measurement_hash), "COUNT", _PURGE_SCAN_COUNT
+                )
+                for raw in names:
+                    name = raw.decode()
+                    if is_values_key(name):
+                        _, container, resource = name[len(PREFIX) :].split(":")
+                        found.append(SeriesKey(measurement_hash, container, resource))
+                if int(cursor) == 0:
+                    return sorted(found, key=lambda key: (key.container, key.resource))
+
     def unowned_since(self, unowned: Collection[str], now_ms: int) -> dict[str, int]:
         """Since when each hash of `unowned` has had no profile (`ballast:unowned`). See `HistoryStore`.
 

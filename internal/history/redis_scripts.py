@@ -170,3 +170,35 @@ WRITE_GROUP = _derive(
 
 READ_GROUP = _derive(READ_SERIES, {"for i, key in ipairs(KEYS) do": "for i = 1, #KEYS / 3 do\n  local key = KEYS[i]"})
 """READ_SERIES in Cluster mode: KEYS are the n value lists, then per list its `:ts` and `:first_seen`."""
+
+IMPORT_GROUP = r"""
+local n = #KEYS / 3
+for i = 1, n do
+  if redis.call('EXISTS', KEYS[i]) == 1 then return 0 end
+end
+local arg = 1
+local CHUNK = 1000
+for i = 1, n do
+  local key, tkey, fkey = KEYS[i], KEYS[n + 2 * i - 1], KEYS[n + 2 * i]
+  local count = tonumber(ARGV[arg])
+  local first, last = arg + 1, arg + count
+  local j = first
+  while j <= last do
+    local k = math.min(j + CHUNK - 1, last)
+    redis.call('RPUSH', key, unpack(ARGV, j, k))
+    redis.call('RPUSH', tkey, unpack(ARGV, j + count, k + count))
+    j = k + 1
+  end
+  arg = last + count + 1
+  if ARGV[arg] ~= '' then redis.call('SET', fkey, ARGV[arg]) end
+  arg = arg + 1
+end
+return 1
+"""
+"""Copies one profile's history into the Cluster layout unless any of its series is there already (so a copy
+run again, or resumed, never doubles nor overwrites a series the collector has written since).
+
+    KEYS      the n value lists, then per list its `:ts` and `:first_seen` (as READ_GROUP)
+    ARGV      per series: the number of values c, the c values, the c times (epoch s), first_seen or ''
+    returns   1 when copied, 0 when skipped
+"""

@@ -112,3 +112,41 @@ def test_resharding_under_collection_loses_nothing(cluster: LocalCluster, store:
     assert all(series.values == expected for series in store.read_many(KEYS))
     # it cannot pass without meeting a slot in migration
     assert store.round_trips.asks + store.round_trips.tryagains > 0, store.round_trips
+
+
+def test_copy_history_moves_a_single_instance_history_once_and_resumes(
+    cluster: LocalCluster, store: ClusterHistoryStore, tmp_path: Path
+) -> None:
+    from ballast.internal.cmd.ballastd import build_parser, copy_history  # noqa: PLC0415
+    from tests.integration.redis_server import RedisServer  # noqa: PLC0415
+
+    directory = tmp_path / "single"
+    directory.mkdir()
+    single = RedisServer(redis_server_or_skip(), directory)
+    single.start()
+    try:
+        with open_store(single.url) as source:
+            for n in (1, 2, 3):
+                source.write_cycle(cycle(n, KEYS[:20]))
+            expected = source.read_many(KEYS[:20], with_times=True)
+        # one profile already written by a collector pointed at the cluster: left as it is
+        store.write_cycle(cycle(9, KEYS[:2]))
+        args = build_parser().parse_args(["copy-history", "--from", single.url, "--to", cluster.url])
+        out = (tmp_path / "out.txt").open("w")
+        assert copy_history(args, out) == 0
+        assert copy_history(args, out) == 0  # run again: nothing copied twice
+        out.close()
+        lines = (tmp_path / "out.txt").read_text().splitlines()
+        assert (
+            lines[-3]
+            == "done: 9 profiles copied (18 series, 54 samples), 1 already in the cluster and left as they were"
+        )
+        assert (
+            lines[-1]
+            == "done: 0 profiles copied (0 series, 0 samples), 10 already in the cluster and left as they were"
+        )
+        copied = store.read_many(KEYS[:20], with_times=True)
+        assert [s.values for s in copied[:2]] == [(9,), (9,)]
+        assert copied[2:] == expected[2:]
+    finally:
+        single.stop()
