@@ -60,9 +60,11 @@ class RedisServer:
         tls: TLSFiles | None = None,
         extra: tuple[str, ...] = (),
         port: int | None = None,
+        config_file: Path | None = None,
     ) -> None:
         self.binary = binary
         self.extra = extra
+        self.config_file = config_file  # read first; the flags below override what it sets
         self.directory = directory
         self.username = username
         self.password = password
@@ -84,6 +86,7 @@ class RedisServer:
     def argv(self) -> list[str]:
         argv = [
             self.binary,
+            *([str(self.config_file)] if self.config_file else []),
             "--bind", "127.0.0.1",
             "--dir", str(self.directory),
             "--logfile", str(self.log),

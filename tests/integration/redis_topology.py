@@ -8,6 +8,7 @@ import contextlib
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ from ballast.runtime.envtest.pytest_plugin import unavailable
 from tests.integration.redis_server import RedisServer, _die_with_parent
 
 SERVICE = "ballast"
+SentinelConfig = Callable[[int, int, Path], str]
+"""A sentinel's configuration file from (its port, the first primary's port, its directory)."""
 
 
 def redis_cli_or_skip() -> str:
@@ -52,13 +55,23 @@ def _online_replicas(primary: redis.Redis) -> int:
 class Sentinel:
     """One `redis-server <conf> --sentinel` process (the config file is Sentinel's own state, rewritten by it)."""
 
-    def __init__(self, binary: str, directory: Path, primary_port: int, quorum: int, down_after_ms: int) -> None:
+    def __init__(
+        self,
+        binary: str,
+        directory: Path,
+        primary_port: int,
+        quorum: int,
+        down_after_ms: int,
+        config: SentinelConfig | None = None,
+    ) -> None:
         self.binary = binary
         self.directory = directory
         self.port = suggest_port()
         self.config = directory / "sentinel.conf"
         self.config.write_text(
-            f"port {self.port}\nbind 127.0.0.1\nprotected-mode no\ndir {directory}\n"
+            config(self.port, primary_port, directory)
+            if config is not None
+            else f"port {self.port}\nbind 127.0.0.1\nprotected-mode no\ndir {directory}\n"
             f"logfile {directory / 'sentinel.log'}\n"
             f"sentinel monitor {SERVICE} 127.0.0.1 {primary_port} {quorum}\n"
             f"sentinel down-after-milliseconds {SERVICE} {down_after_ms}\n"
@@ -94,13 +107,27 @@ class SentinelGroup:
     """A primary, `replicas` replicas and `sentinels` sentinels (quorum: a majority) on 127.0.0.1."""
 
     def __init__(
-        self, binary: str, directory: Path, *, replicas: int = 2, sentinels: int = 3, down_after_ms: int = 1000
+        self,
+        binary: str,
+        directory: Path,
+        *,
+        replicas: int = 2,
+        sentinels: int = 3,
+        down_after_ms: int = 1000,
+        data_config: str | None = None,
+        sentinel_config: SentinelConfig | None = None,
     ) -> None:
+        """`data_config`: a valkey.conf every data server reads first; `sentinel_config`: each sentinel's file
+        (e.g. what the chart renders, with its host names and ports made local)."""
         self.servers: list[RedisServer] = []
         for index in range(1 + replicas):
             path = directory / f"redis-{index}"
             path.mkdir()
-            self.servers.append(RedisServer(binary, path))
+            config_file = None
+            if data_config is not None:
+                config_file = path / "valkey.conf"
+                config_file.write_text(data_config)
+            self.servers.append(RedisServer(binary, path, config_file=config_file))
         primary_port = self.servers[0].port
         for server in self.servers:
             server.extra = ("--repl-diskless-sync-delay", "0")
@@ -110,7 +137,9 @@ class SentinelGroup:
         for index in range(sentinels):
             path = directory / f"sentinel-{index}"
             path.mkdir()
-            self.sentinels.append(Sentinel(binary, path, primary_port, sentinels // 2 + 1, down_after_ms))
+            self.sentinels.append(
+                Sentinel(binary, path, primary_port, sentinels // 2 + 1, down_after_ms, sentinel_config)
+            )
 
     @property
     def url(self) -> str:

@@ -1,0 +1,102 @@
+"""The chart's Sentinel-managed Valkey (`valkey.sentinel.enabled`): rendered, and the valkey.conf and
+sentinel.conf it renders run by local redis-server processes (no image registry here), which form a working
+group that fails over with nothing acknowledged lost (docs/design.md, difference 67)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ballast.internal.history import Cycle, Sample, SeriesKey, open_store
+from tests.integration.config.deploy.conftest import find, one, render
+from tests.integration.redis_server import redis_server_or_skip
+from tests.integration.redis_topology import SentinelGroup
+
+SETTINGS = {"valkey.sentinel.enabled": "true", "valkey.sentinel.downAfterMilliseconds": "1000"}
+PRIMARY_HOST = "ballast-valkey-0.ballast-valkey.ballast-system.svc"
+KEY = SeriesKey("0123456789abcdef", "app", "cpu")
+
+
+@pytest.fixture(scope="module")
+def documents(helm: Path) -> list[dict[str, Any]]:
+    return render(helm, settings=SETTINGS)
+
+
+def test_sentinel_mode_renders_data_pods_sentinels_budgets_and_the_sentinel_url(
+    documents: list[dict[str, Any]],
+) -> None:
+    data = one(documents, "StatefulSet", "ballast-valkey")
+    sentinels = one(documents, "StatefulSet", "ballast-valkey-sentinel")
+    assert data["spec"]["replicas"] == 3
+    assert data["spec"]["volumeClaimTemplates"][0]["metadata"]["name"] == "data"  # each data pod keeps a volume
+    assert sentinels["spec"]["replicas"] == 3
+    assert "volumeClaimTemplates" not in sentinels["spec"]
+    budgets = {d["metadata"]["name"]: d["spec"] for d in find(documents, "PodDisruptionBudget")}
+    assert budgets["ballast-valkey"]["maxUnavailable"] == 1
+    assert budgets["ballast-valkey-sentinel"]["maxUnavailable"] == 1
+    sentinel_conf = one(documents, "ConfigMap", "ballast-valkey-sentinel")["data"]["sentinel.conf"]
+    assert "sentinel announce-hostnames yes" in sentinel_conf
+    assert "sentinel resolve-hostnames yes" in sentinel_conf
+    args = one(documents, "Deployment", "ballast")["spec"]["template"]["spec"]["containers"][0]["args"]
+    (store,) = [arg for arg in args if arg.startswith("--store=")]
+    hosts = ",".join(f"ballast-valkey-sentinel-{i}.ballast-valkey-sentinel.ballast-system.svc:26379" for i in range(3))
+    assert store == f"--store=redis+sentinel://{hosts}/ballast"
+    for service in find(documents, "Service"):
+        if service["metadata"]["name"].startswith("ballast-valkey"):
+            assert service["spec"]["publishNotReadyAddresses"] is True  # names resolve before readiness
+
+
+def test_the_default_keeps_one_valkey_and_a_redis_url(helm: Path) -> None:
+    documents = render(helm)
+    assert one(documents, "StatefulSet", "ballast-valkey")["spec"]["replicas"] == 1
+    assert find(documents, "StatefulSet", "ballast-valkey-sentinel") == []
+    args = one(documents, "Deployment", "ballast")["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--store=redis://ballast-valkey:6379/0" in args
+
+
+def _local_data_config(rendered: str) -> str:
+    # the pod's port and volume are the test's (the flags RedisServer adds override them anyway)
+    return rendered.replace("dir /data\n", "")
+
+
+def _local_sentinel_config(rendered: str) -> Any:
+    def config(port: int, primary_port: int, directory: Path) -> str:
+        text = rendered.replace("port 26379", f"port {port}").replace("dir /data", f"dir {directory}")
+        text = re.sub(rf"{re.escape(PRIMARY_HOST)} 6379", f"127.0.0.1 {primary_port}", text)
+        assert f"127.0.0.1 {primary_port}" in text, "the rendered monitor line names the data StatefulSet's pod 0"
+        # what start.sh appends (the pod's DNS name there; loopback here), and the test's own log and bind
+        return text + f"sentinel announce-ip 127.0.0.1\nbind 127.0.0.1\nlogfile {directory / 'sentinel.log'}\n"
+
+    return config
+
+
+@pytest.fixture
+def rendered_group(documents: list[dict[str, Any]], tmp_path: Path) -> Iterator[SentinelGroup]:
+    data_conf = one(documents, "ConfigMap", "ballast-valkey")["data"]["valkey.conf"]
+    sentinel_conf = one(documents, "ConfigMap", "ballast-valkey-sentinel")["data"]["sentinel.conf"]
+    group = SentinelGroup(
+        redis_server_or_skip(),
+        tmp_path,
+        data_config=_local_data_config(data_conf),
+        sentinel_config=_local_sentinel_config(sentinel_conf),
+    )
+    try:
+        group.start()
+        yield group
+    finally:
+        group.stop()
+
+
+def test_the_rendered_configuration_forms_a_group_that_fails_over(rendered_group: SentinelGroup) -> None:
+    old = rendered_group.primary_port()
+    with open_store(rendered_group.url, timeout=1.0) as store:
+        assert store.write_cycle(Cycle("metrics/1", 1_000, [Sample(KEY, 1)]))  # acknowledged by a replica
+        rendered_group.server_on(old).kill()
+        new = rendered_group.wait_for_new_primary(old)
+        assert new != old
+        assert store.write_cycle(Cycle("metrics/2", 2_000, [Sample(KEY, 2)]))
+        assert store.read(KEY).values == (1, 2)
