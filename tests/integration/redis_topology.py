@@ -236,6 +236,15 @@ class LocalCluster:
             lambda: sum(_online_replicas(s.client()) for s in self.servers) == self.primaries * self.replicas_each,
         )
 
+    def primary_ports_alive(self) -> list[int]:
+        """The primaries among the servers still running (after a kill)."""
+        ports = []
+        for server in self.servers:
+            with contextlib.suppress(redis.RedisError, OSError):
+                if server.client().info("replication")["role"] == "master":
+                    ports.append(server.port)
+        return sorted(ports)
+
     def primary_ports(self) -> list[int]:
         return sorted(s.port for s in self.servers if s.client().info("replication")["role"] == "master")
 

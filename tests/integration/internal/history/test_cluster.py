@@ -4,13 +4,15 @@ one round trip per shard per cycle, per-profile idempotency, and a resharding un
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import redis
 
-from ballast.internal.history import ClusterHistoryStore, Cycle, Sample, SeriesKey, open_store
+from ballast.internal.collection import HeldCycle, PendingCycles
+from ballast.internal.history import ClusterHistoryStore, Cycle, Sample, SeriesKey, StoreUnavailableError, open_store
 from ballast.internal.history.keys import GROUP_MARKERS, group_marker_key, tagged_values_key
 from tests.integration.redis_server import redis_server_or_skip
 from tests.integration.redis_topology import LocalCluster
@@ -150,3 +152,45 @@ def test_copy_history_moves_a_single_instance_history_once_and_resumes(
         assert copied[2:] == expected[2:]
     finally:
         single.stop()
+
+
+def test_a_shard_primary_killed_under_collection_loses_nothing(tmp_path: Path) -> None:
+    # two replicas per shard: after the promotion a replica is still there to acknowledge (WAIT 1)
+    cluster = LocalCluster(redis_server_or_skip(), tmp_path, replicas_each=2)
+    cluster.start()
+    try:
+        _kill_a_primary_under_collection(cluster)
+    finally:
+        cluster.stop()
+
+
+def _kill_a_primary_under_collection(cluster: LocalCluster) -> None:
+    store = open_store(cluster.url, timeout=1.0, min_replicas=1)
+    assert isinstance(store, ClusterHistoryStore)
+    pending = PendingCycles()
+
+    def collect(write: Cycle) -> bool:  # the collector's order: held cycles first, oldest first
+        pending.hold(HeldCycle(write, "metrics"))
+        while (held := pending.oldest()) is not None:
+            try:
+                store.write_cycle(held.cycle)
+            except StoreUnavailableError:
+                return False
+            pending.written()
+        return True
+
+    victim = cluster.primary_ports()[0]
+    n, after, most_held = 0, 0, 0
+    with store:
+        while after < 5:
+            n += 1
+            ok = collect(cycle(n))
+            most_held = max(most_held, pending.cycles)
+            if n == 5:
+                next(s for s in cluster.servers if s.port == victim).kill()
+            after += 1 if ok and n > 5 and most_held else 0
+            assert n < 300, "the shard's replica was not promoted"
+            time.sleep(0.1)
+        assert most_held > 0, "the kill was not under collection"
+        assert victim not in cluster.primary_ports_alive()
+        assert {s.values for s in store.read_many(KEYS)} == {tuple(range(1, n + 1))}
