@@ -204,7 +204,8 @@ class ClusterHistoryStore:
                 self.round_trips.count += 1
             for redis_node, connection, node_calls, load, node_wait in sent:
                 self._read(connection, node_calls, load, node_wait, redis_node)
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+        except BaseException:
+            # replies may be left unread on any of them: never hand such a connection out again
             for _, connection, *_ in sent:
                 connection.disconnect()
             raise
@@ -220,9 +221,7 @@ class ClusterHistoryStore:
                 self._loaded.discard(name)
 
     def _read(self, connection: Any, calls: list[_Call], load: bool, wait: bool, redis_node: Any) -> None:
-        if load:
-            for _ in self._shas:
-                connection.read_response()
+        loaded = [_reply_or_error(connection) for _ in self._shas] if load else []
         for call in calls:
             if call.asking is not None:
                 _reply_or_error(connection)
@@ -242,6 +241,8 @@ class ClusterHistoryStore:
                             f"{acknowledged} of {self.min_replicas} replicas acknowledged the write at "
                             f"{redis_node.get_connection_kwargs().get('host')}"
                         )
+        if refused := next((reply for reply in loaded if isinstance(reply, Exception)), None):
+            raise StoreError(f"{self._where} refused SCRIPT LOAD: {refused}")
 
     def _run(self, calls: list[_Call], what: str, *, wait: bool = False) -> None:
         """Run `calls` until each is done, following MOVED/ASK/TRYAGAIN for `ATTEMPTS` rounds."""
