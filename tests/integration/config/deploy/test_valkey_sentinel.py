@@ -5,13 +5,14 @@ group that fails over with nothing acknowledged lost (docs/design.md, difference
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ballast.internal.history import Cycle, Sample, SeriesKey, open_store
+from ballast.internal.history import Cycle, Sample, SeriesKey, StoreUnavailableError, open_store
 from tests.integration.config.deploy.conftest import find, one, render
 from tests.integration.redis_server import redis_server_or_skip
 from tests.integration.redis_topology import SentinelGroup
@@ -98,5 +99,14 @@ def test_the_rendered_configuration_forms_a_group_that_fails_over(rendered_group
         rendered_group.server_on(old).kill()
         new = rendered_group.wait_for_new_primary(old)
         assert new != old
-        assert store.write_cycle(Cycle("metrics/2", 2_000, [Sample(KEY, 2)]))
+        # the sentinels may agree on the new primary a moment after it answers as one: retried, as the collector
+        # retries a held cycle at its next poll
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                assert store.write_cycle(Cycle("metrics/2", 2_000, [Sample(KEY, 2)]))
+                break
+            except StoreUnavailableError:
+                assert time.monotonic() < deadline, "no primary named by the sentinels 15 s after the promotion"
+                time.sleep(0.2)
         assert store.read(KEY).values == (1, 2)
