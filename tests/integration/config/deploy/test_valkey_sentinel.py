@@ -1,19 +1,25 @@
-"""The chart's Sentinel-managed Valkey (`valkey.sentinel.enabled`): rendered, and the valkey.conf and
-sentinel.conf it renders run by local redis-server processes (no image registry here), which form a working
-group that fails over with nothing acknowledged lost (docs/design.md, difference 67)."""
+"""The Sentinel-managed Valkey of the chart (`valkey.sentinel.enabled`) and of kustomize (the Component
+config/valkey-sentinel): rendered, and the valkey.conf and sentinel.conf they render run by local redis-server
+processes (no image registry here), which form a working group that fails over (docs/design.md, difference 67)."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from ballast.internal.history import Cycle, Sample, SeriesKey, StoreUnavailableError, open_store
-from tests.integration.config.deploy.conftest import find, one, render
+from ballast.runtime.envtest import find_assets
+from ballast.runtime.envtest.errors import AssetsNotFoundError
+from ballast.runtime.envtest.pytest_plugin import unavailable
+from tests.integration.config.deploy.conftest import REPO, find, one, render
 from tests.integration.redis_server import redis_server_or_skip
 from tests.integration.redis_topology import SentinelGroup
 
@@ -27,9 +33,38 @@ def documents(helm: Path) -> list[dict[str, Any]]:
     return render(helm, settings=SETTINGS)
 
 
+def _kubectl() -> Path:
+    try:
+        return find_assets(None, build=False).binary("kubectl")
+    except AssetsNotFoundError as exc:
+        unavailable(f"no kubectl: {exc}")
+        raise
+
+
+@pytest.fixture(scope="module")
+def kustomized(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    """config/default with the Component config/valkey-sentinel, rendered by a real `kubectl kustomize`."""
+    folder = tmp_path_factory.mktemp("overlay")
+    overlay = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": [os.path.relpath(REPO / "config" / "default", folder)],
+        "components": [os.path.relpath(REPO / "config" / "valkey-sentinel", folder)],
+    }
+    (folder / "kustomization.yaml").write_text(yaml.safe_dump(overlay))
+    result = subprocess.run(
+        [str(_kubectl()), "kustomize", "--load-restrictor", "LoadRestrictionsNone", str(folder)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+
+
+@pytest.mark.parametrize("renderer", ["chart", "kustomize"])
 def test_sentinel_mode_renders_data_pods_sentinels_budgets_and_the_sentinel_url(
-    documents: list[dict[str, Any]],
+    renderer: str, request: pytest.FixtureRequest
 ) -> None:
+    documents: list[dict[str, Any]] = request.getfixturevalue("documents" if renderer == "chart" else "kustomized")
     data = one(documents, "StatefulSet", "ballast-valkey")
     sentinels = one(documents, "StatefulSet", "ballast-valkey-sentinel")
     assert data["spec"]["replicas"] == 3
@@ -46,6 +81,8 @@ def test_sentinel_mode_renders_data_pods_sentinels_budgets_and_the_sentinel_url(
     (store,) = [arg for arg in args if arg.startswith("--store=")]
     hosts = ",".join(f"ballast-valkey-sentinel-{i}.ballast-valkey-sentinel.ballast-system.svc:26379" for i in range(3))
     assert store == f"--store=redis+sentinel://{hosts}/ballast"
+    assert data["spec"]["template"]["spec"]["containers"][0]["command"] == ["sh", "/etc/valkey/start.sh"]
+    assert "--replicaof" in one(documents, "ConfigMap", "ballast-valkey")["data"]["start.sh"]
     for service in find(documents, "Service"):
         if service["metadata"]["name"].startswith("ballast-valkey"):
             assert service["spec"]["publishNotReadyAddresses"] is True  # names resolve before readiness
@@ -75,8 +112,9 @@ def _local_sentinel_config(rendered: str) -> Any:
     return config
 
 
-@pytest.fixture
-def rendered_group(documents: list[dict[str, Any]], tmp_path: Path) -> Iterator[SentinelGroup]:
+@pytest.fixture(params=["chart", "kustomize"])
+def rendered_group(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SentinelGroup]:
+    documents: list[dict[str, Any]] = request.getfixturevalue("documents" if request.param == "chart" else "kustomized")
     data_conf = one(documents, "ConfigMap", "ballast-valkey")["data"]["valkey.conf"]
     sentinel_conf = one(documents, "ConfigMap", "ballast-valkey-sentinel")["data"]["sentinel.conf"]
     group = SentinelGroup(
