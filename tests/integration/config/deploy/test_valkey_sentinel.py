@@ -148,3 +148,13 @@ def test_the_rendered_configuration_forms_a_group_that_fails_over(rendered_group
                 assert time.monotonic() < deadline, "no primary named by the sentinels 15 s after the promotion"
                 time.sleep(0.2)
         assert store.read(KEY).values == (1, 2)
+
+
+def test_the_chart_and_kustomize_render_the_same_sentinel_scripts_and_configuration(
+    helm: Path, kustomized: list[dict[str, Any]]
+) -> None:
+    documents = render(helm, settings={"valkey.sentinel.enabled": "true"})  # the chart's defaults otherwise
+    sentinel = "ballast-valkey-sentinel"
+    assert one(kustomized, "ConfigMap", sentinel)["data"] == one(documents, "ConfigMap", sentinel)["data"]
+    chart_start = one(documents, "ConfigMap", "ballast-valkey")["data"]["start.sh"]
+    assert one(kustomized, "ConfigMap", "ballast-valkey")["data"]["start.sh"].strip() == chart_start.strip()
