@@ -306,7 +306,8 @@ class MetricsCollector:
         )  # fmt: skip
         held = HeldCycle(write, cycle.source, cycle.attribution.observed, counts)
         with self._write_lock:
-            if not self._flush(ctx):
+            if not self._flush(ctx):  # still unavailable: this cycle waits behind the held ones
+                STORE_ERRORS.inc({"source": cycle.source, "operation": "write"})
                 self._hold(ctx, held)
                 return False
             try:

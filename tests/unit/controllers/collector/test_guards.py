@@ -74,15 +74,20 @@ def test_a_store_outage_keeps_the_last_status_and_writes_the_held_cycle_once_aft
     assert STORE_ERRORS.value(source="metrics", operation="write") == failed_before + 1
     assert HISTORY_CYCLES_BUFFERED.value() == 1
     assert HISTORY_BUFFERED_BYTES.value() > 0
+    world.clock.advance(120)
+    world.cycle()  # still down: a second cycle held and counted, behind the first
+    assert STORE_ERRORS.value(source="metrics", operation="write") == failed_before + 2
+    assert HISTORY_CYCLES_BUFFERED.value() == 2
     world.store.down = False
     world.clock.advance(120)
     world.cycle()
-    # the held cycle first, then this one: no sample lost, none written twice (difference 67)
-    assert world.usage(profile, "app", "cpu")["samples"] == 3
+    # the held cycles first, oldest first, then this one: no sample lost, none written twice (difference 67)
+    assert world.usage(profile, "app", "cpu")["samples"] == 4
     assert HISTORY_CYCLES_BUFFERED.value() == 0
-    assert HISTORY_WRITES_RETRIED.value(source="metrics") == retried_before + 1
+    assert HISTORY_WRITES_RETRIED.value(source="metrics") == retried_before + 2
     ids = [cycle.cycle_id for cycle in world.store.cycles]
-    assert len(ids) == len(set(ids)) == 3
+    assert len(ids) == len(set(ids)) == 4
+    assert [cycle.at_ms for cycle in world.store.cycles] == sorted(cycle.at_ms for cycle in world.store.cycles)
 
 
 def test_a_cycle_no_replica_acknowledged_is_held_and_its_samples_counted_once(world: World) -> None:
