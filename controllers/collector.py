@@ -37,7 +37,9 @@ logged at each poll (its `Valid` condition and event are the `configstatus-metri
 BallastConfig is not used for the retention window either.
 
 Kill switch: no fetch, no writes, requeue at the poll interval. `--dry-run-measure`: fetch and attribute, but no
-sample and no status is written. A store outage skips the cycle and keeps the last status.
+sample and no status is written. A store outage keeps the last status; the cycle is held in memory
+(`collection.PendingCycles`, bounded by `--history-buffer-bytes`) and written, oldest first and exactly once, as
+soon as a primary answers again — after a Sentinel failover too (docs/design.md, difference 67).
 
 In-process state (leader only, rebuilt by a fresh leader within one cycle of each source, `CollectionMemory`):
 each source's plugin and backoff, which resources each source's latest cycle delivered per profile (for
@@ -60,8 +62,10 @@ from ballast.internal.collection import (
     CollectionCycle,
     CollectionMemory,
     FedProfile,
+    HeldCycle,
     LoadedPolicy,
     MeasuredPod,
+    PendingCycles,
     PodKey,
     PolicyKey,
     RefreshPolicy,
@@ -79,7 +83,14 @@ from ballast.internal.collection import (
 )
 from ballast.internal.enrollment import BALLAST_CONFIG_NAME, PROFILE_REF_INDEX
 from ballast.internal.enrollment.config import validate_ballast_config
-from ballast.internal.history import Cycle, HistoryStore, Series, SeriesKey, StoreError
+from ballast.internal.history import (
+    Cycle,
+    HistoryStore,
+    Series,
+    SeriesKey,
+    StoreError,
+    StoreUnavailableError,
+)
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.metricsources import (
     SOURCE_TYPES,
@@ -94,6 +105,11 @@ from ballast.internal.metricsources import (
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.telemetry import (
     FETCH_ERRORS,
+    HISTORY_BUFFERED_BYTES,
+    HISTORY_CYCLES_BUFFERED,
+    HISTORY_CYCLES_DROPPED,
+    HISTORY_PRIMARY,
+    HISTORY_WRITES_RETRIED,
     PROFILES,
     PROFILES_THRESHOLD_MET,
     SAMPLES_COLLECTED,
@@ -113,6 +129,7 @@ from ballast.runtime import (
     Result,
     objects,
 )
+from ballast.runtime.log import get_logger
 from ballast.runtime.predicate import generation_changed
 from ballast.runtime.source import Channel
 
@@ -151,6 +168,9 @@ class MetricsCollector:
         self.clock = options.clock
         self.refresh = refresh or RefreshPolicy()
         self.memory = CollectionMemory()
+        self.pending = PendingCycles(options.history_buffer_bytes)
+        self._write_lock = threading.Lock()
+        self._primary: str | None = None
         self._factories = plugins
         self._lock = threading.Lock()
         self._plugins: dict[str, PolledSource] = {}
@@ -268,7 +288,8 @@ class MetricsCollector:
         return fetched.samples
 
     def _write(self, ctx: Context, cycle: CollectionCycle, source: MetricsSource) -> bool:
-        """One store call for the whole cycle; False when the store is unavailable."""
+        """One store call for the whole cycle, after the cycles held from earlier ones; False when the store did not
+        acknowledge it (the cycle is then held, and the profiles keep their last status)."""
         write = Cycle(
             cycle.cycle_id,
             cycle.now_ms,
@@ -276,20 +297,103 @@ class MetricsCollector:
             reservoir_size=source.spec.config.reservoir_size,
             retention=self._retention(ctx),
         )
-        try:
-            applied = self.store.write_cycle(write)
-        except StoreError as exc:
-            ctx.logger.error("history store unavailable; cycle skipped: %s", exc, extra={"source": cycle.source})
-            STORE_ERRORS.inc({"source": cycle.source, "operation": "write"})
-            return False
-        if applied:
-            self.memory.samples_written(cycle.attribution.observed, cycle.now_ms)
-            by_name = {fed.name: fed for fed in cycle.fed}
-            for profile, counts in cycle.attribution.observed.items():
-                attributes = {**self._attributes(by_name[profile].profile), "source": cycle.source}
-                for (container, resource), count in counts.items():
-                    SAMPLES_COLLECTED.inc({**attributes, "resource": resource, "container": container}, count)
+        by_name = {fed.name: fed for fed in cycle.fed}
+        counts = tuple(
+            ({**self._attributes(by_name[profile].profile), "source": cycle.source,
+              "resource": resource, "container": container}, count)
+            for profile, observed in cycle.attribution.observed.items()
+            for (container, resource), count in observed.items()
+        )  # fmt: skip
+        held = HeldCycle(write, cycle.source, cycle.attribution.observed, counts)
+        with self._write_lock:
+            if not self._flush(ctx):  # still unavailable: this cycle waits behind the held ones
+                STORE_ERRORS.inc({"source": cycle.source, "operation": "write"})
+                self._hold(ctx, held)
+                return False
+            try:
+                applied = self.store.write_cycle(write)
+            except StoreUnavailableError as exc:
+                ctx.logger.error("history store unavailable; cycle held: %s", exc, extra={"source": cycle.source})
+                STORE_ERRORS.inc({"source": cycle.source, "operation": "write"})
+                self._hold(ctx, held)
+                return False
+            except StoreError as exc:
+                ctx.logger.error("history store refused the cycle; skipped: %s", exc, extra={"source": cycle.source})
+                STORE_ERRORS.inc({"source": cycle.source, "operation": "write"})
+                return False
+            self._written(held, applied)
         return True
+
+    def _flush(self, ctx: Context) -> bool:
+        """Write the held cycles, oldest first; False when the store still does not acknowledge them."""
+        while (held := self.pending.oldest()) is not None:
+            try:
+                applied = self.store.write_cycle(held.cycle)
+            except StoreUnavailableError as exc:
+                ctx.logger.info("history store still unavailable; %d cycles held: %s", self.pending.cycles, exc)
+                return False
+            except StoreError as exc:
+                ctx.logger.error("history store refused a held cycle; dropped: %s", exc, extra={"source": held.source})
+                HISTORY_CYCLES_DROPPED.inc({"source": held.source, "reason": "refused"})
+                self.pending.written()
+                continue
+            HISTORY_WRITES_RETRIED.inc({"source": held.source})
+            self.pending.written()
+            self._written(held, applied=True)
+            ctx.logger.info(
+                "held cycle written", extra={"source": held.source, "cycle": held.cycle.cycle_id, "applied": applied}
+            )
+        self._buffer_gauges()
+        return True
+
+    def _hold(self, ctx: Context, held: HeldCycle) -> None:
+        for dropped in self.pending.hold(held):
+            ctx.logger.error(
+                "history buffer full (--history-buffer-bytes); cycle dropped",
+                extra={"source": dropped.source, "cycle": dropped.cycle.cycle_id},
+            )
+            HISTORY_CYCLES_DROPPED.inc({"source": dropped.source, "reason": "buffer_full"})
+        self._buffer_gauges()
+
+    def drop_held(self, reason: str = "stopped") -> int:
+        """Forget the held cycles (leadership lost, or the process stopping: they live in this leader's memory
+        only); each is counted in `ballast_history_cycles_dropped` and the loss is logged. Returns how many."""
+        with self._write_lock:
+            dropped = self.pending.clear()
+        for held in dropped:
+            HISTORY_CYCLES_DROPPED.inc({"source": held.source, "reason": reason})
+        if dropped:
+            get_logger(NAME).error(
+                "%d collection cycles held for the history store are lost (%s)", len(dropped), reason,
+                extra={"cycles": [held.cycle.cycle_id for held in dropped]},
+            )  # fmt: skip
+        self._buffer_gauges()
+        return len(dropped)
+
+    def _buffer_gauges(self) -> None:
+        HISTORY_CYCLES_BUFFERED.set({}, self.pending.cycles)
+        HISTORY_BUFFERED_BYTES.set({}, self.pending.bytes)
+
+    def _written(self, held: HeldCycle, applied: bool) -> None:
+        """Record a cycle the store acknowledged. `applied` is False for a cycle id already applied: a held cycle
+        whose first attempt reached the primary but not its replicas — recorded now, as it never was before."""
+        self._primary_gauge()
+        if not applied:
+            return
+        self.memory.samples_written(held.observed, held.cycle.at_ms)
+        for labels, count in held.counts:
+            SAMPLES_COLLECTED.inc(labels, count)
+
+    def _primary_gauge(self) -> None:
+        primary = getattr(self.store, "primary", None)
+        current = primary() if callable(primary) else None
+        if current == self._primary:
+            return
+        if self._primary is not None:
+            HISTORY_PRIMARY.set({"address": self._primary}, 0)
+        if current is not None:
+            HISTORY_PRIMARY.set({"address": current}, 1)
+        self._primary = current
 
     def _retention(self, ctx: Context) -> datetime.timedelta | None:
         try:
@@ -440,6 +544,7 @@ def setup(
     `refresh` tunes when statistics are recomputed (default: 2 % new samples, 15 minutes).
     """
     collector = MetricsCollector(manager, store, kill_switch, options, refresh=refresh)
+    manager.add(_DropHeldOnStop(collector))
 
     def every_source(_: object) -> list[Request]:
         return [Request("", objects.name(source)) for source in manager.client.list(MetricsSource)]
@@ -452,3 +557,15 @@ def setup(
         .with_options(max_concurrent_reconciles=1)
         .complete(collector)
     )
+
+
+class _DropHeldOnStop:
+    """Leader-only, as the collector: when leadership ends or the process stops, the cycles still held for the
+    store are lost — counted (`reason="stopped"`) and logged, not silently gone (docs/design.md, difference 67)."""
+
+    def __init__(self, collector: MetricsCollector) -> None:
+        self._collector = collector
+
+    def start(self, stop: threading.Event) -> None:
+        stop.wait()
+        self._collector.drop_held()

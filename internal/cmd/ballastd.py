@@ -5,6 +5,8 @@ ballastd apply-crds       server-side apply the CRDs rendered from the API model
                           ballast-crd-installer), as the chart's upgrade hook does
 ballastd uninstall        stop the operator (--deployment) and remove its finalizers from WorkloadProfiles,
                           so the CRDs can be deleted, as the chart's pre-delete hook does
+ballastd copy-history     copy a single-instance history (--from redis://…) into a Cluster (--to
+                          redis+cluster://…): idempotent, resumable, reports what it copied
 """
 
 from __future__ import annotations
@@ -170,7 +172,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument(
-        "command", nargs="?", choices=["run", "apply-crds", "uninstall"], default="run", help="default: run"
+        "command",
+        nargs="?",
+        choices=["run", "apply-crds", "uninstall", "copy-history"],
+        default="run",
+        help="default: run",
     )
     cluster = parser.add_argument_group("cluster")
     cluster.add_argument(
@@ -205,9 +211,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     election.add_argument("--leader-elect-retry-period", type=float, default=2.0, help="seconds (default %(default)s)")
     storage = parser.add_argument_group("history store")
-    storage.add_argument("--store", help="redis://…, rediss://… or sqlite:///path (wins over --redis-url)")
+    storage.add_argument(
+        "--store",
+        help="redis://…, rediss://…, redis+sentinel://…/<service>, redis+cluster://… or sqlite:///path "
+        "(wins over --redis-url)",
+    )
     storage.add_argument("--redis-url", default=os.environ.get("REDIS_URL"), help="default: $REDIS_URL")
     storage.add_argument("--data-dir", default="/var/lib/ballast", help="SQLite store directory when no URL is given")
+    storage.add_argument(
+        "--history-min-replicas",
+        type=int,
+        default=None,
+        help="replicas that must acknowledge each collection cycle (WAIT) before it counts as written "
+        "(default: 1 behind Sentinel, else 0)",
+    )
+    storage.add_argument(
+        "--history-buffer-bytes",
+        type=int,
+        default=64 * 1024 * 1024,
+        help="memory for collection cycles the store did not acknowledge, written again later (default: 64 MiB)",
+    )
     behaviour = parser.add_argument_group("behaviour")
     behaviour.add_argument("--dry-run-measure", action="store_true", help="collect nothing (implies apply and resize)")
     behaviour.add_argument("--dry-run-apply", action="store_true", help="admit without patches (implies resize)")
@@ -266,6 +289,9 @@ def build_parser() -> argparse.ArgumentParser:
     for component in COMPONENT_LOGGERS:
         logging_.add_argument(f"--log-level-{component}", choices=["debug", "info", "warn", "error"])
     logging_.add_argument("--log-format", default="json", choices=["json", "text"])
+    copying = parser.add_argument_group("copy-history")
+    copying.add_argument("--from", dest="copy_from", help="the single-instance store: redis://… or redis+sentinel://…")
+    copying.add_argument("--to", dest="copy_to", help="the Cluster: redis+cluster://…")
     removal = parser.add_argument_group("uninstall")
     removal.add_argument(
         "--deployment",
@@ -382,6 +408,10 @@ def build(args: argparse.Namespace) -> Any:
     reprocess = balancer_reprocess_period(args)
     advisor = consolidation_settings(args)
     url = store_url(args)
+    if args.history_buffer_bytes < 0:
+        raise ValueError(f"--history-buffer-bytes {args.history_buffer_bytes} must be 0 or more")
+    if args.history_min_replicas is not None and args.history_min_replicas < 0:
+        raise ValueError(f"--history-min-replicas {args.history_min_replicas} must be 0 or more")
     if url.startswith("sqlite:"):
         Path(args.data_dir).mkdir(parents=True, exist_ok=True)
     config = RESTConfig.load(args.kubeconfig)
@@ -419,9 +449,10 @@ def build(args: argparse.Namespace) -> Any:
         dry_run=DryRun.cascade(measure=args.dry_run_measure, apply=args.dry_run_apply, resize=args.dry_run_resize),
         webhook_configuration_name=args.webhook_configuration_name,
         scheduling_webhooks=args.scheduling_webhooks,
+        history_buffer_bytes=args.history_buffer_bytes,
     )
     kill_switch = KillSwitchState()
-    store = open_store(url)
+    store = open_store(url, min_replicas=args.history_min_replicas)
     manager.add_healthz_check("store", store.ping)
 
     deps = Dependencies(
@@ -613,6 +644,35 @@ def _setup_logging(args: argparse.Namespace) -> None:
     setup_logging(args.log_format, args.log_level, levels)
 
 
+def copy_history(args: argparse.Namespace, out: Any = None) -> int:
+    """`ballastd copy-history --from … --to …` (see `ballast.internal.history.copy`); 1 when a store fails."""
+    from ballast.internal.history import (  # noqa: PLC0415
+        ClusterHistoryStore,
+        RedisHistoryStore,
+        StoreError,
+        open_store,
+    )
+    from ballast.internal.history.copy import copy_history as run_copy  # noqa: PLC0415
+
+    out = out or sys.stdout
+    if not args.copy_from or not args.copy_to:
+        raise ValueError("copy-history needs --from (redis://… or redis+sentinel://…) and --to (redis+cluster://…)")
+    source = open_store(args.copy_from, timeout=30, min_replicas=0)
+    target = open_store(args.copy_to, timeout=30)
+    with source, target:
+        if not isinstance(source, RedisHistoryStore):
+            raise ValueError("copy-history --from: a single Redis/Valkey (redis://, rediss:// or redis+sentinel://)")
+        if not isinstance(target, ClusterHistoryStore):
+            raise ValueError("copy-history --to: a Cluster (redis+cluster:// or rediss+cluster://)")
+        try:
+            report = run_copy(source, target, progress=lambda so_far: print(f"so far: {so_far}", file=out))
+        except StoreError as exc:
+            print(f"ballastd copy-history: {exc}; run it again to resume", file=sys.stderr)
+            return 1
+    print(f"done: {report}", file=out)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -622,6 +682,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return apply_crds(args)
         if args.command == "uninstall":
             return uninstall(args)
+        if args.command == "copy-history":
+            return copy_history(args)
         manager = build(args)
     except ValueError as exc:
         parser.error(str(exc))

@@ -38,6 +38,7 @@ from .cycle import (
     retention_window,
 )
 from .memory import CollectionMemory, ProfileMemory
+from .pending import DEFAULT_BUFFER_BYTES, HeldCycle, PendingCycles, held_bytes
 from .plan import READ_CHUNK, StatusPlan, chunks, is_stale, plan_status, recompute, series_to_read
 from .policy_resources import PolicyView
 from .profile_ready import (
@@ -81,6 +82,7 @@ __all__ = [
     "ACCRUING",
     "AGE",
     "ALL_COLLECTED_MESSAGE",
+    "DEFAULT_BUFFER_BYTES",
     "DEFAULT_POLL_INTERVAL",
     "MISSING_PREFIX",
     "MISSING_SAMPLES_REASON",
@@ -99,11 +101,13 @@ __all__ = [
     "ContainerState",
     "FedProfile",
     "FedProfiles",
+    "HeldCycle",
     "LoadedPolicy",
     "MeasuredPod",
     "MeasuredProfile",
     "NotApplied",
     "Pair",
+    "PendingCycles",
     "PodKey",
     "PolicyKey",
     "PolicyStamp",
@@ -123,6 +127,7 @@ __all__ = [
     "chunks",
     "collected_in_latest_cycles",
     "fed_profiles",
+    "held_bytes",
     "is_stale",
     "largest",
     "measured_pod",

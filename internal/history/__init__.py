@@ -11,7 +11,8 @@ trip for Redis; series keep the newest `reservoir_size` samples and, with a `ret
 (docs/compatibility.md) plus a parallel `:ts` list, so history migrates either way.
 """
 
-from .errors import StoreError, StoreUnavailableError, StoreURLError
+from .cluster_backend import ClusterHistoryStore
+from .errors import StoreError, StoreNotReplicatedError, StoreUnavailableError, StoreURLError
 from .protocol import DEFAULT_CYCLE_TTL, HistoryStore
 from .redis_backend import RedisHistoryStore
 from .series import DEFAULT_RESERVOIR_SIZE, Cycle, Sample, Series, SeriesKey
@@ -22,6 +23,7 @@ from .window import next_first_seen
 __all__ = [
     "DEFAULT_CYCLE_TTL",
     "DEFAULT_RESERVOIR_SIZE",
+    "ClusterHistoryStore",
     "Cycle",
     "HistoryStore",
     "RedisHistoryStore",
@@ -30,6 +32,7 @@ __all__ = [
     "Series",
     "SeriesKey",
     "StoreError",
+    "StoreNotReplicatedError",
     "StoreURLError",
     "StoreUnavailableError",
     "next_first_seen",

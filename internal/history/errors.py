@@ -18,5 +18,13 @@ class StoreUnavailableError(StoreError):
     """
 
 
+class StoreNotReplicatedError(StoreUnavailableError):
+    """The primary applied a write but fewer replicas than wanted acknowledged it in time (`WAIT`).
+
+    The write may be lost in a failover, so the caller keeps the cycle and writes it again later: the retry finds
+    the cycle's marker, applies nothing twice, and waits for the replicas once more.
+    """
+
+
 class StoreURLError(StoreError, ValueError):
     """A store URL that cannot be opened: unknown scheme, missing path, unparsable options."""

@@ -58,3 +58,43 @@ def is_values_key(name: str) -> bool:
 def measurement_hash_of(name: str) -> str:
     """The measurement hash of a `ballast:metrics:<hash>:…` key."""
     return name[len(PREFIX) :].split(":", 1)[0]
+
+
+# The Cluster layout (docs/compatibility.md; docs/design.md, difference 68): the measurement hash is a hash tag, so
+# a profile's series, their `:ts` and `:first_seen` and the profile's cycle markers share one slot.
+# - `ballast:metrics:{<hash>}:<container>:<resource>` (+ `:ts`, `:first_seen`): as above.
+# - `ballast:cycles:{<hash>}`: LIST of the ids of the profile's last `GROUP_MARKERS` cycles, newest first, with a
+#   TTL: one key per profile instead of one per cycle.
+
+CYCLES_PREFIX = "ballast:cycles:"
+GROUP_MARKERS = 64
+"""Cycle ids remembered per profile in Cluster mode: a retry of any of a profile's last 64 cycles is a no-op."""
+
+
+def tag(measurement_hash: str) -> str:
+    """The hash tag of a profile's keys: `{<hash>}`."""
+    return "{" + measurement_hash + "}"
+
+
+def tagged_values_key(key: SeriesKey) -> str:
+    """A series' value list in the Cluster layout: `ballast:metrics:{<hash>}:<container>:<resource>`."""
+    return f"{PREFIX}{tag(key.measurement_hash)}:{key.container}:{key.resource}"
+
+
+def group_marker_key(measurement_hash: str) -> str:
+    """The list of a profile's last cycle ids in the Cluster layout: `ballast:cycles:{<hash>}`."""
+    return CYCLES_PREFIX + tag(measurement_hash)
+
+
+def tagged_profile_pattern(measurement_hash: str) -> str:
+    """The SCAN pattern of every key of a profile's history in the Cluster layout (braces escaped for MATCH)."""
+    check_measurement_hash(measurement_hash)
+    return f"{PREFIX}\\{{{measurement_hash}\\}}:*"
+
+
+def untagged(name: str) -> str:
+    """A Cluster-layout key name with the braces of its hash tag removed (the single-instance name)."""
+    if name.startswith(PREFIX + "{"):
+        digest, _, rest = name[len(PREFIX) + 1 :].partition("}")
+        return f"{PREFIX}{digest}{rest}"
+    return name

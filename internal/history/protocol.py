@@ -15,7 +15,9 @@ DEFAULT_CYCLE_TTL = timedelta(days=1)
 
 class HistoryStore(Protocol):
     """Usage history per series. Every method raises `StoreUnavailableError` when the store cannot be reached in
-    time and `StoreError` when it refuses; neither ever leaves part of a call written."""
+    time and `StoreError` when it refuses; neither ever leaves part of a call written — in Cluster mode
+    (`ClusterHistoryStore`), part of a profile's: there a cycle is all or nothing per profile, and the retry of a
+    cycle that failed part-way writes only the profiles still missing (docs/compatibility.md)."""
 
     def write_cycle(self, cycle: Cycle) -> bool:
         """Apply a whole cycle atomically: append, trim to the reservoir and the retention window, move first_seen.

@@ -1,4 +1,5 @@
-"""The Redis/Valkey backend: the Go operator's key schema, one Lua script per collection cycle."""
+"""The Redis/Valkey backend: the Go operator's key schema, one Lua script per collection cycle; standalone or
+behind Sentinel (docs/design.md, differences 66 and 67)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ import redis
 import redis.exceptions
 from redis.backoff import NoBackoff
 from redis.retry import Retry
+from redis.sentinel import Sentinel
 
-from .errors import StoreError, StoreUnavailableError, StoreURLError
+from .errors import StoreError, StoreNotReplicatedError, StoreUnavailableError, StoreURLError
 from .keys import (
     PREFIX,
     UNOWNED_KEY,
@@ -28,12 +30,16 @@ from .keys import (
 from .protocol import DEFAULT_CYCLE_TTL
 from .redis_scripts import READ_SERIES, WRITE_CYCLE
 from .series import Cycle, Series, SeriesKey
+from .topology import SentinelTarget, client_tls
 
 DEFAULT_TIMEOUT = 5.0
 """Seconds a connect or a reply may take before the store counts as unavailable."""
 
 READ_BATCH = 32
 """Series per read EVAL: at the default reservoir about 30 ms of server time, so other clients never wait long."""
+
+DEFAULT_SENTINEL_MIN_REPLICAS = 1
+"""Replicas that must acknowledge a cycle behind Sentinel unless told otherwise (`--history-min-replicas`)."""
 
 _PURGE_SCAN_COUNT = 100  # the Go operator's SCAN COUNT
 _HASHES_SCAN_COUNT = 1000  # every history key is walked: bigger steps, still short for the server
@@ -68,21 +74,46 @@ class RedisHistoryStore:
     error arrives within `timeout`), `StoreError` for refusals (wrong key types, corrupt values).
     """
 
-    def __init__(self, client: redis.Redis, *, cycle_ttl: timedelta = DEFAULT_CYCLE_TTL) -> None:
-        """Wrap a `redis.Redis` client (bytes replies, i.e. `decode_responses=False`). Prefer `from_url`."""
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        cycle_ttl: timedelta = DEFAULT_CYCLE_TTL,
+        min_replicas: int = 0,
+        wait_timeout: float = 1.0,
+        where: str | None = None,
+    ) -> None:
+        """Wrap a `redis.Redis` client (bytes replies, i.e. `decode_responses=False`). Prefer `from_url`.
+
+        `min_replicas` > 0: each cycle's EVAL is followed, in the same pipeline on the same connection, by
+        `WAIT min_replicas wait_timeout`, and a cycle fewer replicas acknowledged raises `StoreNotReplicatedError`.
+        """
         if cycle_ttl < timedelta(seconds=1):
             raise ValueError(f"cycle_ttl {cycle_ttl} must be at least one second")
+        if min_replicas < 0:
+            raise ValueError(f"min_replicas {min_replicas} must be 0 or more")
+        if wait_timeout <= 0:
+            raise ValueError(f"wait_timeout {wait_timeout} must be positive (seconds)")
         self._client = client
         # redis-py leaves execute_command untyped; every reply is parsed and checked here.
         self._execute: Callable[..., Any] = client.execute_command
         self._cycle_ttl_s = int(cycle_ttl.total_seconds())
+        self.min_replicas = min_replicas
+        self._wait_timeout_ms = max(1, int(wait_timeout * 1000))
         kwargs = client.connection_pool.connection_kwargs
         # Where, for error messages: never the URL itself, which may carry a password.
-        self._where = str(kwargs.get("path") or f"{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}")
+        self._where = where or str(
+            kwargs.get("path") or f"{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}"
+        )
 
     @classmethod
     def from_url(
-        cls, url: str, *, timeout: float = DEFAULT_TIMEOUT, cycle_ttl: timedelta = DEFAULT_CYCLE_TTL
+        cls,
+        url: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        cycle_ttl: timedelta = DEFAULT_CYCLE_TTL,
+        min_replicas: int = 0,
     ) -> RedisHistoryStore:
         """Open `redis://[[user]:password@]host[:port][/db]` or `rediss://…` (TLS; options such as
         `?ssl_ca_certs=/path/ca.crt` or `ssl_cert_reqs=none` in the query). Nothing is sent until the first call.
@@ -105,7 +136,51 @@ class RedisHistoryStore:
             )
         except ValueError as exc:
             raise StoreURLError(f"store URL: {exc}") from exc
-        return cls(client, cycle_ttl=cycle_ttl)
+        return cls(client, cycle_ttl=cycle_ttl, min_replicas=min_replicas, wait_timeout=timeout / 2)
+
+    @classmethod
+    def from_sentinel(
+        cls,
+        target: SentinelTarget,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        cycle_ttl: timedelta = DEFAULT_CYCLE_TTL,
+        min_replicas: int = DEFAULT_SENTINEL_MIN_REPLICAS,
+    ) -> RedisHistoryStore:
+        """The primary of a Sentinel-managed group, found by redis-py's `Sentinel.master_for` (asked again after a
+        connection to it fails, so a promoted replica is found at the next call). Nothing is sent yet."""
+        if timeout <= 0:
+            raise ValueError(f"timeout {timeout} must be positive (seconds)")
+        endpoints = target.endpoints
+        tls = client_tls(endpoints)
+        sentinel_auth = {"username": target.sentinel_username, "password": target.sentinel_password}
+        common: dict[str, Any] = {"socket_timeout": timeout, "socket_connect_timeout": timeout, **tls}
+        sentinel = Sentinel(
+            list(endpoints.hosts),
+            sentinel_kwargs={**common, **{k: v for k, v in sentinel_auth.items() if v is not None}},
+            **common,
+        )
+        client = sentinel.master_for(
+            target.service,
+            redis_class=redis.Redis,
+            db=target.db,
+            username=endpoints.username,
+            password=endpoints.password,
+            retry=Retry(NoBackoff(), 0),
+            decode_responses=False,
+        )
+        where = f"the primary of Sentinel service {target.service!r} (sentinels {endpoints.redacted()})"
+        # WAIT must answer well within the socket timeout.
+        return cls(client, cycle_ttl=cycle_ttl, min_replicas=min_replicas, wait_timeout=timeout / 2, where=where)
+
+    def primary(self) -> str | None:
+        """The primary last used ("host:port"), for the `ballast_history_primary` metric; `None` before any call."""
+        pool = self._client.connection_pool
+        address = getattr(pool, "master_address", None)
+        if isinstance(address, tuple):
+            return f"{address[0]}:{address[1]}"
+        kwargs = pool.connection_kwargs
+        return None if "host" not in kwargs else f"{kwargs['host']}:{kwargs.get('port', 6379)}"
 
     @contextlib.contextmanager
     def _errors(self, what: str) -> Iterator[None]:
@@ -137,8 +212,22 @@ class RedisHistoryStore:
             keys.append(values_key(key))
             args.append(len(values))
             args.extend(values)
-        with self._errors(f"writing cycle {cycle.cycle_id} ({len(cycle.samples)} samples)"):
-            applied = self._eval(WRITE_CYCLE, keys, args)
+        what = f"writing cycle {cycle.cycle_id} ({len(cycle.samples)} samples)"
+        with self._errors(what):
+            if not self.min_replicas:
+                return bool(self._eval(WRITE_CYCLE, keys, args))
+            # One pipeline, one connection: WAIT counts only this connection's earlier writes (a retry's marker
+            # refresh included) and cannot run inside the script.
+            pipe = self._client.pipeline(transaction=False)
+            queue: Callable[..., Any] = pipe.execute_command
+            queue("EVAL", WRITE_CYCLE, len(keys), *keys, *args)
+            queue("WAIT", self.min_replicas, self._wait_timeout_ms)
+            applied, acknowledged = pipe.execute()
+        if int(acknowledged) < self.min_replicas:
+            raise StoreNotReplicatedError(
+                f"{what}: {acknowledged} of the {self.min_replicas} replicas wanted acknowledged it within "
+                f"{self._wait_timeout_ms} ms at {self._where}; kept for a retry"
+            )
         return bool(applied)
 
     def read_many(self, keys: Sequence[SeriesKey], *, with_times: bool = False) -> list[Series]:
@@ -202,6 +291,23 @@ class RedisHistoryStore:
                 hashes.update(measurement_hash_of(name.decode()) for name in found if is_values_key(name.decode()))
                 if int(cursor) == 0:
                     return hashes
+
+    def series_of(self, measurement_hash: str) -> list[SeriesKey]:
+        """The series a profile's history holds (SCAN `ballast:metrics:<hash>:*`), sorted."""
+        found: list[SeriesKey] = []
+        with self._errors(f"listing the series of {measurement_hash}"):
+            cursor = 0
+            while True:
+                cursor, names = self._execute(
+                    "SCAN", cursor, "MATCH", profile_pattern(measurement_hash), "COUNT", _PURGE_SCAN_COUNT
+                )
+                for raw in names:
+                    name = raw.decode()
+                    if is_values_key(name):
+                        _, container, resource = name[len(PREFIX) :].split(":")
+                        found.append(SeriesKey(measurement_hash, container, resource))
+                if int(cursor) == 0:
+                    return sorted(found, key=lambda key: (key.container, key.resource))
 
     def unowned_since(self, unowned: Collection[str], now_ms: int) -> dict[str, int]:
         """Since when each hash of `unowned` has had no profile (`ballast:unowned`). See `HistoryStore`.

@@ -2,7 +2,9 @@
 
 WRITE_CYCLE applies one collection cycle atomically. It reads and checks every series first and writes only
 when all are sound, so an error (a key of the wrong type, a corrupt first_seen) leaves nothing behind; the cycle
-marker (`SET … EX` after an EXISTS check, both inside the script) makes a retried cycle a no-op.
+marker (`SET … EX` after an EXISTS check, both inside the script) makes a retried cycle a no-op — apart from
+refreshing the marker's TTL: a replicated write, so a WAIT sent after a retry on a new connection waits for the
+original write's replication too.
 
     KEYS[1]   the cycle marker (keys.cycle_key)
     KEYS[2..] one value list per series (keys.values_key); `:ts` and `:first_seen` are derived from it
@@ -20,9 +22,13 @@ when ARGV[1] is '1' (else nil). One string per list keeps the client from parsin
 
 from __future__ import annotations
 
+from .keys import GROUP_MARKERS
+
 WRITE_CYCLE = r"""
 local marker = KEYS[1]
 if redis.call('EXISTS', marker) == 1 then
+  -- a replicated write, so that a WAIT after this retry also covers the original write
+  redis.call('EXPIRE', marker, ARGV[1])
   return 0
 end
 local at_ms, at_s, cutoff_arg = ARGV[2], ARGV[3], ARGV[4]
@@ -129,4 +135,70 @@ for i, key in ipairs(KEYS) do
   out[i] = {table.concat(values, ' '), fs, times}
 end
 return out
+"""
+
+
+def _derive(script: str, replacements: dict[str, str]) -> str:
+    for old, new in replacements.items():
+        if script.count(old) != 1:  # pragma: no cover - a guard for whoever edits WRITE_CYCLE
+            raise AssertionError(f"WRITE_CYCLE must contain {old!r} exactly once")
+        script = script.replace(old, new)
+    return script
+
+
+WRITE_GROUP = _derive(
+    WRITE_CYCLE,
+    {
+        "if redis.call('EXISTS', marker) == 1 then": "if redis.call('LPOS', marker, ARGV[6]) then",
+        "local arg = 6": "local arg = 7",
+        # KEYS: the marker, the n value lists, then each one's `:ts` and `:first_seen` (declared, so that Redis
+        # answers ASK/TRYAGAIN for a slot in migration before the script runs)
+        "for i = 2, #KEYS do": "for i = 2, (#KEYS - 1) / 3 + 1 do",
+        "redis.call('SET', marker, at_ms, 'EX', ARGV[1])": (
+            "redis.call('LPUSH', marker, ARGV[6])\n"
+            f"redis.call('LTRIM', marker, 0, {GROUP_MARKERS - 1})\n"
+            "redis.call('EXPIRE', marker, ARGV[1])"
+        ),
+    },
+)
+"""WRITE_CYCLE for one profile's series in Cluster mode (all keys in one slot, docs/design.md, difference 68).
+
+    KEYS[1]   the profile's marker list (keys.group_marker_key): its last GROUP_MARKERS cycle ids
+    KEYS[2..] the n value lists, then per list its `:ts` and `:first_seen` (derived in the script, but declared)
+    ARGV[6]   the cycle id; the series follow from ARGV[7], as from ARGV[6] in WRITE_CYCLE
+"""
+
+READ_GROUP = _derive(READ_SERIES, {"for i, key in ipairs(KEYS) do": "for i = 1, #KEYS / 3 do\n  local key = KEYS[i]"})
+"""READ_SERIES in Cluster mode: KEYS are the n value lists, then per list its `:ts` and `:first_seen`."""
+
+IMPORT_GROUP = r"""
+local n = #KEYS / 3
+for i = 1, n do
+  if redis.call('EXISTS', KEYS[i]) == 1 then return 0 end
+end
+local arg = 1
+local CHUNK = 1000
+for i = 1, n do
+  local key, tkey, fkey = KEYS[i], KEYS[n + 2 * i - 1], KEYS[n + 2 * i]
+  local count = tonumber(ARGV[arg])
+  local first, last = arg + 1, arg + count
+  local j = first
+  while j <= last do
+    local k = math.min(j + CHUNK - 1, last)
+    redis.call('RPUSH', key, unpack(ARGV, j, k))
+    redis.call('RPUSH', tkey, unpack(ARGV, j + count, k + count))
+    j = k + 1
+  end
+  arg = last + count + 1
+  if ARGV[arg] ~= '' then redis.call('SET', fkey, ARGV[arg]) end
+  arg = arg + 1
+end
+return 1
+"""
+"""Copies one profile's history into the Cluster layout unless any of its series is there already (so a copy
+run again, or resumed, never doubles nor overwrites a series the collector has written since).
+
+    KEYS      the n value lists, then per list its `:ts` and `:first_seen` (as READ_GROUP)
+    ARGV      per series: the number of values c, the c values, the c times (epoch s), first_seen or ''
+    returns   1 when copied, 0 when skipped
 """

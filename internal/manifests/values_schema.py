@@ -209,7 +209,15 @@ def values_schema() -> Schema:
         "certManager": _enabled("Webhook TLS through cert-manager (false: ballastd's self-signed pair)."),
         "store": _closed(
             {
-                "url": _string("redis://… or rediss://… (needs valkey.enabled=false).", pattern="^(rediss?://.+)?$"),
+                "url": _string(
+                    "redis://…, rediss://…, redis+sentinel://…/<service> or redis+cluster://… "
+                    "(needs valkey.enabled=false).",
+                    pattern=r"^(rediss?(\+sentinel|\+cluster)?://.+)?$",
+                ),
+                "minReplicas": _integer(
+                    -1, description="Replicas that acknowledge each cycle; -1: ballastd's default."
+                ),
+                "bufferBytes": _integer(0, description="Memory for unacknowledged cycles; 0: ballastd's 64 MiB."),
                 "existingSecret": _string(),
                 "existingSecretKey": _string(minLength=1),
                 "sqlite": _enabled(
@@ -232,6 +240,16 @@ def values_schema() -> Schema:
                 "A volume claim (false: an emptyDir).", requestedSize=_string(minLength=1), className=_string()
             ),
             networkPolicy=_enabled("Ingress only from the operator's pods."),
+            sentinel=_enabled(
+                "Sentinel mode: a primary, replicas and sentinels (failover).",
+                replicas=_integer(2, description="Data pods: one primary, the rest replicas."),
+                sentinels=_integer(3, description="Sentinel pods (3 or more for a quorum that survives one loss)."),
+                quorum=_integer(1),
+                masterName=_string(minLength=1, pattern="^[A-Za-z0-9_.-]+$"),
+                downAfterMilliseconds=_integer(100),
+                failoverTimeoutMilliseconds=_integer(1000),
+                resources=_RESOURCES,
+            ),
             nodeSelector=_STRING_MAP,
             tolerations=_OPEN_ARRAY,
         ),

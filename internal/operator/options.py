@@ -37,6 +37,9 @@ class OperatorOptions:
     """Ballast's webhook configurations; the scheduling ones are `<this>-scheduling`."""
     scheduling_webhooks: bool = True
     """Whether scheduling policies are served (`/mutate-kupid`, `/validate-kupid`, the `schedulingpolicy` lane)."""
+    history_buffer_bytes: int = 64 * 1024 * 1024
+    """`--history-buffer-bytes`: collection cycles the store did not acknowledge, held in memory up to this
+    estimate and written again (docs/design.md, difference 67)."""
     clock: Clock = field(default_factory=RealClock)
 
     @property

@@ -156,3 +156,29 @@ KILL_SWITCH_ACTIVE = LabelledGauge(
 PROFILES = LabelledGauge(
     "ballast_profiles", "WorkloadProfiles in the cache by identity and state", otel_name="ballast.profiles"
 )
+# The history store past one instance (docs/design.md, difference 67): ours, no Go counterpart.
+HISTORY_WRITES_RETRIED = LabelledCounter(
+    "ballast_history_writes_retried",
+    "Held collection cycles written again after the store came back (or a failover)",
+    otel_name="ballast.history.writes_retried",
+)
+HISTORY_CYCLES_BUFFERED = LabelledGauge(
+    "ballast_history_cycles_buffered",
+    "Collection cycles held in memory because the store did not acknowledge them",
+    otel_name="ballast.history.cycles_buffered",
+)
+HISTORY_BUFFERED_BYTES = LabelledGauge(
+    "ballast_history_buffered_bytes",
+    "Estimated bytes of the held collection cycles (bounded by --history-buffer-bytes)",
+    otel_name="ballast.history.buffered_bytes",
+)
+HISTORY_CYCLES_DROPPED = LabelledCounter(
+    "ballast_history_cycles_dropped",
+    "Held collection cycles given up, by reason (buffer full, refused by the store, leadership lost)",
+    otel_name="ballast.history.cycles_dropped",
+)
+HISTORY_PRIMARY = LabelledGauge(
+    "ballast_history_primary",
+    "1 for the store primary (Sentinel) or primaries (Cluster) the last cycle was written to",
+    otel_name="ballast.history.primary",
+)

@@ -202,6 +202,18 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
     ),
     Scenario(
+        "sentinel_failover",
+        "Store primary SIGKILLed under collection (Sentinel: 1 primary, 2 replicas, 3 sentinels)",
+        "a replica promoted; every sample of every cycle stored once (0 lost, 0 twice); the cycles meanwhile held "
+        "and written after the promotion",
+        "`pytest tests/integration/internal/history/test_sentinel.py -k killed`",
+        lambda f: (
+            f"{f['samples_lost']} samples lost, {f['cycles_written_twice']} cycles twice; writes resumed "
+            f"{f['failover_seconds']} s after the kill (down-after {f['down_after_ms']} ms); "
+            f"{f['cycles_held']} cycles held meanwhile"
+        ),
+    ),
+    Scenario(
         "crd_reinstall",
         "CRD deleted and reinstalled under load",
         "`kubectl delete crd workloadprofiles…` then a reinstall under a running operator and a collector writing "

@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import urllib3
 import yaml
@@ -402,4 +402,12 @@ def store_passwords(runs: Sequence[Ballastd]) -> list[str]:
     """The passwords in the `--store=` URLs `runs` were started with: every Redis they used, whoever made it."""
     argvs = [run.process.args for run in runs if isinstance(run.process.args, list)]  # Ballastd passes a list
     urls = [str(arg).removeprefix("--store=") for argv in argvs for arg in argv if str(arg).startswith("--store=")]
-    return [unquote(password) for url in urls if (password := urlsplit(url).password)]
+    return [password for url in urls for password in url_passwords(url)]
+
+
+def url_passwords(url: str) -> list[str]:
+    """The passwords a store URL carries: the data nodes' (`user:password@`, also in a Sentinel or Cluster URL)
+    and Sentinel's own (`sentinel_password=`)."""
+    parts = urlsplit(url)
+    found = [unquote(parts.password)] if parts.password else []
+    return found + [value for name, value in parse_qsl(parts.query) if name == "sentinel_password" and value]

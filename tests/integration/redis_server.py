@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -22,6 +23,7 @@ from ballast.runtime.envtest.ports import suggest_port
 from ballast.runtime.envtest.pytest_plugin import unavailable
 
 READY_TIMEOUT = 15.0
+_READY_LINE = re.compile(rb"Ready to accept connections|Sentinel ID is")
 _PR_SET_PDEATHSIG = 1
 
 
@@ -56,13 +58,18 @@ class RedisServer:
         username: str | None = None,
         password: str | None = None,
         tls: TLSFiles | None = None,
+        extra: tuple[str, ...] = (),
+        port: int | None = None,
+        config_file: Path | None = None,
     ) -> None:
         self.binary = binary
+        self.extra = extra
+        self.config_file = config_file  # read first; the flags below override what it sets
         self.directory = directory
         self.username = username
         self.password = password
         self.tls = tls
-        self.port = suggest_port()
+        self.port = port or suggest_port()
         self.log = directory / "redis.log"
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -79,6 +86,7 @@ class RedisServer:
     def argv(self) -> list[str]:
         argv = [
             self.binary,
+            *([str(self.config_file)] if self.config_file else []),
             "--bind", "127.0.0.1",
             "--dir", str(self.directory),
             "--logfile", str(self.log),
@@ -109,7 +117,7 @@ class RedisServer:
             ]
         elif self.password is not None:
             argv += ["--requirepass", self.password]
-        return argv
+        return argv + list(self.extra)
 
     def start(self) -> None:
         """Start (or restart) the server and return when it accepts connections."""
@@ -124,7 +132,7 @@ class RedisServer:
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
                 raise RuntimeError(f"redis-server exited with {self._process.returncode}: {self._log_tail()}")
-            if self.log.exists() and b"Ready to accept connections" in self.log.read_bytes()[offset:]:
+            if self.log.exists() and _READY_LINE.search(self.log.read_bytes()[offset:]):
                 return
             time.sleep(0.02)
         raise RuntimeError(f"redis-server not ready after {READY_TIMEOUT}s: {self._log_tail()}")

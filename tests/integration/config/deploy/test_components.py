@@ -1,7 +1,7 @@
-"""config/'s switches — the kustomize Components without-scheduling, without-balancer, consolidation and karpenter —
-rendered by a real `kubectl kustomize` in every combination and every order: each renders what it says, the RBAC
-and ballastd's flags agree (a controller runs exactly when its rights are there), and the docs' example overlay
-renders."""
+"""config/'s switches — the kustomize Components without-scheduling, without-balancer, consolidation, karpenter and
+valkey-sentinel — rendered by a real `kubectl kustomize` in every combination and every order: each renders what it
+says, the RBAC and ballastd's flags agree (a controller runs exactly when its rights are there), and the docs'
+example overlay renders."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from ballast.runtime.envtest.pytest_plugin import unavailable
 from tests.integration.config.deploy.conftest import REPO, find, one
 
 CONFIG = REPO / "config"
-SWITCHES = ("without-scheduling", "without-balancer", "consolidation", "karpenter")
+SWITCHES = ("without-scheduling", "without-balancer", "consolidation", "karpenter", "valkey-sentinel")
 """The optional Components at the top of config/ (certmanager is config/default's own)."""
 COMBINATIONS = sorted(
     {order for size in range(len(SWITCHES) + 1) for subset in itertools.combinations(SWITCHES, size)

@@ -14,7 +14,16 @@ from ballast.api.scheme import add_to_scheme
 from ballast.controllers.collector import NAME, MetricsCollector
 from ballast.internal.collection import RefreshPolicy
 from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF, PROFILE_REF_INDEX, PodProjection, profile_ref_index
-from ballast.internal.history import Cycle, HistoryStore, Series, SeriesKey, StoreUnavailableError, open_store
+from ballast.internal.history import (
+    Cycle,
+    HistoryStore,
+    Series,
+    SeriesKey,
+    StoreError,
+    StoreNotReplicatedError,
+    StoreUnavailableError,
+    open_store,
+)
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.metricsources import SOURCE_TYPES, FetchResult, FetchTarget, Source, SourceFactory
 from ballast.internal.naming import measurement_hash, policy_key, selector_labels, tuple_labels
@@ -66,12 +75,20 @@ class RecordingStore:
         self.read_keys: list[tuple[SeriesKey, bool]] = []
         """Every series read, with whether its sample times were asked for."""
         self.down = False
+        self.unreplicated = False
+        """Writes reach the primary, but no replica acknowledges them (a WAIT that timed out)."""
+        self.refusing = False
 
     def write_cycle(self, cycle: Cycle) -> bool:
         if self.down:
             raise StoreUnavailableError("store down (test)")
+        if self.refusing:
+            raise StoreError("WRONGTYPE (test)")
         self.cycles.append(cycle)
-        return self.inner.write_cycle(cycle)
+        applied = self.inner.write_cycle(cycle)
+        if self.unreplicated:
+            raise StoreNotReplicatedError("0 of the 1 replicas wanted acknowledged it (test)")
+        return applied
 
     def read_many(self, keys: Sequence[SeriesKey], *, with_times: bool = False) -> list[Series]:
         if self.down:
@@ -123,14 +140,23 @@ class StubSource:
 class World:
     """The API objects, store and collector of one test."""
 
-    def __init__(self, tmp_path: Path, *, dry_run: DryRun | None = None, refresh: RefreshPolicy | None = None) -> None:
+    def __init__(
+        self,
+        tmp_path: Path,
+        *,
+        dry_run: DryRun | None = None,
+        refresh: RefreshPolicy | None = None,
+        history_buffer_bytes: int = 64 << 20,
+    ) -> None:
         self.api = FakeAPI()
         self.manager = manager_for(self.api)
         self.client = self.manager.api_reader
         self.clock = FakeClock(START)
         self.store = RecordingStore(open_store(f"sqlite:///{tmp_path / 'history.db'}"))
         self.kill_switch = KillSwitchState()
-        self.options = OperatorOptions(dry_run=dry_run or DryRun(), clock=self.clock)
+        self.options = OperatorOptions(
+            dry_run=dry_run or DryRun(), clock=self.clock, history_buffer_bytes=history_buffer_bytes
+        )
         self.kubelet = StubSource()
         plugins: dict[str, SourceFactory] = {**SOURCE_TYPES, "kubeletSummary": self._kubelet}
         self.collector = MetricsCollector(

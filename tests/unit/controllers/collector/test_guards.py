@@ -7,7 +7,15 @@ from pathlib import Path
 
 from ballast.internal.metricsources import FetchError, FetchResult, UsageSample
 from ballast.internal.operator import DryRun
-from ballast.internal.telemetry import FETCH_ERRORS, SAMPLES_COLLECTED, STORE_ERRORS
+from ballast.internal.telemetry import (
+    FETCH_ERRORS,
+    HISTORY_BUFFERED_BYTES,
+    HISTORY_CYCLES_BUFFERED,
+    HISTORY_CYCLES_DROPPED,
+    HISTORY_WRITES_RETRIED,
+    SAMPLES_COLLECTED,
+    STORE_ERRORS,
+)
 from tests.unit.controllers.collector.support import World, measured_by_two_sources
 
 
@@ -49,7 +57,7 @@ def test_dry_run_measure_fetches_but_writes_neither_samples_nor_status(tmp_path:
         world.close()
 
 
-def test_a_store_outage_skips_the_cycle_and_keeps_the_last_status(world: World) -> None:
+def test_a_store_outage_keeps_the_last_status_and_writes_the_held_cycle_once_after(world: World) -> None:
     profile = measured_by_two_sources(world)
     world.cycle()
     last = world.status(profile)
@@ -57,16 +65,77 @@ def test_a_store_outage_skips_the_cycle_and_keeps_the_last_status(world: World) 
     world.store.down = True
     world.clock.advance(120)
     failed_before = STORE_ERRORS.value(source="metrics", operation="write")
+    retried_before = HISTORY_WRITES_RETRIED.value(source="metrics")
     result = world.cycle()
 
     assert result is not None
     assert result.requeue_after == 120.0
     assert world.status(profile) == last
     assert STORE_ERRORS.value(source="metrics", operation="write") == failed_before + 1
+    assert HISTORY_CYCLES_BUFFERED.value() == 1
+    assert HISTORY_BUFFERED_BYTES.value() > 0
+    world.clock.advance(120)
+    world.cycle()  # still down: a second cycle held and counted, behind the first
+    assert STORE_ERRORS.value(source="metrics", operation="write") == failed_before + 2
+    assert HISTORY_CYCLES_BUFFERED.value() == 2
     world.store.down = False
     world.clock.advance(120)
     world.cycle()
-    assert world.usage(profile, "app", "cpu")["samples"] == 2  # the skipped cycle's samples are simply missing
+    # the held cycles first, oldest first, then this one: no sample lost, none written twice (difference 67)
+    assert world.usage(profile, "app", "cpu")["samples"] == 4
+    assert HISTORY_CYCLES_BUFFERED.value() == 0
+    assert HISTORY_WRITES_RETRIED.value(source="metrics") == retried_before + 2
+    ids = [cycle.cycle_id for cycle in world.store.cycles]
+    assert len(ids) == len(set(ids)) == 4
+    assert [cycle.at_ms for cycle in world.store.cycles] == sorted(cycle.at_ms for cycle in world.store.cycles)
+
+
+def test_a_cycle_no_replica_acknowledged_is_held_and_its_samples_counted_once(world: World) -> None:
+    profile = measured_by_two_sources(world)
+    labels = {"profile": profile, "app": "api", "source": "metrics", "resource": "cpu", "container": "app"}
+    world.cycle()
+    counted = SAMPLES_COLLECTED.value(**labels)
+
+    world.store.unreplicated = True
+    world.clock.advance(120)
+    world.cycle()
+    assert SAMPLES_COLLECTED.value(**labels) == counted  # on the primary, not yet acknowledged
+    assert HISTORY_CYCLES_BUFFERED.value() == 1
+
+    world.store.unreplicated = False
+    world.clock.advance(120)
+    world.cycle()
+    # the retry found the cycle's marker (applied nothing twice) and now counts what the first attempt wrote
+    assert world.usage(profile, "app", "cpu")["samples"] == 3
+    assert SAMPLES_COLLECTED.value(**labels) == counted + 2
+    assert HISTORY_CYCLES_BUFFERED.value() == 0
+
+
+def test_a_full_buffer_drops_the_oldest_held_cycle_and_counts_it(tmp_path: Path) -> None:
+    world = World(tmp_path, history_buffer_bytes=1)
+    try:
+        profile = measured_by_two_sources(world)
+        world.cycle()
+        dropped_before = HISTORY_CYCLES_DROPPED.value(source="metrics", reason="buffer_full")
+        world.store.down = True
+        world.clock.advance(120)
+        world.cycle()
+        assert HISTORY_CYCLES_DROPPED.value(source="metrics", reason="buffer_full") == dropped_before + 1
+        assert HISTORY_CYCLES_BUFFERED.value() == 0
+        world.store.down = False
+        world.clock.advance(120)
+        world.cycle()
+        assert world.usage(profile, "app", "cpu")["samples"] == 2  # the dropped cycle's samples are missing
+    finally:
+        world.close()
+
+
+def test_a_refused_cycle_is_skipped_not_held(world: World) -> None:
+    measured_by_two_sources(world)
+    world.store.refusing = True
+    world.cycle()
+    assert HISTORY_CYCLES_BUFFERED.value() == 0
+    assert world.collector.pending.cycles == 0
 
 
 def test_a_failing_source_is_counted_per_profile_backs_off_and_reports_missing_samples(world: World) -> None:
@@ -112,3 +181,13 @@ def test_the_kubelet_source_is_asked_only_for_nodes_hosting_fed_pods(world: Worl
 
     [target] = world.kubelet.calls
     assert target.nodes == frozenset({"node-a", "node-b"})
+
+
+def test_held_cycles_are_counted_as_dropped_when_leadership_ends(world: World) -> None:
+    measured_by_two_sources(world)
+    world.store.down = True
+    world.cycle()
+    before = HISTORY_CYCLES_DROPPED.value(source="metrics", reason="stopped")
+    assert world.collector.drop_held() == 1
+    assert HISTORY_CYCLES_DROPPED.value(source="metrics", reason="stopped") == before + 1
+    assert HISTORY_CYCLES_BUFFERED.value() == 0

@@ -48,7 +48,7 @@ def test_bad_sqlite_urls(url: str, message: str) -> None:
 @pytest.mark.parametrize(
     ("url", "message"),
     [
-        ("memcached://cache:11211", "unsupported scheme 'memcached'; use one of redis, rediss, sqlite"),
+        ("memcached://cache:11211", "unsupported scheme 'memcached'; use one of redis, rediss, redis\\+sentinel"),
         ("valkey", "unsupported scheme ''"),
         ("redis://127.0.0.1:notaport/0", "store URL"),
         ("redis://127.0.0.1:6379/zero", "database 'zero' is not a number"),
