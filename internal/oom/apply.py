@@ -1,0 +1,82 @@
+"""The OOM floors of a profile applied to its recommendations: what admission writes, what in-place resize
+moves toward and what `ballast explain` narrates (docs/design.md, difference 62).
+
+A floor binds the memory **limit** only: the recommended limit is raised to it (or, when the policy recommends
+no memory limit, the floor becomes the limit). The request moves only through the history. A container whose
+recommendations are not ready yet still gets the floor, so the next pod after a kill is not killed at the same
+limit while its profile accrues.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ballast.api.ballast.v1.workloadprofile import Recommendation, WorkloadProfileStatus
+from ballast.internal.quantity import QuantityError, format_bytes, to_units
+
+OOM_RAISED_FOR = "ballast.tightlinesoftware.com/oom-raised-for"
+"""Pod annotation: which containers' memory limits an OOM floor raised, to what, and after kills in which
+namespaces (`app=600Mi after OOM kills in team-a,team-b`; several containers separated by `; `)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Floor:
+    """A container's memory-limit floor in force."""
+
+    container: str
+    limit: int
+    until: datetime.datetime | None
+    namespaces: tuple[str, ...]
+
+
+def active_floors(status: WorkloadProfileStatus | None, now: datetime.datetime | None = None) -> dict[str, Floor]:
+    """The floors in `status.oomKills` by container; with `now`, those that have lapsed are left out (the OOM
+    watcher removes them at their end; this covers the time until it does)."""
+    floors: dict[str, Floor] = {}
+    for entry in (status.oom_kills if status else None) or ():
+        if not entry.floor:
+            continue
+        if now is not None and entry.floor_until is not None and entry.floor_until <= now:
+            continue
+        try:
+            limit = to_units(entry.floor, "memory")
+        except (QuantityError, ValueError):  # a hand-edited status: no floor rather than a failed admission
+            continue
+        floors[entry.container] = Floor(entry.container, limit, entry.floor_until, tuple(entry.namespaces or ()))
+    return floors
+
+
+def _raised(recommendation: Recommendation | None, floor: int) -> Recommendation:
+    current = recommendation or Recommendation()
+    try:
+        limit = to_units(current.limit, "memory") if current.limit else None
+    except (QuantityError, ValueError):  # an unreadable recommended limit: the floor is a readable one
+        limit = None
+    if limit is not None and limit >= floor:
+        return current
+    return current.model_copy(update={"limit": format_bytes(floor)})
+
+
+def with_floors(
+    recommendations: Mapping[str, Mapping[str, Recommendation]], floors: Mapping[str, Floor]
+) -> dict[str, dict[str, Recommendation]]:
+    """`recommendations` with every container's memory limit at least its floor (containers with a floor and no
+    recommendations get a memory limit only)."""
+    merged = {name: dict(by_resource) for name, by_resource in recommendations.items()}
+    for name, floor in floors.items():
+        by_resource = merged.setdefault(name, {})
+        by_resource["memory"] = _raised(by_resource.get("memory"), floor.limit)
+    return merged
+
+
+def raised_for(floors: Mapping[str, Floor], written: Mapping[str, int]) -> str | None:
+    """The `oom-raised-for` annotation for the containers whose written memory limit (`written`, bytes) is their
+    floor; None when no floor set a limit."""
+    parts = [
+        f"{name}={format_bytes(floor.limit)} after OOM kills in {','.join(floor.namespaces) or 'unknown namespaces'}"
+        for name, floor in sorted(floors.items())
+        if written.get(name) == floor.limit
+    ]
+    return "; ".join(parts) or None
