@@ -9,7 +9,7 @@ the memory-limit floor they set (VPA's bump, bounded), and that floor applied to
 
 from __future__ import annotations
 
-from .apply import OOM_RAISED_FOR, active_floors, raised_for, with_floors
+from .apply import OOM_RAISED_FOR, Floor, active_floors, applicable_recommendations, raised_for, with_floors
 from .floor import KEPT_KILLS, Kill, OOMSettings, OOMState, record, replay
 from .kills import OOM_KILLED, ObservedKill, observed_kills
 from .status import kills_from, status_entry
@@ -18,11 +18,13 @@ __all__ = [
     "KEPT_KILLS",
     "OOM_KILLED",
     "OOM_RAISED_FOR",
+    "Floor",
     "Kill",
     "OOMSettings",
     "OOMState",
     "ObservedKill",
     "active_floors",
+    "applicable_recommendations",
     "kills_from",
     "observed_kills",
     "raised_for",

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ballast.api.ballast.v1.workloadprofile import Recommendation, WorkloadProfileStatus
 from ballast.internal.quantity import QuantityError, format_bytes, to_units
+from ballast.internal.stats.applicable import ready_recommendations
 
 OOM_RAISED_FOR = "ballast.tightlinesoftware.com/oom-raised-for"
 """Pod annotation: which containers' memory limits an OOM floor raised, to what, and after kills in which
@@ -80,3 +81,11 @@ def raised_for(floors: Mapping[str, Floor], written: Mapping[str, int]) -> str |
         if written.get(name) == floor.limit
     ]
     return "; ".join(parts) or None
+
+
+def applicable_recommendations(
+    status: WorkloadProfileStatus | None, now: datetime.datetime | None = None
+) -> dict[str, dict[str, Recommendation]]:
+    """What a pod of the profile gets: the ready containers' recommendations (`ready_recommendations`) with the
+    OOM floors in force."""
+    return with_floors(ready_recommendations(status), active_floors(status, now))

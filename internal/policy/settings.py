@@ -24,10 +24,10 @@ from ballast.api.ballast.v1.policyspec import (
 from ballast.internal.quantity import INT64_MAX, QuantityError, parse_quantity
 from ballast.internal.stats import HEADROOM_RANGE, MAX_CV_RANGE, PERCENT_RANGE, DecimalRange, parse_duration
 
+from .problems import PolicyProblem, index, key, quote
+
 OOM_BUMP_RATIO_RANGE = DecimalRange(Decimal(1), Decimal(100), low_inclusive=True)
 """`behaviors.oom.bumpRatio`: 1 ≤ r ≤ 100 (1 leaves the raise to `minBump`)."""
-
-from .problems import PolicyProblem, index, key, quote
 
 Check = Callable[[str], str | None]
 """A value check: the problem with a non-blank value, or None when it is fine."""

@@ -156,3 +156,13 @@ KILL_SWITCH_ACTIVE = LabelledGauge(
 PROFILES = LabelledGauge(
     "ballast_profiles", "WorkloadProfiles in the cache by identity and state", otel_name="ballast.profiles"
 )
+OOM_KILLS = LabelledCounter(
+    "ballast_oom_kills",
+    "OOM kills of enrolled containers recorded against their profile (docs/design.md, difference 62)",
+    otel_name="ballast.oom.kills",
+)
+OOM_FLOOR_BYTES = LabelledGauge(
+    "ballast_oom_floor_bytes",
+    "The memory-limit floor OOM kills set for a profile's container, in bytes (0 once it lapsed)",
+    otel_name="ballast.oom.floor_bytes",
+)

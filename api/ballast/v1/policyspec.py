@@ -155,7 +155,7 @@ class OOMBehavior(WireModel):
     enabled: bool | None = None
     """Whether OOM kills raise the memory limit (true when omitted; false is the Go operator's behaviour)."""
     bump_ratio: PolicyDecimal = None
-    """The floor is at least the limit at OOM times this decimal, 1 < r ≤ 100 ("1.2" when omitted, VPA's)."""
+    """The floor is at least the limit at OOM times this decimal, 1 ≤ r ≤ 100 ("1.2" when omitted, VPA's)."""
     min_bump: FloorQuantityOrNone = None
     """The floor is at least the limit at OOM plus this quantity of bytes ("100Mi" when omitted, VPA's)."""
     window: str | None = None

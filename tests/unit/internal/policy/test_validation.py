@@ -73,8 +73,18 @@ FULL_SELECTOR = {
             }
         },
         {"readiness": {"maxCV": "0", "cvMeanFloor": {"cpu": "0", "memory": "1e6"}, "minTimeSpan": "1h30m"}},
-        {"behaviors": {"oom": {"enabled": False, "bumpRatio": "1", "minBump": "0", "window": "1h", "maxLimit": "4Gi",
-                               "maxKills": 10}}},  # fmt: skip
+        {
+            "behaviors": {
+                "oom": {
+                    "enabled": False,
+                    "bumpRatio": "1",
+                    "minBump": "0",
+                    "window": "1h",
+                    "maxLimit": "4Gi",
+                    "maxKills": 10,
+                }
+            }
+        },  # fmt: skip
         # Blank strings mean omitted, as in with_defaults().
         {"metrics": [{"resource": "cpu", "source": "m", "headroom": ""}], "behaviors": {"thresholds": {"default": ""}}},
     ],
