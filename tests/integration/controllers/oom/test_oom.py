@@ -44,10 +44,12 @@ class OOMLane:
     def reconcile(self, world: World) -> Result:
         cache = self.manager.cache
         for live in world.client.list(POD, world.namespace, label_selector="ballast.tightlinesoftware.com/mode"):
-            version = objects.resource_version(live)
-            poll_until(lambda live=live, version=version: objects.resource_version(
-                cache.get(POD, objects.name(live), world.namespace)) == version, timeout=10, interval=0.01,
-                what="the cache to catch up on the pod")  # fmt: skip
+            name, version = objects.name(live), objects.resource_version(live)
+
+            def caught_up(name: str = name, version: str = version) -> bool:
+                return objects.resource_version(cache.get(POD, name, world.namespace)) == version
+
+            poll_until(caught_up, timeout=10, interval=0.01, what="the cache to catch up on the pod")
         profile_version = str(world.client.get(WorkloadProfile, world.profile).metadata.resource_version)
         poll_until(lambda: objects.resource_version(cache.get(WorkloadProfile, world.profile)) == profile_version,
                    timeout=10, interval=0.01, what="the cache to catch up on the profile")  # fmt: skip
@@ -154,11 +156,13 @@ def test_disabled_removes_the_floor(world: World, oom_lane: OOMLane) -> None:
     assert oom_entry(world)["floor"] == "600Mi"
     policy = world.client.get(f"{WorkloadProfile.API_VERSION}/ClusterResourcePolicy", world.policy)
     world.client.patch(policy, {"spec": {"behaviors": {"oom": {"enabled": False}}}}, patch_type=MERGE)
-    poll_until(lambda: oom_lane.manager.cache.get(f"{WorkloadProfile.API_VERSION}/ClusterResourcePolicy",
-               world.policy)["spec"].get("behaviors"), timeout=10, what="the cache to see the policy change")  # fmt: skip
+    kind = f"{WorkloadProfile.API_VERSION}/ClusterResourcePolicy"
+    poll_until(lambda: oom_lane.manager.cache.get(kind, world.policy)["spec"].get("behaviors"), timeout=10,
+               what="the cache to see the policy change")  # fmt: skip
 
     oom_lane.reconcile(world)
 
     status = world.client.get(WorkloadProfile, world.profile).status
-    assert status is not None and not status.oom_kills
+    assert status is not None
+    assert not status.oom_kills
     assert status.containers  # the collector's fields are untouched

@@ -84,7 +84,7 @@ FULL_SELECTOR = {
                     "maxKills": 10,
                 }
             }
-        },  # fmt: skip
+        },
         # Blank strings mean omitted, as in with_defaults().
         {"metrics": [{"resource": "cpu", "source": "m", "headroom": ""}], "behaviors": {"thresholds": {"default": ""}}},
     ],
