@@ -33,7 +33,7 @@ from ballast.api.ballast.v1 import (
 from ballast.api.ballast.v1.groupversion import GROUP, VERSION
 from ballast.api.ballast.v1.workloadprofile import OOM_KILLS_REPEATED
 from ballast.api.meta import find_status_condition
-from ballast.internal.collection.ceilings import largest, node_allocatable
+from ballast.internal.collection.ceilings import NODE_REFRESH_MS, largest, node_allocatable
 from ballast.internal.enrollment import PROFILE_REF, PROFILE_REF_INDEX, PodProjection
 from ballast.internal.oom import ObservedKill, OOMSettings, OOMState, kills_from, observed_kills, record, status_entry
 from ballast.internal.operator import OperatorOptions
@@ -104,6 +104,7 @@ class OOMWatcher:
         self.recorder = manager.get_event_recorder(EVENT_COMPONENT)
         self.clock = options.clock
         self.dry_run = options.dry_run.measure
+        self._allocatable: dict[str, tuple[datetime.datetime, dict[str, int]]] = {}  # node → (read at, values)
 
     def reconcile(self, ctx: Context, request: Request) -> Result | None:
         try:
@@ -149,11 +150,17 @@ class OOMWatcher:
         """The largest allocatable memory of the nodes the profile's pods run on (docs/design.md, difference 25);
         None when none can be read."""
         allocatables = []
+        now = self.clock.now()
+        ttl = datetime.timedelta(milliseconds=NODE_REFRESH_MS)
         for node_name in sorted({pod.spec.node_name for pod in pods if pod.spec.node_name}):
-            try:
-                allocatables.append(node_allocatable(self.api_reader.get(NODE, node_name)))
-            except NotFoundError:
-                continue
+            known = self._allocatable.get(node_name)
+            if known is None or now - known[0] >= ttl:  # one get per node at most every NODE_REFRESH_MS, as collection
+                try:
+                    known = (now, node_allocatable(self.api_reader.get(NODE, node_name)))
+                except NotFoundError:
+                    continue
+                self._allocatable[node_name] = known
+            allocatables.append(known[1])
         return largest(allocatables).get("memory")
 
     def _write(self, ctx: Context, profile: WorkloadProfile, states: Mapping[str, OOMState], now: datetime.datetime
