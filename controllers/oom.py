@@ -226,8 +226,17 @@ def _oom_reported(obj: object) -> bool:
 
 
 def _status_field(obj: object, name: str) -> object:
-    status = obj.get("status") if isinstance(obj, Mapping) else None
-    return (status or {}).get(name) if isinstance(status, Mapping) else None
+    """A status field in wire form, of a profile as a dict or view, or as a model (cache reads of our kinds)."""
+    if isinstance(obj, Mapping):
+        status = obj.get("status")
+        return status.get(name) if isinstance(status, Mapping) else None
+    typed = getattr(obj, "status", None)
+    if typed is None or not hasattr(typed, "model_dump"):
+        return None
+    return typed.model_dump(by_alias=True, exclude_none=True, mode="json", include={_SNAKE[name]}).get(name)
+
+
+_SNAKE = {"policyRef": "policy_ref", "oomKills": "oom_kills"}
 
 
 def profile_predicate() -> Funcs:
@@ -246,10 +255,28 @@ def setup(manager: Manager, *, options: OperatorOptions) -> Controller:
         ref = objects.annotations(pod).get(PROFILE_REF)
         return [Request("", ref)] if ref else []
 
+    def profiles_with_kills_of(kind: str) -> Any:
+        """A policy's change (`behaviors.oom`) reaches the profiles it governs that hold kills."""
+
+        def mapped(policy: object) -> list[Request]:
+            name, namespace = objects.name(policy), objects.namespace(policy) or None
+            return [
+                Request("", objects.name(profile))
+                for profile in manager.client.list(WorkloadProfile)
+                if _status_field(profile, "oomKills")
+                and (ref := _status_field(profile, "policyRef")) is not None
+                and isinstance(ref, Mapping)
+                and (ref.get("kind"), ref.get("name"), ref.get("namespace") or None) == (kind, name, namespace)
+            ]
+
+        return EnqueueRequestsFromMapFunc(mapped)
+
     return (
         Builder(manager)
         .for_(WorkloadProfile, predicates=[profile_predicate()])
         .watches(POD, EnqueueRequestsFromMapFunc(profile_of), predicates=[new_predicate_funcs(_oom_reported)])
+        .watches(ClusterResourcePolicy, profiles_with_kills_of("ClusterResourcePolicy"))
+        .watches(ResourcePolicy, profiles_with_kills_of("ResourcePolicy"))
         .named(NAME)
         .complete(OOMWatcher(manager, options=options))
     )

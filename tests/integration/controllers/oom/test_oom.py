@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from ballast.api.ballast.v1 import WorkloadProfile
-from ballast.controllers import oom
+from ballast.controllers import oom, resize
 from ballast.internal.enrollment import LAST_RESIZE
+from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.oom import OOM_RAISED_FOR
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.telemetry import OOM_FLOOR_BYTES, OOM_KILLS, profile_attributes
@@ -22,6 +23,7 @@ from ballast.runtime.envtest.wait import poll_until
 from ballast.runtime.log import get_logger
 from tests.integration.controllers.resize.conftest import START, Lane, World, new_client
 from tests.unit.controllers.resize.builders import IMAGE, POD, container, new_manager, resources_of
+from tests.unit.internal.runtime.support import running
 
 MI = 2**20
 KILLED_AT = START - datetime.timedelta(minutes=5)
@@ -166,3 +168,25 @@ def test_disabled_removes_the_floor(world: World, oom_lane: OOMLane) -> None:
     assert status is not None
     assert not status.oom_kills
     assert status.containers  # the collector's fields are untouched
+
+
+def test_on_a_running_manager_a_kill_reaches_the_sibling_through_the_watches(
+    envtest: Environment, world: World
+) -> None:
+    world.add_policy()
+    world.add_profile({"app": {"memory": ("256Mi", "500Mi")}})
+    world.add_pod("web-0", [container("app", {"memory": "256Mi"}, {"memory": "500Mi"})])
+    world.add_pod("web-1", [container("app", {"memory": "256Mi"}, {"memory": "500Mi"})])
+    manager = new_manager(new_client(envtest, "ballastd"))
+    oom.setup(manager, options=OperatorOptions())
+    resize.setup(manager, kill_switch=KillSwitchState(), options=OperatorOptions())
+    with running(manager, stop_timeout=30):
+        # The resize lane's first pass finds nothing to do (the pods match the recommendation).
+        poll_until(lambda: LAST_RESIZE not in world.get_pod("web-1")["metadata"].get("annotations", {}) and
+                   manager.cache.get(WorkloadProfile, world.profile) is not None, timeout=30,
+                   what="the lanes to start")  # fmt: skip
+        kubelet_reports_oom(world, "web-0", "app", datetime.datetime.now(datetime.UTC).replace(microsecond=0))
+        poll_until(lambda: resources_of(world.get_pod("web-1"), "app").get("limits") == {"memory": "600Mi"},
+                   timeout=60, interval=0.2, what="the sibling's limit to be raised to the floor")  # fmt: skip
+    assert oom_entry(world)["floor"] == "600Mi"
+    assert world.get_pod("web-1")["metadata"]["annotations"][OOM_RAISED_FOR].startswith("app=600Mi")
