@@ -34,7 +34,7 @@ from ballast.internal.enrollment import (
     wants_apply,
 )
 from ballast.internal.killswitch import KillSwitchState
-from ballast.internal.oom import OOM_RAISED_FOR, active_floors, raised_for, with_floors
+from ballast.internal.oom import OOM_RAISED_FOR, active_floors, coupled_containers, raised_for, with_floors
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.policy import OwnerReader, OwnerReferenceError, PolicyCache, Resolution, Resolver, pod_identity
 from ballast.internal.quantity import QuantityError, to_units
@@ -207,7 +207,9 @@ class PodMutator:
         if resolution is not None:
             annotate(mutated, POLICY_REF, resolution.ref)
         floors = active_floors(profile.status)
-        mutation = apply_recommendations(mutated, with_floors(ready_recommendations(profile.status), floors))
+        ready = ready_recommendations(profile.status)
+        coupled = coupled_containers(mutated, ready) if floors else set()
+        mutation = apply_recommendations(mutated, with_floors(ready, floors, coupled=coupled))
         oom_note = raised_for(floors, _memory_limits(mutation)) if floors else None
         if oom_note:  # which limits an OOM floor set, and after kills where (docs/design.md, difference 62)
             annotate(mutated, OOM_RAISED_FOR, oom_note)

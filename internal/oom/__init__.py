@@ -9,7 +9,15 @@ the memory-limit floor they set (VPA's bump, bounded), and that floor applied to
 
 from __future__ import annotations
 
-from .apply import OOM_RAISED_FOR, Floor, active_floors, applicable_recommendations, raised_for, with_floors
+from .apply import (
+    OOM_RAISED_FOR,
+    Floor,
+    active_floors,
+    applicable_recommendations,
+    coupled_containers,
+    raised_for,
+    with_floors,
+)
 from .floor import KEPT_KILLS, Kill, OOMSettings, OOMState, record, replay
 from .kills import OOM_KILLED, ObservedKill, observed_kills
 from .status import kills_from, status_entry
@@ -25,6 +33,7 @@ __all__ = [
     "ObservedKill",
     "active_floors",
     "applicable_recommendations",
+    "coupled_containers",
     "kills_from",
     "observed_kills",
     "raised_for",

@@ -1,19 +1,22 @@
 """The OOM floors of a profile applied to its recommendations: what admission writes, what in-place resize
 moves toward and what `ballast explain` narrates (docs/design.md, difference 62).
 
-A floor binds the memory **limit** only: the recommended limit is raised to it (or, when the policy recommends
-no memory limit, the floor becomes the limit). The request moves only through the history. A container whose
-recommendations are not ready yet still gets the floor, so the next pod after a kill is not killed at the same
-limit while its profile accrues.
+A floor binds the memory **limit**: the recommended limit is raised to it (or, when the policy recommends no
+memory limit, the floor becomes the limit). The request moves only through the history — except where request
+and limit are equal (a Guaranteed pod's container), where it moves with the limit so the QoS class stays. A
+container whose recommendations are not ready yet still gets the floor, so the next pod after a kill is not
+killed at the same limit while its profile accrues.
 """
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ballast.api.ballast.v1.workloadprofile import Recommendation, WorkloadProfileStatus
+from ballast.internal.enrollment import managed_container_bodies
 from ballast.internal.quantity import QuantityError, format_bytes, to_units
 from ballast.internal.stats.applicable import ready_recommendations
 
@@ -49,27 +52,53 @@ def active_floors(status: WorkloadProfileStatus | None, now: datetime.datetime |
     return floors
 
 
-def _raised(recommendation: Recommendation | None, floor: int) -> Recommendation:
-    current = recommendation or Recommendation()
+def _bytes(text: str | None) -> int | None:
     try:
-        limit = to_units(current.limit, "memory") if current.limit else None
-    except (QuantityError, ValueError):  # an unreadable recommended limit: the floor is a readable one
-        limit = None
+        return to_units(text, "memory") if text else None
+    except (QuantityError, ValueError):  # unreadable: treated as absent (the floor is a readable value)
+        return None
+
+
+def _raised(recommendation: Recommendation | None, floor: int, *, coupled: bool) -> Recommendation:
+    current = recommendation or Recommendation()
+    limit = _bytes(current.limit)
     if limit is not None and limit >= floor:
         return current
-    return current.model_copy(update={"limit": format_bytes(floor)})
+    update = {"limit": format_bytes(floor)}
+    if coupled:  # request = limit (Guaranteed): the request moves with the limit so the QoS class stays
+        update["request"] = format_bytes(floor)
+    return current.model_copy(update=update)
 
 
 def with_floors(
-    recommendations: Mapping[str, Mapping[str, Recommendation]], floors: Mapping[str, Floor]
+    recommendations: Mapping[str, Mapping[str, Recommendation]],
+    floors: Mapping[str, Floor],
+    *,
+    coupled: Collection[str] = (),
 ) -> dict[str, dict[str, Recommendation]]:
     """`recommendations` with every container's memory limit at least its floor (containers with a floor and no
-    recommendations get a memory limit only)."""
+    recommendations get a memory limit only); for the `coupled` containers (request = limit, a Guaranteed pod's)
+    the request is raised with the limit."""
     merged = {name: dict(by_resource) for name, by_resource in recommendations.items()}
     for name, floor in floors.items():
         by_resource = merged.setdefault(name, {})
-        by_resource["memory"] = _raised(by_resource.get("memory"), floor.limit)
+        by_resource["memory"] = _raised(by_resource.get("memory"), floor.limit, coupled=name in coupled)
     return merged
+
+
+def coupled_containers(pod: Mapping[str, Any], recommendations: Mapping[str, Mapping[str, Recommendation]]) -> set[str]:
+    """The containers of `pod` (a dict) whose memory request would equal their memory limit after admission
+    without the floor — the recommended value where there is one, the container's own otherwise."""
+    coupled: set[str] = set()
+    for _, container in managed_container_bodies(pod):
+        name = str(container.get("name") or "")
+        resources = container.get("resources") or {}
+        recommended = (recommendations.get(name) or {}).get("memory") or Recommendation()
+        request = _bytes(recommended.request) or _bytes((resources.get("requests") or {}).get("memory"))
+        limit = _bytes(recommended.limit) or _bytes((resources.get("limits") or {}).get("memory"))
+        if request is not None and request == limit:
+            coupled.add(name)
+    return coupled
 
 
 def raised_for(floors: Mapping[str, Floor], written: Mapping[str, int]) -> str | None:

@@ -5,7 +5,16 @@ from __future__ import annotations
 import datetime
 
 from ballast.api.ballast.v1 import ContainerOOMKills, Recommendation, WorkloadProfileStatus
-from ballast.internal.oom import OOMSettings, active_floors, kills_from, raised_for, record, status_entry, with_floors
+from ballast.internal.oom import (
+    OOMSettings,
+    active_floors,
+    coupled_containers,
+    kills_from,
+    raised_for,
+    record,
+    status_entry,
+    with_floors,
+)
 from ballast.internal.oom.kills import ObservedKill
 
 MI = 2**20
@@ -59,3 +68,19 @@ def test_status_entry_round_trips_the_kills() -> None:
     model = ContainerOOMKills.model_validate(entry)
     assert kills_from(model) == list(state.kills)
     assert status_entry("app", record([], [], OOMSettings(), now=T0, ceiling=None)) is None
+
+
+def test_a_guaranteed_container_gets_its_request_raised_with_the_limit() -> None:
+    pod = {"spec": {"containers": [{"name": "app", "resources": {"requests": {"memory": "500Mi"},
+                                                                 "limits": {"memory": "500Mi"}}}]}}  # fmt: skip
+    floors = active_floors(status_with_floor("600Mi"))
+    coupled = coupled_containers(pod, {})
+    assert coupled == {"app"}
+    assert with_floors({}, floors, coupled=coupled)["app"]["memory"] == Recommendation(request="600Mi", limit="600Mi")
+
+
+def test_a_recommendation_that_splits_request_and_limit_is_not_coupled() -> None:
+    pod = {"spec": {"containers": [{"name": "app", "resources": {"requests": {"memory": "500Mi"},
+                                                                 "limits": {"memory": "500Mi"}}}]}}  # fmt: skip
+    recommendations = {"app": {"memory": Recommendation(request="300Mi", limit="450Mi")}}
+    assert coupled_containers(pod, recommendations) == set()
