@@ -5,7 +5,9 @@ terminated with reason `OOMKilled` (`ballast.internal.oom.observed_kills`); each
 the container's `status.oomKills[]` entry, and the floor is replayed from the kills kept in the window
 (`ballast.internal.oom.record`): VPA's bump of the limit at OOM, capped by `behaviors.oom.maxLimit` and the
 largest allocatable memory of the nodes the killed pods ran on, stopping after `maxKills` raises with the
-condition and event `OOMKillsRepeated`. Admission and in-place resize apply the floor
+condition and event `OOMKillsRepeated`. Each new kill is also written into the profile's history as one memory
+sample of the floor (VPA's OOM sample), so the request moves only through the history. Admission and in-place
+resize apply the floor
 (`ballast.internal.oom.applicable_recommendations`); the resize lane wakes on the status change.
 
 The kills kept in the status are how a kill is counted once: across the pod's later status updates, a restart
@@ -23,7 +25,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ballast.api.ballast.v1 import (
+    BallastConfig,
     ClusterResourcePolicy,
+    MetricsSource,
     PolicyRef,
     ResourcePolicy,
     ResourcePolicySpec,
@@ -34,7 +38,10 @@ from ballast.api.ballast.v1.groupversion import GROUP, VERSION
 from ballast.api.ballast.v1.workloadprofile import OOM_KILLS_REPEATED
 from ballast.api.meta import find_status_condition
 from ballast.internal.collection.ceilings import NODE_REFRESH_MS, largest, node_allocatable
-from ballast.internal.enrollment import PROFILE_REF, PROFILE_REF_INDEX, PodProjection
+from ballast.internal.collection.cycle import retention_window
+from ballast.internal.enrollment import BALLAST_CONFIG_NAME, PROFILE_REF, PROFILE_REF_INDEX, PodProjection
+from ballast.internal.enrollment.config import validate_ballast_config
+from ballast.internal.history import Cycle, HistoryStore, Sample, SeriesKey, StoreError
 from ballast.internal.oom import ObservedKill, OOMSettings, OOMState, kills_from, observed_kills, record, status_entry
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.quantity import format_bytes
@@ -97,7 +104,8 @@ def _repeated_message(states: Mapping[str, OOMState]) -> str:
 class OOMWatcher:
     """The reconciler of the OOM lane; see the module docstring."""
 
-    def __init__(self, manager: Manager, *, options: OperatorOptions) -> None:
+    def __init__(self, manager: Manager, *, options: OperatorOptions, store: HistoryStore | None = None) -> None:
+        self.store = store
         self.client = manager.client
         self.cache = manager.cache
         self.api_reader = manager.api_reader
@@ -113,8 +121,9 @@ class OOMWatcher:
             return None
         status = profile.status or WorkloadProfileStatus()
         attributes = profile_attributes(request.name, status.tuple_labels)
+        spec = _policy_spec(self.client, status.policy_ref) or ResourcePolicySpec()
         try:
-            settings = OOMSettings.from_spec(_policy_spec(self.client, status.policy_ref) or ResourcePolicySpec())
+            settings = OOMSettings.from_spec(spec)
         except ValueError as exc:  # the policy status lane reports the bad value; nothing is raised meanwhile
             ctx.logger.info("policy's behaviors.oom unusable; OOM kills not recorded", extra={"error": str(exc)})
             return None
@@ -142,9 +151,69 @@ class OOMWatcher:
             OOM_FLOOR_BYTES.set(labels, state.floor or 0)
         for name in set(previous) - set(states):
             OOM_FLOOR_BYTES.set({**attributes, "container": name}, 0)
+        if not self.dry_run:
+            self._record_samples(ctx, status, spec, states, now)
         if self._write(ctx, profile, states, now):
             self._events(profile, states, previous)
         return self._requeue(states, settings.window, now)
+
+    def _record_samples(
+        self,
+        ctx: Context,
+        status: WorkloadProfileStatus,
+        spec: ResourcePolicySpec,
+        states: Mapping[str, OOMState],
+        now: datetime.datetime,
+    ) -> None:
+        """Each new kill as one memory sample of the floor in the profile's history (VPA's OOM sample): the
+        request moves only through the history. One cycle per kill, its id naming the kill, so a retry after a
+        failed status write adds nothing; before the status write, so a kill is never recorded without it."""
+        if self.store is None or not status.measurement_hash:
+            return
+        source = self._memory_source(spec)
+        if source is None:
+            return
+        for name, state in states.items():
+            if state.floor is None:
+                continue
+            for kill in state.new:
+                stamp = int(kill.finished_at.timestamp() * 1000)
+                cycle = Cycle(
+                    f"oom/{status.measurement_hash}/{name}/{kill.uid or kill.pod}/{stamp}",
+                    int(now.timestamp() * 1000),
+                    [Sample(SeriesKey(status.measurement_hash, name, "memory"), state.floor)],
+                    reservoir_size=source.spec.config.reservoir_size,
+                    retention=self._retention(),
+                )
+                try:
+                    self.store.write_cycle(cycle)
+                except StoreError as exc:  # the kill still sets the floor; only its history sample is lost
+                    ctx.logger.error("history store unavailable; OOM sample not recorded: %s", exc)
+                    return
+
+    def _memory_source(self, spec: ResourcePolicySpec) -> MetricsSource | None:
+        """The MetricsSource of the policy's memory metric (its reservoir size bounds the series)."""
+        names = [m.source for m in spec.metrics or () if m.resource == "memory"]
+        for name in names:
+            try:
+                source: MetricsSource = self.client.get(MetricsSource, name)
+            except NotFoundError:
+                continue
+            return source
+        return None
+
+    def _retention(self) -> datetime.timedelta | None:
+        """The BallastConfig's `retentionWindow`, as the collector applies it (None: unusable or absent)."""
+        try:
+            config: BallastConfig = self.client.get(BallastConfig, BALLAST_CONFIG_NAME)
+        except NotFoundError:
+            return None
+        if validate_ballast_config(config.spec):
+            return None
+        try:
+            return retention_window(config.spec.retention_window)
+        except ValueError:  # the config lane reports it; samples are kept until the reservoir pushes them out
+            return None
 
     def _ceiling(self, pods: Iterable[PodProjection]) -> int | None:
         """The largest allocatable memory of the nodes the profile's pods run on (docs/design.md, difference 25);
@@ -248,7 +317,7 @@ def profile_predicate() -> Funcs:
     )
 
 
-def setup(manager: Manager, *, options: OperatorOptions) -> Controller:
+def setup(manager: Manager, *, options: OperatorOptions, store: HistoryStore | None = None) -> Controller:
     """Register the OOM watcher on `manager` (the wiring caches enrolled pods with the profile-ref index)."""
 
     def profile_of(pod: object) -> list[Request]:
@@ -278,5 +347,5 @@ def setup(manager: Manager, *, options: OperatorOptions) -> Controller:
         .watches(ClusterResourcePolicy, profiles_with_kills_of("ClusterResourcePolicy"))
         .watches(ResourcePolicy, profiles_with_kills_of("ResourcePolicy"))
         .named(NAME)
-        .complete(OOMWatcher(manager, options=options))
+        .complete(OOMWatcher(manager, options=options, store=store))
     )

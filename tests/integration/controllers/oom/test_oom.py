@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ballast.api.ballast.v1 import WorkloadProfile
+from ballast.api.ballast.v1 import MetricsSource, WorkloadProfile
 from ballast.controllers import oom, resize
 from ballast.internal.enrollment import LAST_RESIZE
+from ballast.internal.history import HistoryStore, SeriesKey, SQLiteHistoryStore
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.oom import OOM_RAISED_FOR
 from ballast.internal.operator import OperatorOptions
@@ -22,20 +24,21 @@ from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.wait import poll_until
 from ballast.runtime.log import get_logger
 from tests.integration.controllers.resize.conftest import START, Lane, World, new_client
-from tests.unit.controllers.resize.builders import IMAGE, POD, container, new_manager, resources_of
+from tests.unit.controllers.resize.builders import IMAGE, POD, cluster_policy, container, new_manager, resources_of
 from tests.unit.internal.runtime.support import running
 
 MI = 2**20
 KILLED_AT = START - datetime.timedelta(minutes=5)
+MEASUREMENT_HASH = "0123456789abcdef"
 
 
 class OOMLane:
     """The OOM watcher on a manager whose cache runs; reconciles are called directly on a fake clock."""
 
-    def __init__(self, envtest: Environment, clock: FakeClock) -> None:
+    def __init__(self, envtest: Environment, clock: FakeClock, store: HistoryStore | None = None) -> None:
         self.manager: Manager = new_manager(new_client(envtest, "ballastd"))
         self.clock = clock
-        self.controller: Controller = oom.setup(self.manager, options=OperatorOptions(clock=clock))
+        self.controller: Controller = oom.setup(self.manager, options=OperatorOptions(clock=clock), store=store)
         self.manager.cache.start()
 
     def close(self) -> None:
@@ -62,8 +65,15 @@ class OOMLane:
 
 
 @pytest.fixture
-def oom_lane(envtest: Environment, crds: list[str], lane: Lane) -> Iterator[OOMLane]:
-    created = OOMLane(envtest, lane.clock)
+def store(tmp_path: Path) -> Iterator[HistoryStore]:
+    opened = SQLiteHistoryStore(str(tmp_path / "history.db"))
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def oom_lane(envtest: Environment, crds: list[str], lane: Lane, store: HistoryStore) -> Iterator[OOMLane]:
+    created = OOMLane(envtest, lane.clock, store)
     yield created
     created.close()
 
@@ -190,3 +200,30 @@ def test_on_a_running_manager_a_kill_reaches_the_sibling_through_the_watches(
                    timeout=60, interval=0.2, what="the sibling's limit to be raised to the floor")  # fmt: skip
     assert oom_entry(world)["floor"] == "600Mi"
     assert world.get_pod("web-1")["metadata"]["annotations"][OOM_RAISED_FOR].startswith("app=600Mi")
+
+
+def test_each_kill_is_one_memory_sample_of_the_floor_in_the_history(
+    world: World, oom_lane: OOMLane, store: HistoryStore
+) -> None:
+    source = f"memory-{world.profile}"
+    world.client.create({"apiVersion": WorkloadProfile.API_VERSION, "kind": "MetricsSource",
+                         "metadata": {"name": source}, "spec": {"type": "kubernetesMetrics"}})  # fmt: skip
+    try:
+        policy = cluster_policy(world.policy)
+        policy["spec"]["metrics"] = [{"resource": "memory", "field": "request", "source": source}]
+        world.client.create(policy)
+        world.add_profile({"app": {"memory": ("256Mi", "500Mi")}})
+        profile = world.client.get(WorkloadProfile, world.profile)
+        world.client.status().patch(profile, {"status": {"measurementHash": MEASUREMENT_HASH}}, patch_type=MERGE)
+        poll_until(lambda: oom_lane.manager.client.list(MetricsSource), timeout=10, what="the cache to list sources")
+        world.add_pod("web-0", [container("app", {"memory": "256Mi"}, {"memory": "500Mi"})])
+        kubelet_reports_oom(world, "web-0", "app", KILLED_AT)
+
+        oom_lane.reconcile(world)
+        oom_lane.clock.advance(60)
+        oom_lane.reconcile(world)  # the same kill again: no second sample
+
+        series = store.read(SeriesKey(MEASUREMENT_HASH, "app", "memory"))
+        assert list(series.values) == [600 * MI]
+    finally:
+        world.client.delete(f"{WorkloadProfile.API_VERSION}/MetricsSource", name=source)
