@@ -206,7 +206,7 @@ class PodMutator:
         mutated = request.object_copy()
         if resolution is not None:
             annotate(mutated, POLICY_REF, resolution.ref)
-        floors = active_floors(profile.status)
+        floors = active_floors(profile.status, self.options.clock.now())  # a lapsed floor the lane has not removed
         ready = ready_recommendations(profile.status)
         coupled = coupled_containers(mutated, ready) if floors else set()
         mutation = apply_recommendations(mutated, with_floors(ready, floors, coupled=coupled))

@@ -174,6 +174,8 @@ class BallastOperator:
         """OOM kills of the world at or after this second are still to be delivered."""
         self._restarts: dict[tuple[str, str], int] = {}
         """(pod, container) → its restart count, as the kubelet reports it."""
+        self._oom_at: dict[str, float] = {}
+        """Profile → virtual second the OOM watcher's reconcile is requeued for (when a kill leaves the window)."""
         self._install(samples / preset, policies)
         self.manager.cache.start()
         if not self.manager.cache.wait_for_sync(30):
@@ -353,10 +355,10 @@ class BallastOperator:
         its watch — never from the world directly. Whether a kill was delivered."""
         kills = [kill for kill in cluster.ooms_since(self._oom_from_s) if kill.pod in self._bound]
         self._oom_from_s = cluster.now_s + 1
-        if not kills:
+        profiles = {profile for profile, at in self._oom_at.items() if at <= cluster.now_s}
+        if not kills and not profiles:
             return False
         self._at(cluster.now_s)
-        profiles: set[str] = set()
         for kill in kills:
             namespace = self._bound[kill.pod]
             restarts = self._restarts.get((kill.pod, kill.container), 0) + 1
@@ -376,7 +378,11 @@ class BallastOperator:
                 profiles.add(profile)
         self.api.settle()
         for profile in sorted(profiles):
-            self._reconcile(self.oom, "oomwatcher", Request("", profile))
+            result = self._reconcile(self.oom, "oomwatcher", Request("", profile))
+            if isinstance(result, Result) and result.requeue_after > 0:
+                self._oom_at[profile] = cluster.now_s + result.requeue_after
+            else:
+                self._oom_at.pop(profile, None)
         return True
 
     def _actuate(self, cluster: Cluster) -> None:
