@@ -227,3 +227,35 @@ def test_each_kill_is_one_memory_sample_of_the_floor_in_the_history(
         assert list(series.values) == [600 * MI]
     finally:
         world.client.delete(f"{WorkloadProfile.API_VERSION}/MetricsSource", name=source)
+
+
+def test_kills_past_max_kills_at_the_raised_limit_stop_raising_with_oom_kills_repeated(
+    world: World, oom_lane: OOMLane
+) -> None:
+    policy = cluster_policy(world.policy)
+    policy["spec"]["behaviors"] = {"oom": {"maxKills": 1}}
+    world.client.create(policy)
+    world.add_profile({"app": {"memory": ("256Mi", "500Mi")}})
+    world.add_pod("web-0", [container("app", {"memory": "256Mi"}, {"memory": "500Mi"})])
+    kubelet_reports_oom(world, "web-0", "app", KILLED_AT)
+    oom_lane.reconcile(world)
+    assert oom_entry(world)["floor"] == "600Mi"
+    # A pod admitted with the raised limit is killed there too: memory keeps growing.
+    world.add_pod("web-1", [container("app", {"memory": "256Mi"}, {"memory": "600Mi"})])
+    kubelet_reports_oom(world, "web-1", "app", KILLED_AT + datetime.timedelta(minutes=3))
+
+    oom_lane.reconcile(world)
+
+    entry = oom_entry(world)
+    assert (entry["count"], entry["floor"], entry["repeated"]) == (2, "600Mi", True)  # not raised again
+    status = world.client.get(WorkloadProfile, world.profile).status
+    assert status is not None
+    [repeated] = [c for c in status.conditions or () if c.type == "OOMKillsRepeated"]
+    assert repeated.status == "True"
+    assert repeated.message == (f"OOM-killed again at the raised memory limit, raising stopped: app (2 kills in "
+                                f"{world.namespace}; limit held at 600Mi)")  # fmt: skip
+    [event] = poll_until(
+        lambda: profile_events(world, "OOMKillsRepeated"), timeout=10, what="an OOMKillsRepeated event"
+    )
+    assert event["type"] == "Warning"
+    assert world.namespace in event["message"]
