@@ -1,6 +1,7 @@
-"""The pod as the operator caches it: a typed projection that keeps what enrollment, collection and resize read
-(docs/design.md, difference 16, issue 7) — identity, owners, container names and resources, restartable-init
-sidecars, node, phase, the resize conditions and the containers' terminations (the OOM watcher's) — and nothing else, so memory follows enrolled pods.
+"""The pod as the operator caches it: a typed projection that keeps what enrollment, collection, resize and the
+OOM watcher read (docs/design.md, difference 16, issue 7) — identity, owners, container names and resources,
+restartable-init sidecars, node, phase, the resize conditions and the containers' terminations — and nothing else,
+so memory follows enrolled pods.
 """
 
 from __future__ import annotations
