@@ -19,6 +19,8 @@ Where we differ from the Go operator, deliberately:
   `PodResizePending`/`Infeasible` → blocked annotations and a `ResizeBlocked` event, as a rejected patch gets.
 - On API servers older than in-place resize GA (1.35) nothing is patched: the profile gets the condition
   `InPlaceResize=False` (reason `Unsupported`), written by server-side apply as field manager `ballast-resize`.
+- A memory limit below the profile's OOM floor (controllers/oom.py) is raised to it in one step, inside the
+  cooldown and past `maxChangePerCycle`, with the annotation `oom-raised-for` (difference 64).
 - A capped step that rounds to the current value is `no_drift` instead of the same patch every interval.
 - The cooldown (`last-resize`) is written before the step, so a leader dying between the two cannot have its
   successor repeat the step inside the interval (difference 47).
@@ -55,7 +57,9 @@ from ballast.api.ballast.v1 import (
 from ballast.api.meta import find_status_condition
 from ballast.internal.enrollment import LAST_RESIZE, PROFILE_REF_INDEX, PodProjection, wants_resize
 from ballast.internal.killswitch import KillSwitchState
+from ballast.internal.oom import OOM_RAISED_FOR, Floor, active_floors, raised_for
 from ballast.internal.operator import OperatorOptions
+from ballast.internal.quantity import to_units
 from ballast.internal.resize import (
     DRY_RUN,
     IN_PLACE_RESIZE,
@@ -63,6 +67,7 @@ from ballast.internal.resize import (
     MARK_BLOCKED,
     NO_POLICY,
     NOT_READY,
+    OOM_RAISE,
     RESIZE,
     SKIP,
     Decision,
@@ -143,12 +148,19 @@ def _meets_threshold(obj: object) -> bool:
     return bool((status or {}).get("meetsThreshold"))
 
 
+def _oom_kills(obj: object) -> object:
+    status = obj.get("status") if isinstance(obj, Mapping) else None
+    return (status or {}).get("oomKills")
+
+
 def profile_predicate() -> Funcs:
-    """Updates pass when the generation changed or `status.meetsThreshold` flipped; create/delete/generic pass."""
+    """Updates pass when the generation changed, `status.meetsThreshold` flipped or `status.oomKills` changed (an
+    OOM floor is raised at once, difference 64); create/delete/generic pass."""
     return Funcs(
         update_func=lambda e: (
             objects.generation(e.object_old) != objects.generation(e.object_new)
             or _meets_threshold(e.object_old) != _meets_threshold(e.object_new)
+            or _oom_kills(e.object_old) != _oom_kills(e.object_new)
         )
     )
 
@@ -163,6 +175,7 @@ class _Run:
     settings: ResizeSettings
     recommendations: Recommendations
     now: datetime.datetime
+    oom_floors: Mapping[str, Floor]
 
     def labels(self, namespace: str, **extra: str) -> dict[str, str]:
         return {**self.attributes, "policy": self.policy, "namespace": namespace, **extra}
@@ -218,7 +231,8 @@ class ResourceAdjuster:
         if not self._in_place_available(ctx, profile, bool(pods)):
             return Result(requeue_after=PROFILE_REQUEUE)
         settings = ResizeSettings.from_spec(spec)
-        run = _Run(request.name, attributes, ref.name, settings, recommendations, self.clock.now())
+        now = self.clock.now()
+        run = _Run(request.name, attributes, ref.name, settings, recommendations, now, active_floors(status, now))
         failure: Exception | None = None
         for pod in pods:
             try:
@@ -286,7 +300,8 @@ class ResourceAdjuster:
     def _reconcile_pod(self, ctx: Context, run: _Run, cached: PodProjection) -> None:
         """Decide on the cached pod; a decision that writes is made again on a live read, and that one acts."""
         pod: Mapping[str, Any] = objects.thaw(cached)
-        decision = decide(pod, run.recommendations, run.settings, run.now)
+        floors = {name: floor.limit for name, floor in run.oom_floors.items()}
+        decision = decide(pod, run.recommendations, run.settings, run.now, floors)
         if decision.writes and not self.dry_run:
             try:
                 pod = self.api_reader.get(POD, cached.metadata.name, cached.metadata.namespace)
@@ -294,7 +309,7 @@ class ResourceAdjuster:
                 return
             if not still_ours(pod, run.profile):
                 return
-            decision = decide(pod, run.recommendations, run.settings, run.now)
+            decision = decide(pod, run.recommendations, run.settings, run.now, floors)
         logger = _pod_logger(ctx, run, pod)
         if decision.action == SKIP:
             RESIZE_SKIPPED.inc(run.labels(objects.namespace(pod), reason=decision.reason))
@@ -316,8 +331,12 @@ class ResourceAdjuster:
         # The cooldown is written before the step: a crash between the two then costs the next leader one
         # interval's wait, never a second step inside the interval (docs/design.md, difference 47).
         previous = objects.annotations(pod).get(LAST_RESIZE)
+        intent = resized_patch(run.now)
+        if decision.reason == OOM_RAISE:  # which limits the floor raised, and after kills where (difference 64)
+            written = {c.name: to_units(c.limits["memory"], "memory") for c in decision.plan.changes}
+            intent["metadata"]["annotations"][OOM_RAISED_FOR] = raised_for(run.oom_floors, written)
         try:
-            self.client.patch(_pod_ref(pod), resized_patch(run.now))
+            self.client.patch(_pod_ref(pod), intent)
             self.client.subresource("resize").patch(_pod_ref(pod), patch, patch_type=STRATEGIC)
         except NotFoundError:
             return
@@ -334,7 +353,8 @@ class ResourceAdjuster:
             APPLY_LIMIT_SCALED.inc(run.labels(namespace, resource=resource))
         next_resize = format_time(run.now + datetime.timedelta(seconds=run.settings.interval))
         logger.info("in-place resize applied", extra={"resources": patch["spec"], "qos_current": decision.qos,
-                                                       "next_resize": next_resize})  # fmt: skip
+                                                       "next_resize": next_resize,
+                                                       "oom_raise": decision.reason == OOM_RAISE})  # fmt: skip
         self.recorder.event(pod, "Normal", RESIZED, RESIZED_MESSAGE, kind=POD_KIND)
 
     def _blocked(

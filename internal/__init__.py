@@ -15,6 +15,7 @@ Right-sizing operator (Ballast itself):
     `history/`        usage history: the `HistoryStore` Protocol, Redis/Valkey and SQLite
     `collection/`     one cycle's samples to each fed profile's status
     `resize/`         in-place resize planning and the kubelet's outcome
+    `oom/`            OOM kills and the memory-limit floor they set
     `killswitch/`     kill-switch state, on every replica
     `operator/`       the options every lane shares
     `telemetry/`      the operator's `ballast_*` metrics and OTLP export

@@ -34,8 +34,10 @@ from ballast.internal.enrollment import (
     wants_apply,
 )
 from ballast.internal.killswitch import KillSwitchState
+from ballast.internal.oom import OOM_RAISED_FOR, active_floors, coupled_containers, raised_for, with_floors
 from ballast.internal.operator import OperatorOptions
 from ballast.internal.policy import OwnerReader, OwnerReferenceError, PolicyCache, Resolution, Resolver, pod_identity
+from ballast.internal.quantity import QuantityError, to_units
 from ballast.internal.stats.applicable import ready_recommendations
 from ballast.internal.telemetry import (
     APPLY_APPLIED,
@@ -213,7 +215,13 @@ class PodMutator:
         mutated = request.object_copy()
         if resolution is not None:
             annotate(mutated, POLICY_REF, resolution.ref)
-        mutation = apply_recommendations(mutated, ready_recommendations(profile.status))
+        floors = active_floors(profile.status, self.options.clock.now())  # a lapsed floor the lane has not removed
+        ready = ready_recommendations(profile.status)
+        coupled = coupled_containers(mutated, ready) if floors else set()
+        mutation = apply_recommendations(mutated, with_floors(ready, floors, coupled=coupled))
+        oom_note = raised_for(floors, _memory_limits(mutation)) if floors else None
+        if oom_note:  # which limits an OOM floor set, and after kills where (docs/design.md, difference 62)
+            annotate(mutated, OOM_RAISED_FOR, oom_note)
         if not mutation.containers and not (profile.status and profile.status.meets_threshold):
             log.debug("profile not ready; admitting unchanged")
             return outcome.skipped("not_ready", PROFILE_NOT_READY)
@@ -310,6 +318,18 @@ class _Outcome:
             APPLY_LIMIT_SCALED.inc(self._apply_labels(resource=scaled.resource))
         _mutations("mutated", self.namespace, self.attributes)
         return response
+
+
+def _memory_limits(mutation: Mutation) -> dict[str, int]:
+    """The memory limits `mutation` wrote, in bytes, by container."""
+    written: dict[str, int] = {}
+    for value in mutation.values:
+        if value.resource == "memory" and value.field == "limit":
+            try:
+                written[value.container] = to_units(value.value, "memory")
+            except (QuantityError, ValueError):  # written as recommended; just not a floor we can recognise
+                continue
+    return written
 
 
 def _mutations(result: str, namespace: str, attributes: Mapping[str, str] | None = None) -> None:

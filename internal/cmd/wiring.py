@@ -25,6 +25,7 @@ CONTROLLERS = (
     "workloadwatcher-profile",
     "metricscollector",
     "resourceadjuster",
+    "oomwatcher",
     "policystatus-cluster",
     "policystatus-namespaced",
     "configstatus-ballastconfig",
@@ -35,7 +36,8 @@ CONTROLLERS = (
     "consolidation",
 )
 """Controller names `--controllers` accepts (they label metrics and logs): the Go operator's, and the two
-`configstatus-*` lanes it has no counterpart of (docs/design.md, difference 26), and `schedulingpolicy` (the
+`configstatus-*` lanes it has no counterpart of (docs/design.md, difference 26), `oomwatcher` (OOM kills raise
+memory limits, difference 62), and `schedulingpolicy` (the
 scheduling webhook's matchConditions), `balancer` (Balancers) and `consolidation` (the ConsolidationReport)."""
 DISABLED_BY_DEFAULT = ("consolidation",)
 """Controllers `*` leaves out (kube-controller-manager's disabled-by-default ones): name them to run them. The
@@ -202,8 +204,8 @@ def add_core_lanes(manager: Manager, controllers: set[str], deps: Dependencies) 
 
 
 def add_optional_lanes(manager: Manager, controllers: set[str], deps: Dependencies) -> None:
-    """The collection and resize lanes, the Balancer controller and the consolidation advisor."""
-    from ballast.controllers import balancer, collector, consolidation, resize  # noqa: PLC0415
+    """The collection, resize and OOM lanes, the Balancer controller and the consolidation advisor."""
+    from ballast.controllers import balancer, collector, consolidation, oom, resize  # noqa: PLC0415
 
     if "metricscollector" in controllers:
         collector.setup(
@@ -215,6 +217,8 @@ def add_optional_lanes(manager: Manager, controllers: set[str], deps: Dependenci
         )
     if "resourceadjuster" in controllers:
         resize.setup(manager, kill_switch=deps.kill_switch, options=deps.options)
+    if oom.NAME in controllers:
+        oom.setup(manager, options=deps.options, store=deps.store)
     if "balancer" in controllers:
         balancer.setup(manager, reprocess_period=deps.balancer_reprocess_period)
     if consolidation.NAME in controllers:

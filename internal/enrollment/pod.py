@@ -1,6 +1,7 @@
-"""The pod as the operator caches it: a typed projection that keeps what enrollment, collection and resize read
-(docs/design.md, difference 16, issue 7) — identity, owners, container names and resources, restartable-init
-sidecars, node, phase and the resize conditions — and nothing else, so memory follows enrolled pods.
+"""The pod as the operator caches it: a typed projection that keeps what enrollment, collection, resize and the
+OOM watcher read (docs/design.md, difference 16, issue 7) — identity, owners, container names and resources,
+restartable-init sidecars, node, phase, the resize conditions and the containers' terminations — and nothing else,
+so memory follows enrolled pods.
 """
 
 from __future__ import annotations
@@ -46,10 +47,32 @@ class PodCondition(msgspec.Struct, frozen=True, rename="camel", omit_defaults=Tr
     """The pod generation the kubelet's verdict (e.g. PodResizePending) is about."""
 
 
+class Terminated(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    reason: str = ""
+    exit_code: int = 0
+    finished_at: str = ""
+
+
+class ContainerState(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    terminated: Terminated | None = None
+
+
+class ContainerStatus(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    """What the OOM watcher reads of a container's status: its terminations and the limits the kubelet enforces."""
+
+    name: str = ""
+    restart_count: int = 0
+    state: ContainerState = ContainerState()
+    last_state: ContainerState = ContainerState()
+    resources: Resources | None = None
+
+
 class PodStatus(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
     phase: str = ""
     qos_class: str = ""
     conditions: tuple[PodCondition, ...] = ()
+    container_statuses: tuple[ContainerStatus, ...] = ()
+    init_container_statuses: tuple[ContainerStatus, ...] = ()
 
 
 class PodProjection(Projection, frozen=True):

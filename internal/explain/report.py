@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ballast.api.ballast.v1 import ContainerProfile, ContributingNamespaces, ResourcePolicySpec
+from ballast.api.ballast.v1 import ContainerOOMKills, ContainerProfile, ContributingNamespaces, ResourcePolicySpec
 from ballast.internal.enrollment import (
     BALLAST_CONFIG_NAME,
     LAST_RESIZE,
@@ -21,6 +21,7 @@ from ballast.internal.enrollment import (
     pod_projection,
 )
 from ballast.internal.naming import NO_POLICY, tuple_labels
+from ballast.internal.oom import OOM_RAISED_FOR
 from ballast.internal.policy import PodFacts, discriminator_for, pod_identity
 from ballast.internal.scheduling.describe import scheduling_lines
 
@@ -55,9 +56,11 @@ def explain(ctx: PodContext) -> list[str]:
     lines += scheduling_lines(ctx.pod, ctx.namespace_labels, ctx.scheduling_policies)
     entries = {c.name: c for c in (profile_status.containers if profile_status else None) or ()}
     containers = [container for _, container in managed_container_bodies(ctx.pod)]
+    kills = {k.container: k for k in (profile_status.oom_kills if profile_status else None) or ()}
     for container in containers:
         lines.append("")
         lines += _container_section(ctx, container, entries.get(str(container.get("name"))), spec)
+        lines += oom_lines(kills.get(str(container.get("name"))))
     if len(containers) > 1:
         lines += [
             "",
@@ -85,7 +88,7 @@ def _pod_section(ctx: PodContext) -> list[str]:
         lines.append("  owners:      " + " → ".join(f"{o.kind} {o.name}" for o in ctx.owners))
     lines.append(f"  profile-ref: {annotations.get(PROFILE_REF) or '(none yet)'}")
     lines.append(f"  policy-ref:  {annotations.get(POLICY_REF) or '(none)'}")
-    for key in (LAST_RESIZE, RESIZE_BLOCKED, RESIZE_BLOCKED_AT):
+    for key in (LAST_RESIZE, RESIZE_BLOCKED, RESIZE_BLOCKED_AT, OOM_RAISED_FOR):
         if key in annotations:
             lines.append(f"  {key.rsplit('/', 1)[1]}: {annotations[key]}")
     return lines
@@ -170,6 +173,22 @@ def _profile_section(ctx: PodContext) -> list[str]:
         )
     if status.measurement_hash:
         lines.append(f"  measurementHash: {status.measurement_hash} (the history's key in the operator's store)")
+    return lines
+
+
+def oom_lines(entry: ContainerOOMKills | None) -> list[str]:
+    """What OOM kills did to the container's memory limit (docs/design.md, difference 62): the floor, until
+    when, and which namespaces' kills set it."""
+    if entry is None:
+        return []
+    where = ", ".join(entry.namespaces or ()) or "unknown namespaces"
+    last = f", the last at {entry.last_limit}" if entry.last_limit else ""
+    lines = [f"  OOM kills: {entry.count} in the window (in {where}){last}"]
+    if entry.floor:
+        until = f" until {entry.floor_until:%Y-%m-%dT%H:%M:%SZ}" if entry.floor_until else ""
+        lines.append(f"    memory limit floor {entry.floor}{until}: admission and resize give no less")
+    if entry.repeated:
+        lines.append("    raising stopped: killed again at the raised limit (OOMKillsRepeated; memory keeps growing)")
     return lines
 
 

@@ -4,13 +4,15 @@ API server, driven on a virtual clock from one thread (docs/simulate.md, "What r
 As in `ballastd`: the manager's cache (`wiring.new_manager`: enrolled pods as projections with the profile-ref
 index), the preset's objects validated by the API models, the real history store (SQLite or Redis), and the lanes'
 reconcilers — `workloadwatcher-pod` (enrollment), `workloadwatcher-profile`, `metricscollector` with the real
-`kubernetesMetrics` and `kubeletSummary` plugins, `resourceadjuster` — and the pod mutating handler, called by the
-in-memory API server on every pod CREATE exactly as the API server calls the webhook.
+`kubernetesMetrics` and `kubeletSummary` plugins, `resourceadjuster`, `oomwatcher` — and the pod mutating handler,
+called by the in-memory API server on every pod CREATE exactly as the API server calls the webhook.
 
 Driven differently: no workqueues and no free-running reconciles. At each step the driver binds the pods the world
 created (node, Running status), deletes the pods it removed, reconciles their enrollment; at each MetricsSource's
 poll it runs that source's collection cycle, then the resize lane for every profile, then acts as the kubelet on
-the resizes written (`pods/resize` applied when the node has room, `PodResizePending`/`Infeasible` otherwise). The
+the resizes written (`pods/resize` applied when the node has room, `PodResizePending`/`Infeasible` otherwise), and
+writes each OOM kill of the world into the pod's status (`restartCount` + 1, `lastState` `OOMKilled`), from which
+the OOM watcher learns of it. The
 informers run, and are settled (`FakeAPI.settle`) before every read, so the cache holds every write: one seed gives
 one result. Usage reaches the plugins as metrics-server's PodMetrics (cpu in nanocores, memory in KiB) and the
 kubelet's Summary API (ephemeral-storage used bytes per pod) would serve it, from what the world measured.
@@ -32,13 +34,14 @@ from ballast.api.ballast.v1 import BallastConfig, ClusterResourcePolicy, Metrics
 from ballast.api.scheme import KINDS, add_to_scheme
 from ballast.controllers.collector import MetricsCollector
 from ballast.controllers.enrollment import EnrollmentReconciler
+from ballast.controllers.oom import OOMWatcher
 from ballast.controllers.profile import ProfileReconciler
 from ballast.controllers.resize import ResourceAdjuster, profile_predicate
 from ballast.internal.cmd.wiring import new_manager
 from ballast.internal.collection import poll_interval_seconds
 from ballast.internal.dev.preset import SAMPLES_DIR, load_preset
 from ballast.internal.dev.scenario import actuated_status, running_status
-from ballast.internal.enrollment import MODE_LABEL
+from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF
 from ballast.internal.fleetsim.model import CPU, EPHEMERAL, MEMORY, STEP_SECONDS, Cluster, Fleet, PodState
 from ballast.internal.history import HistoryStore, open_store
 from ballast.internal.killswitch import KillSwitchState
@@ -152,6 +155,7 @@ class BallastOperator:
         self.adjuster = ResourceAdjuster(
             self.manager, kill_switch=kill_switch, options=options, server_version=lambda: SERVER_VERSION
         )
+        self.oom = OOMWatcher(self.manager, options=options, store=self.store)
         self.mutator = PodMutator(
             self.manager.client, kill_switch=kill_switch, options=options, owner_reader=self.manager.api_reader
         )
@@ -166,6 +170,12 @@ class BallastOperator:
         self._adjust_at: dict[str, float] = {}
         """Profile → virtual second its resize reconcile is requeued for."""
         self._next_adjust = math.inf
+        self._oom_from_s = 0
+        """OOM kills of the world at or after this second are still to be delivered."""
+        self._restarts: dict[tuple[str, str], int] = {}
+        """(pod, container) → its restart count, as the kubelet reports it."""
+        self._oom_at: dict[str, float] = {}
+        """Profile → virtual second the OOM watcher's reconcile is requeued for (when a kill leaves the window)."""
         self._install(samples / preset, policies)
         self.manager.cache.start()
         if not self.manager.cache.wait_for_sync(30):
@@ -272,6 +282,7 @@ class BallastOperator:
     def tick(self, cluster: Cluster) -> None:
         now = cluster.now_s
         self._sync_pods(cluster)
+        killed = self._deliver_ooms(cluster)
         due = [source for source, interval in sorted(self.polls.items()) if now % int(interval) == 0]
         if due:
             self._at(now)
@@ -279,7 +290,7 @@ class BallastOperator:
             for source in due:
                 self.api.settle()
                 self._reconcile(self.collector, "metricscollector", Request("", source))
-        if due or now >= self._next_adjust:
+        if due or killed or now >= self._next_adjust:
             self._adjust(now)
         if self._resized:
             self._actuate(cluster)
@@ -337,6 +348,42 @@ class BallastOperator:
         self.api.settle()
         for profile in self.client.list(WorkloadProfile).items:
             self._reconcile(self.profiles, "workloadwatcher-profile", Request("", objects.name(profile)))
+
+    def _deliver_ooms(self, cluster: Cluster) -> bool:
+        """The kubelet's part of an OOM kill: the container's status says it (`restartCount` + 1, `lastState`
+        terminated `OOMKilled`, exit code 137), and the OOM watcher learns of it from the pod, as it would through
+        its watch — never from the world directly. Whether a kill was delivered."""
+        kills = [kill for kill in cluster.ooms_since(self._oom_from_s) if kill.pod in self._bound]
+        self._oom_from_s = cluster.now_s + 1
+        profiles = {profile for profile, at in self._oom_at.items() if at <= cluster.now_s}
+        if not kills and not profiles:
+            return False
+        self._at(cluster.now_s)
+        for kill in kills:
+            namespace = self._bound[kill.pod]
+            restarts = self._restarts.get((kill.pod, kill.container), 0) + 1
+            self._restarts[(kill.pod, kill.container)] = restarts
+            pod = self.client.get("v1/Pod", kill.pod, namespace)
+            stamp = rfc3339(START + datetime.timedelta(seconds=kill.at_s))
+            statuses = [
+                {**status, "restartCount": restarts, "state": {"running": {"startedAt": stamp}},
+                 "lastState": {"terminated": {"reason": "OOMKilled", "exitCode": 137, "finishedAt": stamp}}}
+                if status.get("name") == kill.container else status
+                for status in (pod.get("status") or {}).get("containerStatuses") or ()
+            ]  # fmt: skip
+            ref = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": kill.pod, "namespace": namespace}}
+            self.client.status().patch(ref, {"status": {"containerStatuses": statuses}})
+            profile = objects.annotations(pod).get(PROFILE_REF)
+            if profile:
+                profiles.add(profile)
+        self.api.settle()
+        for profile in sorted(profiles):
+            result = self._reconcile(self.oom, "oomwatcher", Request("", profile))
+            if isinstance(result, Result) and result.requeue_after > 0:
+                self._oom_at[profile] = cluster.now_s + result.requeue_after
+            else:
+                self._oom_at.pop(profile, None)
+        return True
 
     def _actuate(self, cluster: Cluster) -> None:
         """The kubelet's part of an in-place resize: apply what fits the node, mark the rest Infeasible."""

@@ -223,10 +223,11 @@ def _manager_rules() -> tuple[Rule, ...]:
              "live reads before a write; patches stamp refs, drop the Go finalizer, annotate resizes"),
         Rule("", ("pods/resize",), ("patch",), ("resourceadjuster",), "in-place resize"),
         Rule("", ("events",), ("create", "patch"),
-             ("resourceadjuster", "configstatus-ballastconfig", "configstatus-metricssource", WEBHOOK, "balancer",
-              "consolidation"),
-             "Resized/ResizeBlocked, InvalidConfig/InvalidSource, InvalidSchedulingPolicy/SchedulingPolicyConflict, "
-             "UnableToBalance/StatusNotUpdated/TargetConflict, ConsolidationAdvised core v1 Events; a repeat is "
+             ("resourceadjuster", "oomwatcher", "configstatus-ballastconfig", "configstatus-metricssource", WEBHOOK,
+              "balancer", "consolidation"),
+             "Resized/ResizeBlocked, OOMKilled/OOMKillsRepeated, InvalidConfig/InvalidSource, "
+             "InvalidSchedulingPolicy/SchedulingPolicyConflict, UnableToBalance/StatusNotUpdated/TargetConflict, "
+             "ConsolidationAdvised core v1 Events; a repeat is "
              "patched (count)"),
         Rule("", ("replicationcontrollers",), ("get",), (WEBHOOK, "workloadwatcher-pod"),
              "owner chain for policies' kinds: one get per owner, by uid-checked name"),
@@ -236,9 +237,9 @@ def _manager_rules() -> tuple[Rule, ...]:
              "owner chain for policies' kinds (Job → CronJob)"),
         Rule("metrics.k8s.io", ("pods",), ("list",), ("metricscollector",),
              "kubernetesMetrics source: PodMetrics of enrolled pods (label-selected)"),
-        Rule("", ("nodes",), ("get",), ("metricscollector",),
+        Rule("", ("nodes",), ("get",), ("metricscollector", "oomwatcher"),
              "allocatable of the nodes hosting enrolled pods, one get per node at most every 10 minutes: the "
-             "ceiling of their profiles' recommendations"),
+             "ceiling of their profiles' recommendations and OOM floors"),
         Rule(ballast, ("ballastconfigs", "clusterresourcepolicies", "resourcepolicies", "metricssources"),
              ("list", "watch"), (CACHE,), "configuration and policies, read from the cache only"),
         Rule(ballast, ("workloadprofiles",), ("list", "watch", "create", "patch", "delete"),
@@ -250,7 +251,7 @@ def _manager_rules() -> tuple[Rule, ...]:
              "difference 53) and before each history sweep (none while it is not served)", (WORKLOAD_PROFILE_CRD,)),
         Rule(ballast, ("workloadprofiles/status", "clusterresourcepolicies/status", "resourcepolicies/status"),
              ("patch",),
-             ("workloadwatcher-pod", "workloadwatcher-profile", "metricscollector", "resourceadjuster",
+             ("workloadwatcher-pod", "workloadwatcher-profile", "metricscollector", "resourceadjuster", "oomwatcher",
               "policystatus-cluster", "policystatus-namespaced"),
              "server-side apply of status, one field manager per lane"),
         Rule(ballast, ("ballastconfigs/status", "metricssources/status"), ("patch",),

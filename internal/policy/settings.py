@@ -26,6 +26,9 @@ from ballast.internal.stats import HEADROOM_RANGE, MAX_CV_RANGE, PERCENT_RANGE, 
 
 from .problems import PolicyProblem, index, key, quote
 
+OOM_BUMP_RATIO_RANGE = DecimalRange(Decimal(1), Decimal(100), low_inclusive=True)
+"""`behaviors.oom.bumpRatio`: 1 ≤ r ≤ 100 (1 leaves the raise to `minBump`)."""
+
 Check = Callable[[str], str | None]
 """A value check: the problem with a non-blank value, or None when it is fine."""
 
@@ -51,6 +54,7 @@ def _decimal(name: str, bounds: DecimalRange, example: str) -> Check:
 
 _headroom = _decimal("headroom", HEADROOM_RANGE, '"1.2"')
 _max_cv = _decimal("maxCV", MAX_CV_RANGE, '"1.5"')
+_bump_ratio = _decimal("bumpRatio", OOM_BUMP_RATIO_RANGE, '"1.2"')
 
 
 def _duration(minimum_exclusive: bool) -> Check:
@@ -140,6 +144,12 @@ def _behaviors(behaviors: Behaviors, problems: list[PolicyProblem]) -> None:
     if pace is not None:
         _check(f"{path}.resize.maxChangePerCycle", pace.max_change_per_cycle, _percent, problems)
         _check(f"{path}.resize.interval", pace.interval, _INTERVAL, problems)
+    oom = behaviors.oom
+    if oom is not None:
+        _check(f"{path}.oom.bumpRatio", oom.bump_ratio, _bump_ratio, problems)
+        _check(f"{path}.oom.minBump", oom.min_bump, _floor("memory"), problems)
+        _check(f"{path}.oom.window", oom.window, _MIN_TIME_SPAN, problems)
+        _check(f"{path}.oom.maxLimit", oom.max_limit, _floor("memory"), problems)
 
 
 def settings_problems(spec: ResourcePolicySpec) -> tuple[PolicyProblem, ...]:
@@ -149,7 +159,8 @@ def settings_problems(spec: ResourcePolicySpec) -> tuple[PolicyProblem, ...]:
     `readiness.maxCV` (a decimal 0 ≤ v ≤ 100), `readiness.cvMeanFloor` values (quantities from 0 to 2**63 − 1
     units), every threshold and `resize.maxChangePerCycle` (a percentage 0 < p ≤ 100, `"10%"` or `"10"`), each
     decimal with at most 6 decimal places and no exponent, sign or spaces (the CRD's patterns); `resize.interval`
-    (a Go duration ≥ 0).
+    (a Go duration ≥ 0); `oom.bumpRatio` (a decimal 1 ≤ r ≤ 100), `oom.minBump` and `oom.maxLimit` (byte
+    quantities), `oom.window` (a Go duration > 0).
     A blank string counts as omitted, as in `with_defaults()`. Never raises for bad content.
     """
     problems: list[PolicyProblem] = []

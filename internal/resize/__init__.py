@@ -34,6 +34,7 @@ from .decision import (
     NO_POLICY,
     NOT_READY,
     NOT_RESIZABLE,
+    OOM_RAISE,
     QOS_PINNED,
     RESIZE,
     SKIP,
@@ -43,6 +44,7 @@ from .decision import (
 )
 from .drift import Percent, exceeds_drift
 from .inplace import IN_PLACE_RESOURCES, resizable_in_place
+from .oomraise import plan_oom_raise
 from .outcome import (
     POD_RESIZE_IN_PROGRESS,
     POD_RESIZE_PENDING,
@@ -96,6 +98,7 @@ __all__ = [
     "NOT_RESIZABLE",
     "NO_DRIFT",
     "NO_POLICY",
+    "OOM_RAISE",
     "POD_RESIZE_IN_PROGRESS",
     "POD_RESIZE_PENDING",
     "QOS_PINNED",
@@ -123,6 +126,7 @@ __all__ = [
     "parse_percent",
     "parse_server_version",
     "parse_time",
+    "plan_oom_raise",
     "plan_resize",
     "pod_qos",
     "recommendations_from",

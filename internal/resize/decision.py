@@ -16,6 +16,7 @@ from ballast.internal.enrollment import LAST_RESIZE, PROFILE_REF, RESIZE_BLOCKED
 from ballast.runtime import objects
 
 from .annotations import within
+from .oomraise import plan_oom_raise
 from .outcome import REASON_INFEASIBLE, resize_outcome
 from .plan import Plan, Recommendations, plan_resize
 from .qos import BEST_EFFORT, pod_qos
@@ -35,6 +36,8 @@ IN_PROGRESS = "in_progress"
 """The kubelet reports `PodResizeInProgress`: a resize is being actuated; none is stacked on top."""
 DEFERRED = "deferred"
 """The kubelet reports `PodResizePending`/`Deferred` within the interval since the last resize."""
+OOM_RAISE = "oom_raise"
+"""A resize's reason when it raises memory limits to their OOM floor (docs/design.md, difference 64)."""
 
 # Actions.
 SKIP = "skip"
@@ -76,11 +79,24 @@ def _gate(pod: Mapping[str, Any], settings: ResizeSettings, now: datetime.dateti
 
 
 def decide(
-    pod: Mapping[str, Any], recommendations: Recommendations, settings: ResizeSettings, now: datetime.datetime
+    pod: Mapping[str, Any],
+    recommendations: Recommendations,
+    settings: ResizeSettings,
+    now: datetime.datetime,
+    oom_floors: Mapping[str, int] | None = None,
 ) -> Decision:
     """The Go operator's per-pod order (steps 6a–6e) with the kubelet's outcome (difference 20) read before the
-    cooldown: an Infeasible verdict on the last resize is reported at once, not an interval later."""
+    cooldown: an Infeasible verdict on the last resize is reported at once, not an interval later.
+
+    A memory limit below its OOM floor (`oom_floors`: container → bytes) is raised to it first, in one step and
+    inside the cooldown (difference 64); the backoff after a block, a resize in progress, an Infeasible or
+    Deferred verdict and the QoS class hold it back as they hold back any resize."""
     gated = _gate(pod, settings, now)
+    if oom_floors and (gated is None or gated.reason == COOLDOWN):
+        raise_plan = plan_oom_raise(pod, oom_floors)
+        before = pod_qos(pod)
+        if raise_plan.changes and before != BEST_EFFORT and before == pod_qos(raise_plan.apply_to(pod)):
+            return Decision(RESIZE, OOM_RAISE, "memory limit below the OOM floor", raise_plan, before)
     if gated is not None:
         return gated
     plan = plan_resize(pod, recommendations, settings)

@@ -15,9 +15,9 @@ from typing import Any
 
 from ballast.api.ballast.v1 import WorkloadProfileStatus
 from ballast.internal.enrollment import managed_container_bodies
+from ballast.internal.oom import applicable_recommendations
 from ballast.internal.quantity import QuantityError, to_units
 from ballast.internal.stats import fit_limit
-from ballast.internal.stats.applicable import ready_recommendations
 from ballast.runtime import objects
 
 from .coupled import coupled_move
@@ -32,10 +32,11 @@ Recommendations = Mapping[str, Mapping[str, tuple[str | None, str | None]]]
 
 
 def recommendations_from(status: WorkloadProfileStatus | None) -> dict[str, dict[str, tuple[str | None, str | None]]]:
-    """The recommendations of a profile's ready containers (the rule admission uses), as `Recommendations`."""
+    """The recommendations of a profile's ready containers with its OOM floors (the rule admission uses), as
+    `Recommendations`."""
     return {
         name: {resource: (rec.request, rec.limit) for resource, rec in by_resource.items()}
-        for name, by_resource in ready_recommendations(status).items()
+        for name, by_resource in applicable_recommendations(status).items()
     }
 
 

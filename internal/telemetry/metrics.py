@@ -182,3 +182,13 @@ HISTORY_PRIMARY = LabelledGauge(
     "1 for the store primary (Sentinel) or primaries (Cluster) the last cycle was written to",
     otel_name="ballast.history.primary",
 )
+OOM_KILLS = LabelledCounter(
+    "ballast_oom_kills",
+    "OOM kills of enrolled containers recorded against their profile (docs/design.md, difference 62)",
+    otel_name="ballast.oom.kills",
+)
+OOM_FLOOR_BYTES = LabelledGauge(
+    "ballast_oom_floor_bytes",
+    "The memory-limit floor OOM kills set for a profile's container, in bytes (0 once it lapsed)",
+    otel_name="ballast.oom.floor_bytes",
+)

@@ -22,6 +22,7 @@ from .policyspec import (
     MetricConfig,
     MetricField,
     NamespaceFilter,
+    OOMBehavior,
     PolicySelector,
     Readiness,
     ResizeBehavior,
@@ -33,8 +34,10 @@ from .policyspec import (
 )
 from .resourcepolicy import ResourcePolicy
 from .workloadprofile import (
+    ContainerOOMKills,
     ContainerProfile,
     ContributingNamespaces,
+    OOMKill,
     PolicyRef,
     Recommendation,
     UsageStats,
@@ -58,6 +61,7 @@ __all__ = [
     "ClusterResourcePolicyStatus",
     "ConsolidationReport",
     "ConsolidationReportStatus",
+    "ContainerOOMKills",
     "ContainerProfile",
     "ContributingNamespaces",
     "MetricConfig",
@@ -66,6 +70,8 @@ __all__ = [
     "MetricsSourceConfig",
     "MetricsSourceSpec",
     "NamespaceFilter",
+    "OOMBehavior",
+    "OOMKill",
     "ObservedInputs",
     "PolicyRef",
     "PolicySelector",

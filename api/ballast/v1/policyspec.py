@@ -33,6 +33,13 @@ DEFAULT_CV_MEAN_FLOOR = {"cpu": "25m", "memory": "25Mi", "ephemeral-storage": "2
 DEFAULT_THRESHOLD = "10%"
 DEFAULT_MAX_CHANGE_PER_CYCLE = "50%"
 DEFAULT_RESIZE_INTERVAL = "15m"
+DEFAULT_OOM_BUMP_RATIO = "1.2"
+DEFAULT_OOM_MIN_BUMP = "100Mi"
+DEFAULT_OOM_WINDOW = "24h"
+DEFAULT_OOM_MAX_KILLS = 3
+DEFAULT_OOM_MAX_LIMIT_FACTOR = 2
+"""`behaviors.oom.maxLimit` when omitted: this many times the limit of the window's first kill (the limit the
+pre-OOM recommendation set)."""
 
 DECIMAL_PATTERN = r"^([0-9]{1,3}(\.[0-9]{1,6})?)?$"
 """A headroom or `maxCV` as the CRD accepts it: empty (omitted), or a plain decimal of at most 3 integer digits and
@@ -48,6 +55,7 @@ digits; the webhook checks that it fits 2**63 − 1 units."""
 PolicyDecimal = Annotated[str | None, CRDSchema({"pattern": DECIMAL_PATTERN})]
 PolicyPercent = Annotated[str | None, CRDSchema({"pattern": PERCENT_PATTERN})]
 FloorQuantity = Annotated[str, CRDSchema({"pattern": QUANTITY_PATTERN})]
+FloorQuantityOrNone = Annotated[str | None, CRDSchema({"pattern": QUANTITY_PATTERN})]
 
 
 class NamespaceFilter(WireModel):
@@ -141,13 +149,33 @@ class ResizeBehavior(WireModel):
     """Time between two resizes of a pod (Go duration; 15m when omitted)."""
 
 
+class OOMBehavior(WireModel):
+    """How OOM kills raise a profile's memory limit (docs/design.md, difference 62)."""
+
+    enabled: bool | None = None
+    """Whether OOM kills raise the memory limit (true when omitted; false is the Go operator's behaviour)."""
+    bump_ratio: PolicyDecimal = None
+    """The floor is at least the limit at OOM times this decimal, 1 ≤ r ≤ 100 ("1.2" when omitted, VPA's)."""
+    min_bump: FloorQuantityOrNone = None
+    """The floor is at least the limit at OOM plus this quantity of bytes ("100Mi" when omitted, VPA's)."""
+    window: str | None = None
+    """How long a kill counts and its floor binds (Go duration > 0; 24h when omitted)."""
+    max_limit: FloorQuantityOrNone = None
+    """The highest floor (bytes); omitted means twice the limit of the window's first kill."""
+    max_kills: Int32 | None = Field(default=None, ge=1, le=10)
+    """Raises per window, 1 to 10; a kill past them at or above the floor stops raising (`OOMKillsRepeated`). 3
+    when omitted."""
+
+
 class Behaviors(WireModel):
-    """Thresholds and resize pace."""
+    """Thresholds, resize pace and OOM handling."""
 
     thresholds: Thresholds | None = None
     """Drift thresholds."""
     resize: ResizeBehavior | None = None
     """Resize pace."""
+    oom: OOMBehavior | None = None
+    """How OOM kills raise the memory limit."""
 
 
 class ResourcePolicySpec(WireModel):
@@ -167,7 +195,9 @@ class ResourcePolicySpec(WireModel):
     def with_defaults(self) -> ResourcePolicySpec:
         """A copy with the resolve-time defaults filled in: minDataPoints 500 (also for values ≤ 0),
         minTimeSpan 24h, maxCV 1.5, cvMeanFloor cpu 25m / memory 25Mi / ephemeral-storage 2Mi (an explicit
-        empty map is kept), thresholds.default 10%, resize.maxChangePerCycle 50%, resize.interval 15m.
+        empty map is kept), thresholds.default 10%, resize.maxChangePerCycle 50%, resize.interval 15m,
+        oom.enabled true, oom.bumpRatio 1.2, oom.minBump 100Mi, oom.window 24h, oom.maxKills 3 (oom.maxLimit
+        stays empty: its default depends on the kills).
         thresholds.resize.default stays empty so it falls through to thresholds.default; headrooms are not
         touched (1.0 is applied at use time)."""
         spec = self.model_copy(deep=True)
@@ -184,7 +214,13 @@ class ResourcePolicySpec(WireModel):
         resize = behaviors.resize or ResizeBehavior()
         resize.max_change_per_cycle = resize.max_change_per_cycle or DEFAULT_MAX_CHANGE_PER_CYCLE
         resize.interval = resize.interval or DEFAULT_RESIZE_INTERVAL
-        behaviors.thresholds, behaviors.resize = thresholds, resize
+        oom = behaviors.oom or OOMBehavior()
+        oom.enabled = True if oom.enabled is None else oom.enabled
+        oom.bump_ratio = oom.bump_ratio or DEFAULT_OOM_BUMP_RATIO
+        oom.min_bump = oom.min_bump or DEFAULT_OOM_MIN_BUMP
+        oom.window = oom.window or DEFAULT_OOM_WINDOW
+        oom.max_kills = oom.max_kills or DEFAULT_OOM_MAX_KILLS
+        behaviors.thresholds, behaviors.resize, behaviors.oom = thresholds, resize, oom
         spec.readiness, spec.behaviors = readiness, behaviors
         return spec
 

@@ -4,11 +4,11 @@ its usage statistics and recommendations. It has no spec; everything is status.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from ballast.api.customresource import CustomResource
 from ballast.api.meta import ConditionList, Conditions, Time
-from ballast.api.wire import Int32, Int64, WireModel
+from ballast.api.wire import Int32, Int64, WireModel, list_map
 from ballast.runtime.crdgen import AGE, PrinterColumn
 
 from .groupversion import GROUP, VERSION
@@ -22,6 +22,8 @@ ORPHANED = "Orphaned"
 """Condition type: no pod uses the profile any more (it is deleted after the BallastConfig's orphanTTL)."""
 READY = "Ready"
 """Condition type: every policy resource produced samples in the latest collection cycle."""
+OOM_KILLS_REPEATED = "OOMKillsRepeated"
+"""Condition type: a container kept being OOM-killed at its raised limit, so raising stopped (a leak)."""
 
 
 class PolicyRef(WireModel):
@@ -86,6 +88,45 @@ class ContainerProfile(WireModel):
     """Recommended values by resource name."""
 
 
+class OOMKill(WireModel):
+    """One OOM kill, as its pod's status reported it; kept so that each kill is counted once."""
+
+    pod: str
+    """The killed pod's name."""
+    namespace: str
+    """The killed pod's namespace."""
+    uid: str | None = None
+    """The killed pod's UID."""
+    finished_at: Time
+    """When the container terminated (its termination's `finishedAt`)."""
+    limit: str
+    """The container's memory limit when it was killed."""
+
+
+class ContainerOOMKills(WireModel):
+    """The OOM kills of one container name inside the policy's `behaviors.oom.window`, and the memory-limit floor
+    they set (docs/design.md, difference 63)."""
+
+    container: str
+    """The container name."""
+    count: Int32
+    """Kills inside the window."""
+    last_time: Time | None = None
+    """When the latest kill happened."""
+    last_limit: str | None = None
+    """The memory limit the latest kill happened at."""
+    floor: str | None = None
+    """The memory limit the profile's pods get at least while the floor lasts."""
+    floor_until: Time | None = None
+    """When the floor lapses (the window after the kill that last raised it)."""
+    repeated: bool | None = None
+    """True once raising stopped: kills kept coming at the raised limit (`OOMKillsRepeated`)."""
+    namespaces: list[str] | None = None
+    """The namespaces the kills came from, sorted."""
+    kills: list[OOMKill] | None = None
+    """The latest kills (at most 16), oldest first."""
+
+
 class ContributingNamespaces(WireModel):
     """The namespaces whose pods feed the profile (docs/design.md, difference 24): who shares its history."""
 
@@ -116,8 +157,11 @@ class WorkloadProfileStatus(WireModel):
     """Pods currently using the profile."""
     contributing_namespaces: ContributingNamespaces | None = None
     """The namespaces of those pods: their count and the first ten names."""
+    oom_kills: Annotated[list[ContainerOOMKills] | None, list_map("container")] = None
+    """OOM kills per container inside the window and the memory-limit floors they set (written by the OOM
+    watcher)."""
     conditions: Conditions = ConditionList()
-    """Orphaned and Ready."""
+    """Orphaned, Ready and OOMKillsRepeated."""
 
 
 class WorkloadProfile(CustomResource):

@@ -194,6 +194,42 @@ def test_a_pod_created_gets_the_recommendations_of_its_profile(admission: Admiss
     assert annotations["ballast.tightlinesoftware.com/applied-memory-limit"] == "256Mi"
 
 
+def test_the_next_pod_after_an_oom_kill_gets_the_raised_limit(admission: Admission, envtest_namespace: str) -> None:
+    # The OOM watcher's record (tests/integration/controllers/oom): a kill at 256Mi set the floor 356Mi.
+    client = admission.client
+    with deleted_afterwards(client) as created:
+        client.create(ResourcePolicy.model_validate({"metadata": {"name": "sizing", "namespace": envtest_namespace}}))
+        disc = policy_discriminator("ResourcePolicy", envtest_namespace, "sizing")
+        name = profile_name(tuple_labels(APP_LABELS, IDENTITY), IDENTITY, disc)
+        profile = client.create(WorkloadProfile.model_validate({"metadata": {"name": name}}))
+        created.append(profile)
+        status = {
+            "meetsThreshold": True,
+            "state": "Sufficient",
+            "containers": [{"name": "app", "usageStats": [{"resource": "memory"}],
+                            "recommendations": {"memory": {"request": "192Mi", "limit": "256Mi"}}}],
+            "oomKills": [{"container": "app", "count": 1, "lastLimit": "256Mi", "floor": "356Mi",
+                          "floorUntil": "2099-01-01T00:00:00Z", "namespaces": ["team-a", "team-b"]}],
+        }  # fmt: skip
+        client.status().patch(profile, {"status": status})
+        poll_until(
+            lambda: (
+                admission.reader.list(ResourcePolicy, envtest_namespace)
+                and getattr(admission.reader.get(WorkloadProfile, name).status, "oom_kills", None)
+            ),
+            timeout=10,
+            what="the cache to hold the policy and the profile's OOM floor",
+        )
+        made = client.create(pod("web-0", envtest_namespace, "apply"))
+    assert made["spec"]["containers"][0]["resources"] == {
+        "requests": {"memory": "192Mi"},
+        "limits": {"memory": "356Mi"},  # the floor, not the recommended 256Mi the container was killed at
+    }
+    annotations = made["metadata"]["annotations"]
+    assert annotations["ballast.tightlinesoftware.com/oom-raised-for"] == "app=356Mi after OOM kills in team-a,team-b"
+    assert annotations["ballast.tightlinesoftware.com/applied-memory-limit"] == "356Mi"
+
+
 def test_an_invalid_mode_is_denied_at_create_and_at_update(admission: Admission, envtest_namespace: str) -> None:
     client = admission.client
     with pytest.raises(APIStatusError) as created:

@@ -64,6 +64,14 @@ POLICY_SPEC: JSON = {
             "resize": {"default": "20%", "resourceThresholds": {"cpu": {"request": "15%", "limit": "30%"}}},
         },
         "resize": {"maxChangePerCycle": "50%", "interval": "15m"},
+        "oom": {
+            "enabled": True,
+            "bumpRatio": "1.2",
+            "minBump": "100Mi",
+            "window": "24h",
+            "maxLimit": "4Gi",
+            "maxKills": 3,
+        },
     },
 }
 
@@ -181,6 +189,21 @@ STATUSES: dict[type[CustomResource], JSON] = {
         "state": "Sufficient",
         "activeWorkloads": 3,
         "contributingNamespaces": {"count": 2, "names": ["shop", "shop-canary"]},
+        "oomKills": [
+            {
+                "container": "app",
+                "count": 1,
+                "lastTime": TIME,
+                "lastLimit": "230Mi",
+                "floor": "330Mi",
+                "floorUntil": TIME,
+                "repeated": False,
+                "namespaces": ["shop"],
+                "kills": [
+                    {"pod": "billing-0", "namespace": "shop", "uid": "u-1", "finishedAt": TIME, "limit": "230Mi"}
+                ],
+            }
+        ],
         "conditions": [
             {**CONDITION, "type": "Ready", "reason": "SamplesCollected", "message": "all good"},
             {**CONDITION, "type": "Orphaned", "status": "False", "reason": "ActiveWorkloads", "message": ""},

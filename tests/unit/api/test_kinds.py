@@ -333,6 +333,7 @@ def test_cluster_and_namespaced_policies_share_one_spec_type() -> None:
                 "behaviors": {
                     "thresholds": {"default": "10%"},
                     "resize": {"maxChangePerCycle": "50%", "interval": "15m"},
+                    "oom": {"enabled": True, "bumpRatio": "1.2", "minBump": "100Mi", "window": "24h", "maxKills": 3},
                 },
             },
         ),
@@ -353,6 +354,7 @@ def test_cluster_and_namespaced_policies_share_one_spec_type() -> None:
                 "behaviors": {
                     "thresholds": {"default": "5%", "resize": {"resourceThresholds": {"cpu": {"request": "1%"}}}},
                     "resize": {"maxChangePerCycle": "25%", "interval": "30s"},
+                    "oom": {"enabled": True, "bumpRatio": "1.2", "minBump": "100Mi", "window": "24h", "maxKills": 3},
                 },
             },
         ),
@@ -368,6 +370,7 @@ def test_cluster_and_namespaced_policies_share_one_spec_type() -> None:
                 "behaviors": {
                     "thresholds": {"default": "10%", "resize": {}},
                     "resize": {"maxChangePerCycle": "50%", "interval": "15m"},
+                    "oom": {"enabled": True, "bumpRatio": "1.2", "minBump": "100Mi", "window": "24h", "maxKills": 3},
                 },
             },
         ),

@@ -87,3 +87,26 @@ def test_a_change_to_the_recommendation_function_changes_what_pods_get(
     trace = run(tmp_path)
     first = next(c for c in trace.changes if c.workload == "team-new/web")
     assert first.requests["main"]["cpu"] == 0.5  # mean 0.2 × 2.5 instead of × 1.25
+
+
+class AboveTheLimit(Constant):
+    """Constant, but 2200 Mi of memory: above the 2048 Mi limit the pods are created with."""
+
+    def at(self, step: int, age_steps: NDArray[np.int64]) -> NDArray[np.float64]:
+        usage = super().at(step, age_steps)
+        usage[:, 1] = 2200 * MI
+        return usage
+
+
+def test_oom_kills_reach_the_operator_through_pod_status_and_stop_at_the_raised_limit(tmp_path: Path) -> None:
+    app = App("web", LABELS, (ContainerSpec("main", {"cpu": 1.0, "memory": 1024 * MI}, {"memory": 2048 * MI}),), {})
+    node = NodeSpec("node-1", {"cpu": 8.0, "memory": 32 * 1024 * MI, "ephemeral-storage": 100 * 2**30})
+    the_fleet = Fleet((Workload("team-a", app, 2),), (node,), 3600)
+    operator = BallastOperator(the_fleet, store_url=f"sqlite:///{tmp_path / 'history.db'}", preset="local-testing")
+    trace = simulate(the_fleet, AboveTheLimit(the_fleet), operator)
+    # Each pod is killed at 2048 Mi until the OOM watcher's floor (2048 Mi × 1.2) reaches it in place.
+    assert 2 <= len(trace.ooms) <= 4
+    assert all(kill.limit == 2048 * MI for kill in trace.ooms)
+    resizes = [c for c in trace.changes if c.kind == "resize"]
+    assert resizes
+    assert max(kill.at_s for kill in trace.ooms) <= min(c.at_s for c in resizes)

@@ -238,7 +238,14 @@ def test_enums(kind: type[CustomResource], path: str, values: list[str]) -> None
 @pytest.mark.parametrize(
     ("kind", "expected"),
     [
-        (ClusterResourcePolicy, {"spec.readiness.minDataPoints": 1, "status.conditions.[].observedGeneration": 0}),
+        (
+            ClusterResourcePolicy,
+            {
+                "spec.readiness.minDataPoints": 1,
+                "spec.behaviors.oom.maxKills": 1,
+                "status.conditions.[].observedGeneration": 0,
+            },
+        ),
         (MetricsSource, {"spec.config.reservoirSize": 1, "status.conditions.[].observedGeneration": 0}),
         (
             Balancer,
@@ -289,6 +296,9 @@ POLICY_DECIMALS = {
     "spec.behaviors.thresholds.resize.resourceThresholds.*.request": PERCENT_PATTERN,
     "spec.behaviors.thresholds.resize.resourceThresholds.*.limit": PERCENT_PATTERN,
     "spec.behaviors.resize.maxChangePerCycle": PERCENT_PATTERN,
+    "spec.behaviors.oom.bumpRatio": DECIMAL_PATTERN,
+    "spec.behaviors.oom.minBump": QUANTITY_PATTERN,
+    "spec.behaviors.oom.maxLimit": QUANTITY_PATTERN,
 }
 
 

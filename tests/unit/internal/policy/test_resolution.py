@@ -178,7 +178,11 @@ def test_defaults_are_applied_without_touching_the_policy() -> None:
             "maxCV": "1.5",
             "cvMeanFloor": {"cpu": "25m", "memory": "25Mi", "ephemeral-storage": "2Mi"},
         },
-        "behaviors": {"thresholds": {"default": "10%"}, "resize": {"maxChangePerCycle": "50%", "interval": "15m"}},
+        "behaviors": {
+            "thresholds": {"default": "10%"},
+            "resize": {"maxChangePerCycle": "50%", "interval": "15m"},
+            "oom": {"enabled": True, "bumpRatio": "1.2", "minBump": "100Mi", "window": "24h", "maxKills": 3},
+        },
     }
     assert policy.to_wire() == before
     assert policy.spec.readiness is None
@@ -196,6 +200,7 @@ def test_written_values_win_over_defaults() -> None:
     assert spec.to_wire()["behaviors"] == {
         "thresholds": {"default": "10%", "resize": {"default": "20%"}},  # resize.default is not defaulted
         "resize": {"maxChangePerCycle": "50%", "interval": "30s"},
+        "oom": {"enabled": True, "bumpRatio": "1.2", "minBump": "100Mi", "window": "24h", "maxKills": 3},
     }
     assert spec.to_wire()["metrics"] == policy.spec.to_wire()["metrics"]  # headroom untouched
 

@@ -73,6 +73,18 @@ FULL_SELECTOR = {
             }
         },
         {"readiness": {"maxCV": "0", "cvMeanFloor": {"cpu": "0", "memory": "1e6"}, "minTimeSpan": "1h30m"}},
+        {
+            "behaviors": {
+                "oom": {
+                    "enabled": False,
+                    "bumpRatio": "1",
+                    "minBump": "0",
+                    "window": "1h",
+                    "maxLimit": "4Gi",
+                    "maxKills": 10,
+                }
+            }
+        },
         # Blank strings mean omitted, as in with_defaults().
         {"metrics": [{"resource": "cpu", "source": "m", "headroom": ""}], "behaviors": {"thresholds": {"default": ""}}},
     ],
@@ -180,6 +192,16 @@ def test_valid_specs_have_no_problems(spec: dict[str, Any]) -> None:
                 )
             ]
             + ['spec.behaviors.resize.interval: invalid duration "-1m": must be 0 or longer'],
+        ),
+        (
+            {"behaviors": {"oom": {"bumpRatio": "0.9", "minBump": "-1Mi", "window": "0", "maxLimit": "lots"}}},
+            [
+                'spec.behaviors.oom.bumpRatio: invalid bumpRatio "0.9": must be a decimal number 1 ≤ bumpRatio ≤ 100 '
+                'with at most 6 decimal places, such as "1.2"',
+                'spec.behaviors.oom.minBump: invalid quantity "-1Mi": must not be negative',
+                'spec.behaviors.oom.window: invalid duration "0": must be longer than 0',
+                f'spec.behaviors.oom.maxLimit: invalid quantity "lots": {QUANTITY}',
+            ],
         ),
         (
             {"behaviors": {"thresholds": {"resize": {"resourceThresholds": {"": {"request": "5%"}}}}}},
@@ -339,6 +361,9 @@ _TEXT = st.text(max_size=12)
                 {
                     "thresholds": st.fixed_dictionaries({"default": _TEXT}),
                     "resize": st.fixed_dictionaries({"maxChangePerCycle": _TEXT, "interval": _TEXT}),
+                    "oom": st.fixed_dictionaries(
+                        {"bumpRatio": _TEXT, "minBump": _TEXT, "window": _TEXT, "maxLimit": _TEXT}
+                    ),
                 }
             ),
         }
