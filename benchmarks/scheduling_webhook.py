@@ -295,7 +295,8 @@ def in_process(body: bytes, reader: DelegatingClient) -> list[tuple[str, float]]
     target = target_for("", "Pod")
     assert target is not None
     assert request.object is not None
-    compiled = mutator._policies(namespace)[0]  # as the handler holds them (compiled once per resourceVersion)
+    policy_set = mutator._policies(namespace)[0]  # as the handler holds them (rebuilt when a policy changes)
+    compiled = [*policy_set.policies, *policy_set.invalid]
     labels, spec = pod_template(request.object, target)
     namespace_labels = {"kubernetes.io/metadata.name": namespace, "env": "prod", "team": "shop"}
     matched = select_compiled(compiled, namespace_labels, labels).matched
@@ -323,9 +324,11 @@ def in_process(body: bytes, reader: DelegatingClient) -> list[tuple[str, float]]
          lambda: (reader.list(f"{KUPID}/ClusterPodSchedulingPolicy"),
                   reader.list(f"{KUPID}/PodSchedulingPolicy", namespace=namespace))),
         ("  cache get: the Namespace (projection)", lambda: reader.get("v1/Namespace", namespace)),
-        ("  `_policies`: both lists + Namespace + the memo (each policy compiled once per resourceVersion)",
+        ("  `_policies`: both lists + Namespace + the policy set (built when a listed policy changed)",
          lambda: mutator._policies(namespace)),
-        ("  `select_compiled` over the 50 compiled policies",
+        ("  `PolicySet.select`: the matches of a label set judged before",
+         lambda: policy_set.select(namespace_labels, labels)),
+        ("  `select_compiled` over the 50 compiled policies (a label set never judged)",
          lambda: select_compiled(compiled, namespace_labels, labels)),
         ("  `merge_detailed` of the 3 matches into the pod spec",
          lambda: merge_detailed(spec, matched)),

@@ -25,6 +25,7 @@ from ballast.internal.scheduling import (
     CONFLICT,
     ERROR,
     POLICIES_ANNOTATION,
+    SCHEDULING_FIELDS,
     CompiledPolicy,
     PolicyOutcome,
     Target,
@@ -36,17 +37,17 @@ from ballast.internal.scheduling import (
     merge_detailed,
     pod_template,
     policy_ref,
-    select_compiled,
     target_for,
     template_of,
-    with_pod_spec,
 )
+from ballast.internal.scheduling.targets import sharing_pod_spec
 from ballast.internal.scheduling.metrics import (
     KUPID_REQUESTS,
     SCHEDULING_ADMISSION_DURATION,
     SCHEDULING_POLICY_APPLICATIONS,
 )
 from ballast.internal.scheduling.policies import as_wire
+from ballast.internal.scheduling.policyset import PolicySet, PolicySets
 from ballast.runtime import (
     AdmissionRequest,
     AdmissionResponse,
@@ -157,6 +158,7 @@ class SchedulingMutator:
         self.reader = reader
         self.recorder = recorder
         self._compile = _CompiledMemo()
+        self._sets = PolicySets(self._compile)
 
     def __call__(self, request: AdmissionRequest) -> AdmissionResponse:
         started = time.perf_counter()
@@ -181,16 +183,17 @@ class SchedulingMutator:
         log = _log.with_values(kind=target.kind, namespace=namespace, name=name or "(generated)")
         return self._mutate(request, _Request(target, request.object, namespace, log))
 
-    def _policies(self, namespace: str) -> tuple[list[CompiledPolicy], dict[str, str]]:
-        cluster = [self._compile(p) for p in self.reader.list(CLUSTER_POLICIES)]
-        namespaced = [self._compile(p) for p in self.reader.list(NAMESPACED_POLICIES, namespace=namespace)]
+    def _policies(self, namespace: str) -> tuple[PolicySet, dict[str, str]]:
+        cluster = self.reader.list(CLUSTER_POLICIES)
+        namespaced = self.reader.list(NAMESPACED_POLICIES, namespace=namespace)
+        policies = self._sets.get(namespace, [*cluster, *namespaced])
         labels: dict[str, str] = {}
-        if cluster:  # only cluster policies read the namespace's labels
+        if policies.reads_namespace:  # only cluster policies read the namespace's labels
             try:
                 labels = _labels_of(self.reader.get("v1/Namespace", namespace))
             except NotFoundError:
                 labels = {}
-        return [*cluster, *namespaced], labels
+        return policies, labels
 
     def _mutate(self, request: AdmissionRequest, about: _Request) -> AdmissionResponse:
         # A broad `except`: whatever made the read fail (cache not synced, a timeout, a bug), the failurePolicy
@@ -202,26 +205,26 @@ class SchedulingMutator:
             KUPID_REQUESTS.labels("error").inc()
             return errored(500, f"cannot read the scheduling policies: {error}")
         labels, spec = pod_template(about.obj, about.target)
-        selection = select_compiled(policies, namespace_labels, labels)
+        selection = policies.select(namespace_labels, labels)
         for outcome in selection.errors:
-            self._report(outcome, about, [compiled.policy for compiled in policies])
+            self._report(outcome, about, [compiled.policy for compiled in policies.invalid])
         if not selection.matched:
             KUPID_REQUESTS.labels("allowed").inc()
             return allowed(NO_POLICY)
-        result = merge_detailed(spec, selection.matched)
+        # Only the scheduling fields are merged and copied; the rest of the object is shared with the request's
+        # (the patch is computed against it and skips what is shared).
+        result = merge_detailed({k: spec[k] for k in SCHEDULING_FIELDS if k in spec}, selection.matched)
         refusal = self._enforce(result.outcomes, selection.matched, about)
         if refusal is not None:
             return refusal
         for outcome in result.outcomes:
             self._report(outcome, about, selection.matched)
-        mutated = with_pod_spec(about.obj, about.target, result.spec) if result.changed else request.object_copy()
+        annotations = None
         if about.target.is_pod:
-            refs = ",".join(policy_ref(policy) for policy in selection.matched)
-            metadata = mutated.setdefault("metadata", {})
-            annotations = metadata.get("annotations")
-            if not isinstance(annotations, dict):
-                annotations = metadata["annotations"] = {}
-            annotations[POLICIES_ANNOTATION] = refs
+            annotations = {POLICIES_ANNOTATION: ",".join(policy_ref(policy) for policy in selection.matched)}
+        fields = result.spec if result.changed else {}
+        assert request.object is not None  # checked by _handle
+        mutated = sharing_pod_spec(request.object, about.target, fields, annotations)
         response = patched(request, mutated)
         if not response.patch:
             return allowed(UNCHANGED)

@@ -109,6 +109,8 @@ def json_patch(old: Any, new: Any) -> list[dict[str, Any]]:
 
 
 def _same(old: Any, new: Any) -> bool:
+    if old is new:  # a subtree the mutated object shares with the request's: nothing to compare
+        return True
     if type(old) is not type(new) or old != new:
         return False
     if isinstance(old, dict | list | float):  # `==` equates 1, 1.0 and True inside containers, and 0.0 with -0.0

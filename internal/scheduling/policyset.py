@@ -1,0 +1,98 @@
+"""The policies an admission judges, compiled and put in merge order once, and rebuilt only when they change.
+
+Every Pod of a namespace is judged against the same cluster policies and the same namespaced ones, and the pods
+of one workload carry the same labels. A `PolicySet` therefore holds the policies compiled (`compile_policy`),
+already in `order_policies` order, and remembers the selection for each set of labels it has judged;
+`PolicySets` keeps one per namespace and rebuilds it only when a listed policy is not the object it was built
+from (the cache replaces an object on every change and never edits one in place, so identity is enough).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ballast.runtime.objects import FrozenDict, stored
+
+from .matching import CompiledPolicy, Selection
+from .order import order_policies
+
+LabelKey = tuple[tuple[str, str], ...]
+
+
+def _label_key(labels: Mapping[str, str] | None) -> LabelKey:
+    return tuple(sorted((labels or {}).items()))
+
+
+class PolicySet:
+    """Compiled policies in merge order; `select` gives what `select_compiled` would, remembered per label set.
+
+    `sources` are the listed objects the set was built from (`stored` dicts), kept so that `built_from` can
+    tell by identity whether a new listing is the same. At most `MEMO_LIMIT` label sets are remembered; the
+    memo starts over when full."""
+
+    MEMO_LIMIT = 1024
+
+    def __init__(self, compiled: Sequence[CompiledPolicy], sources: Sequence[Any] = ()) -> None:
+        ordered = order_policies([c.policy for c in compiled if c.error is None])
+        by_policy = {id(c.policy): c for c in compiled if c.error is None}
+        self.policies: tuple[CompiledPolicy, ...] = tuple(by_policy[id(p)] for p in ordered)
+        """The valid policies, in merge order."""
+        self.invalid = tuple(c for c in compiled if c.error is not None)
+        """The policies that are invalid as stored, in listing order."""
+        self.errors = tuple(c.error for c in self.invalid if c.error is not None)
+        """Their `ERROR` outcomes."""
+        self.sources = tuple(sources)
+        self.reads_namespace = any(c.cluster for c in self.policies)
+        """Whether any policy is a cluster one (only those read the namespace's labels)."""
+        self._memo: dict[tuple[LabelKey, LabelKey], Selection[Mapping[str, Any]]] = {}
+
+    def built_from(self, sources: Sequence[Any]) -> bool:
+        """Whether `sources` are the very objects this set was built from, in the same order."""
+        return len(sources) == len(self.sources) and all(a is b for a, b in zip(sources, self.sources, strict=True))
+
+    def select(
+        self, namespace_labels: Mapping[str, str] | None, pod_labels: Mapping[str, str] | None
+    ) -> Selection[Mapping[str, Any]]:
+        """The policies that apply, in merge order, and the errors: `select_compiled`'s answer."""
+        key = (_label_key(namespace_labels) if self.reads_namespace else (), _label_key(pod_labels))
+        found = self._memo.get(key)
+        if found is None:
+            matched = tuple(c.policy for c in self.policies if c.matches(namespace_labels, pod_labels))
+            found = Selection(matched, self.errors)
+            if len(self._memo) >= self.MEMO_LIMIT:
+                self._memo.clear()
+            self._memo[key] = found
+        return found
+
+
+class PolicySets:
+    """One `PolicySet` per namespace, rebuilt when the policies listed for it change.
+
+    `compile` turns one listed policy into a `CompiledPolicy` (the caller's memo, per resourceVersion). Only
+    listings of cache views (`FrozenDict`) are reused: a reader that hands out models or plain dicts gives no
+    guarantee that an object is not edited in place, so its policies are put in a new set on every call. At most
+    `LIMIT` namespaces are kept; the table starts over when full."""
+
+    LIMIT = 4096
+
+    def __init__(self, compile: Callable[[Any], CompiledPolicy]) -> None:
+        self._compile = compile
+        self._sets: dict[str, PolicySet] = {}
+        self._lock = threading.Lock()
+
+    def get(self, namespace: str, listed: Sequence[Any]) -> PolicySet:
+        """The set for `namespace` over `listed` (its cluster policies, then its own), built if they changed."""
+        views = all(isinstance(p, FrozenDict) for p in listed)
+        sources = [stored(p) for p in listed] if views else []
+        current = self._sets.get(namespace)
+        if views and current is not None and current.built_from(sources):
+            return current
+        built = PolicySet([self._compile(p) for p in listed], sources)
+        if views:
+            with self._lock:  # two threads may build the same set; either result is right
+                if len(self._sets) >= self.LIMIT:
+                    self._sets.clear()
+                self._sets[namespace] = built
+        return built
