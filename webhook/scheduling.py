@@ -28,29 +28,30 @@ from ballast.internal.scheduling import (
     SCHEDULING_FIELDS,
     CompiledPolicy,
     PolicyOutcome,
+    PolicySet,
+    PolicySets,
     Target,
     compile_policy,
     denies,
     is_daemonset_pod,
     is_enforced,
     is_mirror_pod,
-    merge_detailed,
     pod_template,
     policy_ref,
+    sharing_pod_spec,
     target_for,
     template_of,
 )
-from ballast.internal.scheduling.targets import sharing_pod_spec
 from ballast.internal.scheduling.metrics import (
     KUPID_REQUESTS,
     SCHEDULING_ADMISSION_DURATION,
     SCHEDULING_POLICY_APPLICATIONS,
 )
 from ballast.internal.scheduling.policies import as_wire
-from ballast.internal.scheduling.policyset import PolicySet, PolicySets
 from ballast.runtime import (
     AdmissionRequest,
     AdmissionResponse,
+    GroupVersionKind,
     NotFoundError,
     WebhookServer,
     allowed,
@@ -85,8 +86,9 @@ _skipped = RateLimitedLog(_log, interval=SKIPPED_LOG_INTERVAL)
 
 # Listed by GroupVersionKind, not by model: the cache then hands out read-only views of what it stores instead of
 # validating a fresh model per policy per request (the same informers: the cache keys them by GVK).
-CLUSTER_POLICIES = f"{GROUP}/{VERSION}/ClusterPodSchedulingPolicy"
-NAMESPACED_POLICIES = f"{GROUP}/{VERSION}/PodSchedulingPolicy"
+CLUSTER_POLICIES = GroupVersionKind(GROUP, VERSION, "ClusterPodSchedulingPolicy")
+NAMESPACED_POLICIES = GroupVersionKind(GROUP, VERSION, "PodSchedulingPolicy")
+NAMESPACE = GroupVersionKind("", "v1", "Namespace")
 
 
 def _labels_of(obj: Any) -> dict[str, str]:
@@ -190,7 +192,7 @@ class SchedulingMutator:
         labels: dict[str, str] = {}
         if policies.reads_namespace:  # only cluster policies read the namespace's labels
             try:
-                labels = _labels_of(self.reader.get("v1/Namespace", namespace))
+                labels = _labels_of(self.reader.get(NAMESPACE, namespace))
             except NotFoundError:
                 labels = {}
         return policies, labels
@@ -212,8 +214,8 @@ class SchedulingMutator:
             KUPID_REQUESTS.labels("allowed").inc()
             return allowed(NO_POLICY)
         # Only the scheduling fields are merged and copied; the rest of the object is shared with the request's
-        # (the patch is computed against it and skips what is shared).
-        result = merge_detailed({k: spec[k] for k in SCHEDULING_FIELDS if k in spec}, selection.matched)
+        # (the patch is computed against it and skips what is shared), and the merge with the policy set's.
+        result = policies.merge({k: spec[k] for k in SCHEDULING_FIELDS if k in spec}, selection)
         refusal = self._enforce(result.outcomes, selection.matched, about)
         if refusal is not None:
             return refusal
@@ -221,7 +223,7 @@ class SchedulingMutator:
             self._report(outcome, about, selection.matched)
         annotations = None
         if about.target.is_pod:
-            annotations = {POLICIES_ANNOTATION: ",".join(policy_ref(policy) for policy in selection.matched)}
+            annotations = {POLICIES_ANNOTATION: policies.refs(selection)}
         fields = result.spec if result.changed else {}
         assert request.object is not None  # checked by _handle
         mutated = sharing_pod_spec(request.object, about.target, fields, annotations)

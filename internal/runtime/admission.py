@@ -129,7 +129,8 @@ def _diff(old: Any, new: Any, path: str, operations: list[dict[str, Any]]) -> No
             operations.append({"op": "remove", "path": f"{path}/{_escape(key)}"})
         for key, value in new.items():
             if key in old:
-                _diff(old[key], value, f"{path}/{_escape(key)}", operations)
+                if old[key] is not value:  # a shared subtree: no path to build
+                    _diff(old[key], value, f"{path}/{_escape(key)}", operations)
             else:
                 operations.append({"op": "add", "path": f"{path}/{_escape(key)}", "value": value})
     elif isinstance(old, list) and isinstance(new, list):

@@ -1,8 +1,9 @@
 """The policies an admission judges, compiled and put in merge order once, and rebuilt only when they change.
 
 Every Pod of a namespace is judged against the same cluster policies and the same namespaced ones, and the pods
-of one workload carry the same labels. A `PolicySet` therefore holds the policies compiled (`compile_policy`),
-already in `order_policies` order, and remembers the selection for each set of labels it has judged;
+of one workload carry the same labels and the same scheduling fields. A `PolicySet` therefore holds the
+policies compiled (`compile_policy`), already in `order_policies` order, and remembers the selection for each
+set of labels it has judged and the merge for each (selection, scheduling fields) it has merged;
 `PolicySets` keeps one per namespace and rebuilds it only when a listed policy is not the object it was built
 from (the cache replaces an object on every change and never edits one in place, so identity is enough).
 """
@@ -13,10 +14,15 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import orjson
+
 from ballast.runtime.objects import FrozenDict, stored
 
 from .matching import CompiledPolicy, Selection
+from .merge import merge_detailed
 from .order import order_policies
+from .outcome import MergeResult
+from .policies import policy_ref
 
 LabelKey = tuple[tuple[str, str], ...]
 
@@ -47,6 +53,8 @@ class PolicySet:
         self.reads_namespace = any(c.cluster for c in self.policies)
         """Whether any policy is a cluster one (only those read the namespace's labels)."""
         self._memo: dict[tuple[LabelKey, LabelKey], Selection[Mapping[str, Any]]] = {}
+        self._merges: dict[tuple[int, bytes], tuple[Selection[Mapping[str, Any]], MergeResult]] = {}
+        self._refs: dict[int, tuple[Selection[Mapping[str, Any]], str]] = {}
 
     def built_from(self, sources: Sequence[Any]) -> bool:
         """Whether `sources` are the very objects this set was built from, in the same order."""
@@ -65,6 +73,33 @@ class PolicySet:
                 self._memo.clear()
             self._memo[key] = found
         return found
+
+    def refs(self, selection: Selection[Mapping[str, Any]]) -> str:
+        """The matched policies' `policy_ref`s in merge order, comma-separated (the Pod annotation's value)."""
+        found = self._refs.get(id(selection))
+        if found is not None and found[0] is selection:
+            return found[1]
+        text = ",".join(policy_ref(policy) for policy in selection.matched)
+        if len(self._refs) >= self.MEMO_LIMIT:
+            self._refs.clear()
+        self._refs[id(selection)] = (selection, text)
+        return text
+
+    def merge(self, fields: Mapping[str, Any], selection: Selection[Mapping[str, Any]]) -> MergeResult:
+        """`merge_detailed(fields, selection.matched)`, remembered for a selection of this set's and the same
+        `fields` (a pod spec's scheduling fields). The result is shared between calls: read it, never edit it."""
+        try:
+            key = (id(selection), orjson.dumps(fields, option=orjson.OPT_SORT_KEYS))
+        except TypeError:  # not plain JSON: merged, not remembered
+            return merge_detailed(fields, selection.matched)
+        found = self._merges.get(key)
+        if found is not None and found[0] is selection:
+            return found[1]
+        result = merge_detailed(fields, selection.matched)
+        if len(self._merges) >= self.MEMO_LIMIT:
+            self._merges.clear()
+        self._merges[key] = (selection, result)
+        return result
 
 
 class PolicySets:
