@@ -19,7 +19,7 @@ from ballast.runtime.objects import freeze, thaw
 
 from .builders import cluster, namespaced
 
-EVERYWHERE = {"namespaceSelector": {}}
+EVERYWHERE: dict[str, Any] = {"namespaceSelector": {}}
 
 
 def _policies() -> list[dict[str, Any]]:
@@ -128,7 +128,7 @@ def test_the_remembered_selection_starts_over_when_full() -> None:
 
 
 def test_sharing_pod_spec_copies_only_the_way_to_the_spec() -> None:
-    deployment = {
+    deployment: dict[str, Any] = {
         "metadata": {"name": "web", "annotations": {"a": "1"}},
         "spec": {"replicas": 2, "template": {"metadata": {"labels": {"app": "web"}},
                                              "spec": {"containers": [{"name": "c"}]}}},
