@@ -451,4 +451,5 @@ def test_a_negative_proportion_is_named_by_its_wire_path(api: FakeAPI, manager: 
     )
     (event,) = eventually(lambda: events(api, UNABLE_TO_BALANCE), "UnableToBalance")
     assert "target_proportions" not in event["message"]
-    assert cond(api, "Valid")["message"].startswith("spec.policy.proportions.targetProportions[nginx-2]: -1 is negative")
+    valid = cond(api, "Valid")["message"]
+    assert valid.startswith("spec.policy.proportions.targetProportions[nginx-2]: -1 is negative")
