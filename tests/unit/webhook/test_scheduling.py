@@ -23,6 +23,7 @@ from ballast.webhook.scheduling import (
     SchedulingMutator,
 )
 from tests.unit.internal.scheduling.builders import cluster, namespaced, req, required, term
+from tests.unit.internal.scheduling.pod_fields import full_pod_spec
 
 JSON = dict[str, Any]
 NAMESPACE = "etcd-main"
@@ -310,3 +311,27 @@ def test_invalid_and_conflicting_policies_get_a_warning_event(api: FakeAPI, muta
     ]
     assert recorder.events[0][3].startswith("Policy is invalid and was skipped: spec.podSelector.matchExpressions[0]")
     assert recorder.events[1][3].startswith(f"Policy was not applied to Pod {NAMESPACE}/etcd-0: ")
+
+
+def test_a_pod_with_every_field_of_the_schema_is_patched_only_where_policies_merge(
+    api: FakeAPI, mutator: SchedulingMutator
+) -> None:
+    # docs/design.md, difference 57: kupid re-encodes the pod from k8s.io/api v0.24.3 types, dropping newer fields.
+    create(api, etcd_policy())
+    spec = full_pod_spec()
+    spec.pop("nodeName")  # a pod with a nodeName bypasses the scheduler, and kupid's policies with it
+    request = review(pod(**spec))
+
+    response = mutator(request)
+    result = applied(request, response)
+
+    merged = ("/metadata/annotations", "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/",
+              "/spec/nodeSelector/pool", "/spec/tolerations/1")  # fmt: skip
+    paths = [op["path"] for op in response.patch or []]
+    assert paths
+    assert all(path.startswith(merged) for path in paths), paths
+    assert {k: v for k, v in result["spec"].items() if k not in ("affinity", "nodeSelector", "tolerations")} == {
+        k: v for k, v in spec.items() if k not in ("affinity", "nodeSelector", "tolerations")
+    }
+    assert result["spec"]["schedulingGates"] == spec["schedulingGates"]
+    assert result["spec"]["affinity"]["podAffinity"] == spec["affinity"]["podAffinity"]
