@@ -18,10 +18,24 @@ DEPTH = 8
 
 def _resolved(schema: dict[str, Any]) -> dict[str, Any]:
     if "$ref" in schema:  # a definition the recording left out (an ObjectMeta): an empty object
-        return SCHEMAS.get(schema["$ref"].removeprefix(REF), {"type": "object"})
+        found: dict[str, Any] = SCHEMAS.get(schema["$ref"].removeprefix(REF), {"type": "object"})
+        return found
     if len(schema.get("allOf") or ()) == 1:
         return {**_resolved(schema["allOf"][0]), **{k: v for k, v in schema.items() if k != "allOf"}}
     return schema
+
+
+SCALARS: dict[str, Any] = {"integer": 1, "number": 1, "boolean": True}
+
+
+def _object(schema: dict[str, Any], depth: int) -> dict[str, Any]:
+    if depth >= DEPTH:
+        return {}
+    properties = schema.get("properties") or {}
+    if properties:
+        return {name: example(sub, depth + 1) for name, sub in properties.items()}
+    values = schema.get("additionalProperties")
+    return {"key": example(values, depth + 1)} if isinstance(values, dict) else {}
 
 
 def example(schema: dict[str, Any], depth: int = 0) -> Any:
@@ -29,25 +43,17 @@ def example(schema: dict[str, Any], depth: int = 0) -> Any:
     schema = _resolved(schema)
     kind = schema.get("type")
     if schema.get("format") == "int-or-string" or "oneOf" in schema:
-        return "1"
-    if kind == "array":
+        value: Any = "1"
+    elif kind == "array":
         item = example(schema.get("items") or {}, depth + 1) if depth < DEPTH else None
-        return [] if item is None else [item]
-    if kind == "object" or "properties" in schema:
-        if depth >= DEPTH:
-            return {}
-        properties = schema.get("properties") or {}
-        if properties:
-            return {name: example(sub, depth + 1) for name, sub in properties.items()}
-        values = schema.get("additionalProperties")
-        return {"key": example(values, depth + 1)} if isinstance(values, dict) else {}
-    if kind == "string":
-        return str((schema.get("enum") or ["value"])[0])
-    if kind in ("integer", "number"):
-        return 1
-    if kind == "boolean":
-        return True
-    return "value"
+        value = [] if item is None else [item]
+    elif kind == "object" or "properties" in schema:
+        value = _object(schema, depth)
+    elif kind == "string":
+        value = str((schema.get("enum") or ["value"])[0])
+    else:
+        value = SCALARS.get(str(kind), "value")
+    return value
 
 
 def full_pod_spec() -> dict[str, Any]:
