@@ -14,6 +14,7 @@ decides (docs/design.md, difference 32).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -59,6 +60,8 @@ from ballast.runtime import (
     errored,
     patched,
 )
+from ballast.runtime.cache import Cache
+from ballast.runtime.informer import FuncHandler
 from ballast.runtime.log import Logger, RateLimitedLog, get_logger
 from ballast.runtime.objects import FrozenDict, thaw
 from ballast.runtime.recorder import WARNING, EventRecorder
@@ -127,6 +130,30 @@ class _CompiledMemo:
         return compiled
 
 
+class _PolicyChanges:
+    """How many changes the cache's policy informers have stored: a policy set built at one count is right while
+    the count stays, so nothing is listed (the informers call back after storing each change)."""
+
+    def __init__(self, cache: Cache) -> None:
+        self._count = 0
+        self._lock = threading.Lock()
+        handler = FuncHandler(
+            add=lambda obj, initial: self._changed(),
+            update=lambda old, new: None if old is new else self._changed(),  # a resync delivers old is new
+            delete=lambda obj: self._changed(),
+        )
+        for kind in (CLUSTER_POLICIES, NAMESPACED_POLICIES):
+            cache.get_informer(kind).add_event_handler(handler)
+
+    def _changed(self) -> None:
+        with self._lock:
+            self._count += 1
+
+    @property
+    def count(self) -> int:
+        return self._count
+
+
 @dataclass(frozen=True)
 class _Request:
     """What one admission is about: the target kind, the object, its namespace and a logger naming it."""
@@ -156,11 +183,12 @@ class SchedulingMutator:
        nothing changed.
     """
 
-    def __init__(self, reader: Reader, *, recorder: EventRecorder | None = None) -> None:
+    def __init__(self, reader: Reader, *, recorder: EventRecorder | None = None, cache: Cache | None = None) -> None:
         self.reader = reader
         self.recorder = recorder
         self._compile = _CompiledMemo()
         self._sets = PolicySets(self._compile)
+        self._changes = None if cache is None else _PolicyChanges(cache)
 
     def __call__(self, request: AdmissionRequest) -> AdmissionResponse:
         started = time.perf_counter()
@@ -185,10 +213,17 @@ class SchedulingMutator:
         log = _log.with_values(kind=target.kind, namespace=namespace, name=name or "(generated)")
         return self._mutate(request, _Request(target, request.object, namespace, log))
 
-    def _policies(self, namespace: str) -> tuple[PolicySet, dict[str, str]]:
+    def _policy_set(self, namespace: str) -> PolicySet:
+        """The namespace's policy set: as built while the cache's policy informers saw no change, else listed."""
+        generation = None if self._changes is None else self._changes.count  # read before listing
+        if generation is not None and (built := self._sets.current(namespace, generation)) is not None:
+            return built
         cluster = self.reader.list(CLUSTER_POLICIES)
         namespaced = self.reader.list(NAMESPACED_POLICIES, namespace=namespace)
-        policies = self._sets.get(namespace, [*cluster, *namespaced])
+        return self._sets.get(namespace, [*cluster, *namespaced], generation)
+
+    def _policies(self, namespace: str) -> tuple[PolicySet, dict[str, str]]:
+        policies = self._policy_set(namespace)
         labels: dict[str, str] = {}
         if policies.reads_namespace:  # only cluster policies read the namespace's labels
             try:
@@ -301,7 +336,11 @@ def _changes(outcomes: Sequence[PolicyOutcome]) -> dict[str, Any]:
     }
 
 
-def register(server: WebhookServer, *, reader: Reader, recorder: EventRecorder | None = None) -> None:
+def register(
+    server: WebhookServer, *, reader: Reader, recorder: EventRecorder | None = None, cache: Cache | None = None
+) -> None:
     """Serve `/mutate-kupid` on `server`; `reader` is the manager's cache-backed client (both policy kinds and
-    Namespaces cached), `recorder` writes the Warning events on invalid and conflicting policies."""
-    server.register(MUTATE_PATH, SchedulingMutator(reader, recorder=recorder))
+    Namespaces cached), `recorder` writes the Warning events on invalid and conflicting policies, and `cache` is
+    the cache `reader` reads the policies from: its informers' events say when they changed, so an unchanged set
+    is not listed again (without it, every request lists them)."""
+    server.register(MUTATE_PATH, SchedulingMutator(reader, recorder=recorder, cache=cache))

@@ -155,5 +155,6 @@ def register_webhooks(server: WebhookServer, manager: Manager, deps: Dependencie
     policies.register(server)
     configuration.register(server)
     if deps.options.scheduling_webhooks:
-        scheduling.register(server, reader=manager.client, recorder=manager.get_event_recorder("scheduling-webhook"))
+        scheduling.register(server, reader=manager.client, recorder=manager.get_event_recorder("scheduling-webhook"),
+                            cache=manager.cache)  # fmt: skip
         schedulingpolicies.register(server)

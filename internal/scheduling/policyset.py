@@ -27,8 +27,12 @@ from .policies import policy_ref
 LabelKey = tuple[tuple[str, str], ...]
 
 
-def _label_key(labels: Mapping[str, str] | None) -> LabelKey:
-    return tuple(sorted((labels or {}).items()))
+def _label_key(labels: Mapping[str, str] | None) -> LabelKey | None:
+    """The labels as a memo key, or None when a value is not a string (a malformed object: judged, not kept)."""
+    items = (labels or {}).items()
+    if not all(type(value) is str for _, value in items):
+        return None
+    return tuple(sorted(items))
 
 
 class PolicySet:
@@ -40,7 +44,9 @@ class PolicySet:
 
     MEMO_LIMIT = 1024
 
-    def __init__(self, compiled: Sequence[CompiledPolicy], sources: Sequence[Any] = ()) -> None:
+    def __init__(
+        self, compiled: Sequence[CompiledPolicy], sources: Sequence[Any] = (), generation: int | None = None
+    ) -> None:
         ordered = order_policies([c.policy for c in compiled if c.error is None])
         by_policy = {id(c.policy): c for c in compiled if c.error is None}
         self.policies: tuple[CompiledPolicy, ...] = tuple(by_policy[id(p)] for p in ordered)
@@ -50,6 +56,8 @@ class PolicySet:
         self.errors = tuple(c.error for c in self.invalid if c.error is not None)
         """Their `ERROR` outcomes."""
         self.sources = tuple(sources)
+        self.generation = generation
+        """The count of policy changes the set was built at (`PolicySets.current`), when the caller keeps one."""
         self.reads_namespace = any(c.cluster for c in self.policies)
         """Whether any policy is a cluster one (only those read the namespace's labels)."""
         self._memo: dict[tuple[LabelKey, LabelKey], Selection[Mapping[str, Any]]] = {}
@@ -64,14 +72,17 @@ class PolicySet:
         self, namespace_labels: Mapping[str, str] | None, pod_labels: Mapping[str, str] | None
     ) -> Selection[Mapping[str, Any]]:
         """The policies that apply, in merge order, and the errors: `select_compiled`'s answer."""
-        key = (_label_key(namespace_labels) if self.reads_namespace else (), _label_key(pod_labels))
-        found = self._memo.get(key)
+        namespace_key = _label_key(namespace_labels) if self.reads_namespace else ()
+        pod_key = _label_key(pod_labels)
+        key = None if namespace_key is None or pod_key is None else (namespace_key, pod_key)
+        found = None if key is None else self._memo.get(key)
         if found is None:
             matched = tuple(c.policy for c in self.policies if c.matches(namespace_labels, pod_labels))
             found = Selection(matched, self.errors)
-            if len(self._memo) >= self.MEMO_LIMIT:
-                self._memo.clear()
-            self._memo[key] = found
+            if key is not None:
+                if len(self._memo) >= self.MEMO_LIMIT:
+                    self._memo.clear()
+                self._memo[key] = found
         return found
 
     def refs(self, selection: Selection[Mapping[str, Any]]) -> str:
@@ -117,14 +128,23 @@ class PolicySets:
         self._sets: dict[str, PolicySet] = {}
         self._lock = threading.Lock()
 
-    def get(self, namespace: str, listed: Sequence[Any]) -> PolicySet:
-        """The set for `namespace` over `listed` (its cluster policies, then its own), built if they changed."""
+    def current(self, namespace: str, generation: int) -> PolicySet | None:
+        """The set of `namespace` if it was built at `generation` of a count of policy changes the caller keeps
+        (a cache's informer events), else None: nothing to list while nothing changed."""
+        found = self._sets.get(namespace)
+        return found if found is not None and found.generation == generation else None
+
+    def get(self, namespace: str, listed: Sequence[Any], generation: int | None = None) -> PolicySet:
+        """The set for `namespace` over `listed` (its cluster policies, then its own), built if they changed.
+        `generation` is the caller's count of policy changes read before listing, for `current`."""
         views = all(isinstance(p, FrozenDict) for p in listed)
         sources = [stored(p) for p in listed] if views else []
         current = self._sets.get(namespace)
         if views and current is not None and current.built_from(sources):
+            if generation is not None and current.generation != generation:
+                current.generation = generation  # the same objects: the set is right at this count too
             return current
-        built = PolicySet([self._compile(p) for p in listed], sources)
+        built = PolicySet([self._compile(p) for p in listed], sources, generation)
         if views:
             with self._lock:  # two threads may build the same set; either result is right
                 if len(self._sets) >= self.LIMIT:

@@ -9,10 +9,12 @@ from typing import Any
 import jsonpatch
 import pytest
 
+from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
 from ballast.api.scheme import add_to_scheme
 from ballast.internal.scheduling import ENFORCE_ANNOTATION, POLICIES_ANNOTATION
 from ballast.internal.scheduling.metrics import KUPID_REQUESTS, SCHEDULING_POLICY_APPLICATIONS
-from ballast.runtime import AdmissionRequest, FakeAPI, Scheme
+from ballast.runtime import AdmissionRequest, Cache, CacheScope, FakeAPI, Projection, Scheme
+from ballast.runtime.cache import DelegatingClient
 from ballast.webhook.scheduling import (
     DAEMONSET_POD,
     MIRROR_POD,
@@ -22,6 +24,7 @@ from ballast.webhook.scheduling import (
     UNCHANGED,
     SchedulingMutator,
 )
+from tests.unit.internal.runtime.support import eventually
 from tests.unit.internal.scheduling.builders import cluster, namespaced, req, required, term
 from tests.unit.internal.scheduling.pod_fields import full_pod_spec
 
@@ -335,3 +338,35 @@ def test_a_pod_with_every_field_of_the_schema_is_patched_only_where_policies_mer
     }
     assert result["spec"]["schedulingGates"] == spec["schedulingGates"]
     assert result["spec"]["affinity"]["podAffinity"] == spec["affinity"]["podAffinity"]
+
+
+def test_through_a_cache_a_changed_added_or_deleted_policy_applies_at_the_next_request(api: FakeAPI) -> None:
+    # The policy set is not listed again while the cache's policy informers see no change; each change is seen.
+    client = api.client(scheme=add_to_scheme(Scheme()))
+    client.create(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE, "labels": {"role": "etcd"}}}
+    )
+    created = client.create(etcd_policy())
+    cache = Cache(client, by_kind={"v1/Namespace": CacheScope(projection=Projection)})
+    for kind in ("v1/Namespace", ClusterPodSchedulingPolicy, PodSchedulingPolicy):
+        cache.get_informer(kind)
+    mutator = SchedulingMutator(DelegatingClient(cache, client), cache=cache)
+    cache.start()
+    try:
+        assert cache.wait_for_sync(10)
+
+        def node_selector() -> Any:
+            request = review(pod())
+            return applied(request, mutator(request))["spec"].get("nodeSelector")
+
+        assert node_selector() == {"pool": "etcd"}
+        assert node_selector() == {"pool": "etcd"}  # the set as built
+        created["spec"]["nodeSelector"] = {"pool": "etcd-2"}
+        client.update(created)
+        eventually(lambda: node_selector() == {"pool": "etcd-2"}, "the changed policy applied")
+        client.create(namespaced(NAMESPACE, "zone", podSelector={}, nodeSelector={"zone": "a"}))
+        eventually(lambda: node_selector() == {"pool": "etcd-2", "zone": "a"}, "the added policy applied")
+        client.delete(created)
+        eventually(lambda: node_selector() == {"zone": "a"}, "the deleted policy gone")
+    finally:
+        cache.stop()
