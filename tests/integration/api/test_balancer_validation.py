@@ -3,8 +3,9 @@
 would trip over is refused when written, naming the field — a repeated target name, a single target,
 `minReplicas` above `maxReplicas`, `minReplicas` adding up past int32, a negative proportion, a `targetOrder`
 entry that is no target, a `policyName` without its block; a proportion naming no target is accepted (upstream
-ignores it), and so are `replicas` beyond every maximum (an overflow, docs/design.md, difference 38); the largest Balancer the bounds allow fits the
-CEL cost budget; `status.targets` round-trips through the status subresource, merged by name."""
+ignores it), and so are `replicas` beyond every maximum (an overflow, docs/design.md, difference 38); the
+largest Balancer the bounds allow fits the CEL cost budget; `status.targets` round-trips through the status
+subresource, merged by name."""
 
 from __future__ import annotations
 
