@@ -15,6 +15,7 @@ from ballast.internal.scheduling import (
     sharing_pod_spec,
     target_for,
 )
+from ballast.internal.scheduling.policyset import Memo, Memos
 from ballast.runtime.objects import freeze, thaw
 
 from .builders import cluster, namespaced
@@ -119,12 +120,36 @@ def test_plain_dicts_and_models_are_never_reused() -> None:
     assert second.merge({}, second.select({}, {})).spec["nodeSelector"] == {"pool": "edited-in-place"}
 
 
-def test_the_remembered_selection_starts_over_when_full() -> None:
-    policy_set = PolicySet([compile_policy(p) for p in _policies()])
-    policy_set.MEMO_LIMIT = 3
+def test_what_is_remembered_is_bounded_for_every_set_together() -> None:
+    memos = Memos(selections=3, merges=2)
+    sets = [PolicySet([compile_policy(p) for p in _policies()], memos=memos) for _ in range(3)]
     for number in range(10):
-        assert len(policy_set.select({}, {"app": "web", "n": str(number)}).matched) == 3
-    assert len(policy_set._memo) <= 3
+        for policy_set in sets:
+            selection = policy_set.select({}, {"app": "web", "n": str(number)})
+            assert len(selection.matched) == 3
+            assert policy_set.merge({"nodeName": str(number)}, selection).spec["nodeName"] == str(number)
+    assert (len(memos.selections), len(memos.merges), len(memos.refs)) == (3, 2, 0)
+
+
+def test_a_memo_drops_its_oldest_entry_and_never_answers_for_another_owner() -> None:
+    memo: Memo[str, int] = Memo(2)
+    first, second = object(), object()
+    memo.put("a", first, 1)
+    memo.put("b", first, 2)
+    memo.put("c", first, 3)
+    assert (memo.get("a", first), memo.get("b", first), memo.get("c", first)) == (None, 2, 3)
+    assert memo.get("b", second) is None  # an id() reused by another object finds nothing
+
+
+def test_the_oldest_namespace_goes_first() -> None:
+    sets, _ = _counting()
+    sets.LIMIT = 2
+    stored = _policies()
+    first = sets.get("one", [freeze(p) for p in stored])
+    sets.get("two", [freeze(p) for p in stored])
+    sets.get("three", [freeze(p) for p in stored])
+    assert sets.get("one", [freeze(p) for p in stored]) is not first
+    assert len(sets._sets) == 2
 
 
 def test_sharing_pod_spec_copies_only_the_way_to_the_spec() -> None:
