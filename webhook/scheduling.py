@@ -58,6 +58,7 @@ from ballast.internal.scheduling.policies import as_wire
 from ballast.runtime import (
     AdmissionRequest,
     AdmissionResponse,
+    Cache,
     GroupVersionKind,
     NotFoundError,
     WebhookServer,
@@ -66,7 +67,6 @@ from ballast.runtime import (
     errored,
     patched,
 )
-from ballast.runtime.cache import Cache
 from ballast.runtime.informer import FuncHandler
 from ballast.runtime.log import Logger, RateLimitedLog, get_logger
 from ballast.runtime.objects import FrozenDict, thaw
