@@ -67,7 +67,14 @@ import orjson
 import webhook
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
 from ballast.api.scheme import KINDS, add_to_scheme
-from ballast.internal.scheduling import merge_detailed, pod_template, select_compiled, target_for, with_pod_spec
+from ballast.internal.scheduling import (
+    SCHEDULING_FIELDS,
+    merge_detailed,
+    pod_template,
+    select_compiled,
+    sharing_pod_spec,
+    target_for,
+)
 from ballast.runtime import (
     AdmissionRequest,
     Cache,
@@ -230,7 +237,7 @@ def expected_patch(body: bytes, reader: DelegatingClient) -> list[dict[str, Any]
     """The scheduling handler's patch for the review, computed here; it must hold the three fields and the
     annotation (one operation each)."""
     _, request = decode_review(body)
-    response = SchedulingMutator(reader)(request)
+    response = SchedulingMutator(reader, cache=reader.cache)(request)
     if not response.allowed or not response.patch:
         raise RuntimeError(f"the scheduling handler did not mutate the review: {response.message}")
     paths = sorted(str(op["path"]) for op in response.patch)
@@ -262,7 +269,7 @@ def serve_scheduling(port: int, cert_dir: Path, review: Path) -> None:
     """Our WebhookServer at its defaults with the scheduling webhook registered as ballastd registers it."""
     built = world(review_namespace(review.read_bytes()))
     server = WebhookServer(host="127.0.0.1", port=port, cert_dir=cert_dir)
-    scheduling.register(server, reader=built.reader)
+    scheduling.register(server, reader=built.reader, cache=built.cache)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
@@ -290,17 +297,24 @@ def cpu_micros(call: Callable[[], object], rounds: int = IN_PROCESS_ROUNDS, call
 def in_process(body: bytes, reader: DelegatingClient) -> list[tuple[str, float]]:
     """CPU µs per call: both handlers, alone and with decode + encode, and the pieces of the scheduling one."""
     api_version, request = decode_review(body)
-    mutator = SchedulingMutator(reader)
+    mutator = SchedulingMutator(reader, cache=reader.cache)
     namespace = request.namespace
     target = target_for("", "Pod")
     assert target is not None
     assert request.object is not None
-    compiled = mutator._policies(namespace)[0]  # as the handler holds them (compiled once per resourceVersion)
+    policy_set = mutator._policies(namespace)[0]  # as the handler holds them (rebuilt when a policy changes)
+    listed = [
+        *reader.list(f"{KUPID}/ClusterPodSchedulingPolicy"),
+        *reader.list(f"{KUPID}/PodSchedulingPolicy", namespace=namespace),
+    ]
+    compiled = [*policy_set.policies, *policy_set.invalid]
     labels, spec = pod_template(request.object, target)
     namespace_labels = {"kubernetes.io/metadata.name": namespace, "env": "prod", "team": "shop"}
     matched = select_compiled(compiled, namespace_labels, labels).matched
-    merged = merge_detailed(spec, matched).spec
-    mutated = with_pod_spec(request.object, target, merged)
+    fields = {k: spec[k] for k in SCHEDULING_FIELDS if k in spec}
+    merged = merge_detailed(fields, matched).spec
+    selection = policy_set.select(namespace_labels, labels)
+    mutated = sharing_pod_spec(request.object, target, merged)
     response = mutator(request)
 
     def whole(handler: Callable[[AdmissionRequest], Any]) -> Callable[[], object]:
@@ -323,14 +337,20 @@ def in_process(body: bytes, reader: DelegatingClient) -> list[tuple[str, float]]
          lambda: (reader.list(f"{KUPID}/ClusterPodSchedulingPolicy"),
                   reader.list(f"{KUPID}/PodSchedulingPolicy", namespace=namespace))),
         ("  cache get: the Namespace (projection)", lambda: reader.get("v1/Namespace", namespace)),
-        ("  `_policies`: both lists + Namespace + the memo (each policy compiled once per resourceVersion)",
+        ("  `_policies`: the namespace's policy set (not listed while the informers saw no change) + the Namespace",
          lambda: mutator._policies(namespace)),
-        ("  `select_compiled` over the 50 compiled policies",
+        ("  `PolicySets.get` over a fresh listing of the same objects (what a reader without a cache pays)",
+         lambda: mutator._sets.get(namespace, listed)),
+        ("  `PolicySet.select`: the matches of a label set judged before",
+         lambda: policy_set.select(namespace_labels, labels)),
+        ("  `select_compiled` over the 50 compiled policies (a label set never judged)",
          lambda: select_compiled(compiled, namespace_labels, labels)),
-        ("  `merge_detailed` of the 3 matches into the pod spec",
-         lambda: merge_detailed(spec, matched)),
-        ("  `with_pod_spec` (a copy of the 4.6 KB pod, and of the spec)",
-         lambda: with_pod_spec(request.object, target, merged)),  # type: ignore[arg-type]
+        ("  `PolicySet.merge`: the merge of scheduling fields and matches merged before",
+         lambda: policy_set.merge(fields, selection)),
+        ("  `merge_detailed` of the 3 matches into the pod spec's scheduling fields (never merged before)",
+         lambda: merge_detailed(fields, matched)),
+        ("  `sharing_pod_spec` (the pod with the merged fields, sharing the rest)",
+         lambda: sharing_pod_spec(request.object, target, merged)),  # type: ignore[arg-type]
         ("  `patched`: admission.json_patch of the mutated pod", lambda: patched(request, mutated)),
         ("  encode_review of the answer", lambda: encode_review(api_version, request.uid, response)),
     ]  # fmt: skip
@@ -354,7 +374,7 @@ def gc_pressure(body: bytes, reader: DelegatingClient, calls: int = 2000) -> dic
     """The garbage collector over `calls` scheduling handler calls: collections per generation, its time per
     call and its longest pause (gc.callbacks), next to the calls' median, p99 and longest wall time."""
     _, request = decode_review(body)
-    mutator = SchedulingMutator(reader)
+    mutator = SchedulingMutator(reader, cache=reader.cache)
     mutator(request)
     collections, spent, longest, began = [0, 0, 0], [0.0], [0.0], [0.0]
 
@@ -402,7 +422,7 @@ def gc_line(figures: Mapping[str, float]) -> str:
 def profile_handler(body: bytes, reader: DelegatingClient, calls: int = 500, top: int = 22) -> str:
     """cProfile of `calls` scheduling handler calls: the functions by own time and by inclusive time."""
     _, request = decode_review(body)
-    mutator = SchedulingMutator(reader)
+    mutator = SchedulingMutator(reader, cache=reader.cache)
     mutator(request)
     profiler = cProfile.Profile()
     profiler.enable()

@@ -15,6 +15,8 @@ Every run goes through upstream's five phases, in order; the first failure ends 
    (`incorrect labeling for pods in target <name>`).
 4. `ApplyingBalancerPolicy` — `ballast.internal.balancer.place` over the pod summaries.
 5. `ReplicaCountSetting` — each target's `scale.spec.replicas` set where it differs; the first failure stops.
+   A count above 150,000 is still written, with a Warning event `LargeReplicaCount` (docs/design.md,
+   difference 59).
 
 The status (`ballast.internal.balancer.status`: replicas, selector, targets[], five conditions) is written by
 server-side apply (field manager `ballast-balancer`) only when it changed; a failed write is a Warning event
@@ -76,6 +78,10 @@ BALANCER_KIND = GroupVersionKind("balancer.x-k8s.io", "v1alpha1", "Balancer")
 UNABLE_TO_BALANCE = "UnableToBalance"
 STATUS_NOT_UPDATED = "StatusNotUpdated"
 TARGET_CONFLICT_EVENT = "TargetConflict"
+LARGE_REPLICA_COUNT = "LargeReplicaCount"
+LARGE_REPLICAS = 150_000
+"""Above this many replicas a write to a target is a Warning event: Kubernetes' scalability limit is 150,000 pods
+per cluster, so such a count is almost surely a mistake; it is still written, as upstream would."""
 
 
 def _pod_changed(old: Any, new: Any) -> bool:
@@ -232,6 +238,12 @@ class BalancerReconciler:
                     REPLICA_COUNT_SETTING,
                     f"failed to update scale subresource for {target.describe(namespace)}: {exc.message or exc}",
                 ) from None
+            if target.desired > LARGE_REPLICAS:
+                self.recorder.event(
+                    run.balancer, "Warning", LARGE_REPLICA_COUNT,
+                    f"set {target.describe(namespace)} to {target.desired} replicas, more than the {LARGE_REPLICAS:,} "
+                    "pods of Kubernetes' largest tested cluster", kind=BALANCER_KIND,
+                )  # fmt: skip
 
     def _write_status(self, ctx: Context, run: BalancerRun) -> None:
         """Server-side apply of the status when it says something new; an event when a conflict is new."""

@@ -1,7 +1,8 @@
 """Scheduling-policy admission (kupid): `/mutate-kupid` merges the matching PodSchedulingPolicies and
 ClusterPodSchedulingPolicies into Pods and workload pod templates (`ballast.internal.scheduling`).
 
-    scheduling.register(server, reader=manager.client, recorder=manager.get_event_recorder("scheduling"))
+    scheduling.register(server, reader=manager.client, recorder=manager.get_event_recorder("scheduling"),
+                        cache=manager.cache)
 
 What is mutated, and when (`internal/scheduling/targets.py`): Pods on CREATE only, except those a DaemonSet
 controls and mirror pods; workload templates (Deployments, StatefulSets, DaemonSets, ReplicationControllers,
@@ -15,10 +16,16 @@ With `availability` (kupid's CRDs watched, `ballast.internal.scheduling.availabi
 installed has no policies — the object is admitted without them, with a log line; a kind whose CRD exists but has
 not been listed since it (re)appeared is waited for up to `PENDING_WAIT` seconds, then answered 500 "not ready",
 so the failurePolicy decides (docs/design.md, difference 61).
+
+Cost: the policies of a namespace are compiled and ordered once into a `PolicySet`, not listed again while the
+cache's policy informers see no change, and the selection per label set and the merge per scheduling fields are
+remembered there; only the scheduling fields are copied, and the patch skips what the object shares with the
+request (benchmarks/scheduling_webhook.py).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,21 +39,22 @@ from ballast.internal.scheduling import (
     ERROR,
     NAMESPACED_KIND,
     POLICIES_ANNOTATION,
+    SCHEDULING_FIELDS,
     CompiledPolicy,
     PolicyOutcome,
+    PolicySet,
+    PolicySets,
     Target,
     compile_policy,
     denies,
     is_daemonset_pod,
     is_enforced,
     is_mirror_pod,
-    merge_detailed,
     pod_template,
     policy_ref,
-    select_compiled,
+    sharing_pod_spec,
     target_for,
     template_of,
-    with_pod_spec,
 )
 from ballast.internal.scheduling.availability import ABSENT, CRD_NAMES, SchedulingAvailability
 from ballast.internal.scheduling.metrics import (
@@ -58,6 +66,8 @@ from ballast.internal.scheduling.policies import as_wire
 from ballast.runtime import (
     AdmissionRequest,
     AdmissionResponse,
+    Cache,
+    GroupVersionKind,
     NotFoundError,
     WebhookServer,
     allowed,
@@ -65,6 +75,7 @@ from ballast.runtime import (
     errored,
     patched,
 )
+from ballast.runtime.informer import FuncHandler
 from ballast.runtime.log import Logger, RateLimitedLog, get_logger
 from ballast.runtime.objects import FrozenDict, thaw
 from ballast.runtime.recorder import WARNING, EventRecorder
@@ -104,8 +115,9 @@ class PoliciesNotReadyError(RuntimeError):
 
 # Listed by GroupVersionKind, not by model: the cache then hands out read-only views of what it stores instead of
 # validating a fresh model per policy per request (the same informers: the cache keys them by GVK).
-CLUSTER_POLICIES = f"{GROUP}/{VERSION}/ClusterPodSchedulingPolicy"
-NAMESPACED_POLICIES = f"{GROUP}/{VERSION}/PodSchedulingPolicy"
+CLUSTER_POLICIES = GroupVersionKind(GROUP, VERSION, "ClusterPodSchedulingPolicy")
+NAMESPACED_POLICIES = GroupVersionKind(GROUP, VERSION, "PodSchedulingPolicy")
+NAMESPACE = GroupVersionKind("", "v1", "Namespace")
 
 
 def _labels_of(obj: Any) -> dict[str, str]:
@@ -144,6 +156,30 @@ class _CompiledMemo:
         return compiled
 
 
+class _PolicyChanges:
+    """How many changes the cache's policy informers have stored: a policy set built at one count is right while
+    the count stays, so nothing is listed (the informers call back after storing each change)."""
+
+    def __init__(self, cache: Cache) -> None:
+        self._count = 0
+        self._lock = threading.Lock()
+        handler = FuncHandler(
+            add=lambda obj, initial: self._changed(),
+            update=lambda old, new: None if old is new else self._changed(),  # a resync delivers old is new
+            delete=lambda obj: self._changed(),
+        )
+        for kind in (CLUSTER_POLICIES, NAMESPACED_POLICIES):
+            cache.get_informer(kind).add_event_handler(handler)
+
+    def _changed(self) -> None:
+        with self._lock:
+            self._count += 1
+
+    @property
+    def count(self) -> int:
+        return self._count
+
+
 @dataclass(frozen=True)
 class _Request:
     """What one admission is about: the target kind, the object, its namespace and a logger naming it."""
@@ -180,12 +216,15 @@ class SchedulingMutator:
         recorder: EventRecorder | None = None,
         availability: SchedulingAvailability | None = None,
         left_alone: frozenset[str] = frozenset(),
+        cache: Cache | None = None,
     ) -> None:
         self.reader = reader
         self.recorder = recorder
         self.availability = availability
         self.left_alone = left_alone
         self._compile = _CompiledMemo()
+        self._sets = PolicySets(self._compile)
+        self._changes = None if cache is None else _PolicyChanges(cache)
 
     def __call__(self, request: AdmissionRequest) -> AdmissionResponse:
         started = time.perf_counter()
@@ -227,19 +266,29 @@ class SchedulingMutator:
             return False
         return True
 
-    def _policies(self, namespace: str) -> tuple[list[CompiledPolicy], dict[str, str]]:
-        cluster, namespaced = [], []
-        if self._served(CLUSTER_KIND, namespace):
-            cluster = [self._compile(p) for p in self.reader.list(CLUSTER_POLICIES)]
-        if self._served(NAMESPACED_KIND, namespace):
-            namespaced = [self._compile(p) for p in self.reader.list(NAMESPACED_POLICIES, namespace=namespace)]
+    def _policy_set(self, namespace: str) -> PolicySet:
+        """The namespace's policy set: as built while the cache's policy informers saw no change, else listed. A
+        kind whose CRD is not installed contributes none, and a set built without it is never reused."""
+        generation = None if self._changes is None else self._changes.count  # read before listing
+        cluster_served = self._served(CLUSTER_KIND, namespace)
+        namespaced_served = self._served(NAMESPACED_KIND, namespace)
+        if not (cluster_served and namespaced_served):
+            generation = None
+        if generation is not None and (built := self._sets.current(namespace, generation)) is not None:
+            return built
+        cluster = self.reader.list(CLUSTER_POLICIES) if cluster_served else []
+        namespaced = self.reader.list(NAMESPACED_POLICIES, namespace=namespace) if namespaced_served else []
+        return self._sets.get(namespace, [*cluster, *namespaced], generation)
+
+    def _policies(self, namespace: str) -> tuple[PolicySet, dict[str, str]]:
+        policies = self._policy_set(namespace)
         labels: dict[str, str] = {}
-        if cluster:  # only cluster policies read the namespace's labels
+        if policies.reads_namespace:  # only cluster policies read the namespace's labels
             try:
-                labels = _labels_of(self.reader.get("v1/Namespace", namespace))
+                labels = _labels_of(self.reader.get(NAMESPACE, namespace))
             except NotFoundError:
                 labels = {}
-        return [*cluster, *namespaced], labels
+        return policies, labels
 
     def _mutate(self, request: AdmissionRequest, about: _Request) -> AdmissionResponse:
         # A broad `except`: whatever made the read fail (cache not synced, a timeout, a bug), the failurePolicy
@@ -256,26 +305,26 @@ class SchedulingMutator:
             KUPID_REQUESTS.labels("error").inc()
             return errored(500, f"cannot read the scheduling policies: {error}")
         labels, spec = pod_template(about.obj, about.target)
-        selection = select_compiled(policies, namespace_labels, labels)
+        selection = policies.select(namespace_labels, labels)
         for outcome in selection.errors:
-            self._report(outcome, about, [compiled.policy for compiled in policies])
+            self._report(outcome, about, [compiled.policy for compiled in policies.invalid])
         if not selection.matched:
             KUPID_REQUESTS.labels("allowed").inc()
             return allowed(NO_POLICY)
-        result = merge_detailed(spec, selection.matched)
+        # Only the scheduling fields are merged and copied; the rest of the object is shared with the request's
+        # (the patch is computed against it and skips what is shared), and the merge with the policy set's.
+        result = policies.merge({k: spec[k] for k in SCHEDULING_FIELDS if k in spec}, selection)
         refusal = self._enforce(result.outcomes, selection.matched, about)
         if refusal is not None:
             return refusal
         for outcome in result.outcomes:
             self._report(outcome, about, selection.matched)
-        mutated = with_pod_spec(about.obj, about.target, result.spec) if result.changed else request.object_copy()
+        annotations = None
         if about.target.is_pod:
-            refs = ",".join(policy_ref(policy) for policy in selection.matched)
-            metadata = mutated.setdefault("metadata", {})
-            annotations = metadata.get("annotations")
-            if not isinstance(annotations, dict):
-                annotations = metadata["annotations"] = {}
-            annotations[POLICIES_ANNOTATION] = refs
+            annotations = {POLICIES_ANNOTATION: policies.refs(selection)}
+        fields = result.spec if result.changed else {}
+        assert request.object is not None  # checked by _handle
+        mutated = sharing_pod_spec(request.object, about.target, fields, annotations)
         response = patched(request, mutated)
         if not response.patch:
             return allowed(UNCHANGED)
@@ -357,10 +406,14 @@ def register(
     recorder: EventRecorder | None = None,
     availability: SchedulingAvailability | None = None,
     left_alone: frozenset[str] = frozenset(),
+    cache: Cache | None = None,
 ) -> None:
     """Serve `/mutate-kupid` on `server`; `reader` is the manager's cache-backed client (both policy kinds and
     Namespaces cached), `recorder` writes the Warning events on invalid and conflicting policies, `availability`
     says which kinds' CRDs are installed (None: both are assumed to be), `left_alone` the namespaces admitted
-    untouched (`OperatorOptions.left_alone`, docs/design.md, difference 60)."""
-    mutator = SchedulingMutator(reader, recorder=recorder, availability=availability, left_alone=left_alone)
+    untouched (`OperatorOptions.left_alone`, docs/design.md, difference 60), and `cache` the cache `reader` reads
+    the policies from: its informers' events say when they changed, so an unchanged set is not listed again
+    (without it, every request lists them)."""
+    mutator = SchedulingMutator(reader, recorder=recorder, availability=availability, left_alone=left_alone,
+                                 cache=cache)  # fmt: skip
     server.register(MUTATE_PATH, mutator)

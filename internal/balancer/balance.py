@@ -7,10 +7,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ballast.api.balancer.v1alpha1 import BalancerSpec
+from ballast.api.wire import INT32_MAX
 
 from .distribute import Placement, place
 from .errors import PlacementInputError
 from .request import request_from_spec
+from .stored import in_spec_terms
 from .summary import PodState, PodSummary, summarize_targets
 
 
@@ -39,9 +41,15 @@ def balance(spec: BalancerSpec, pods: Mapping[str, Iterable[PodState]], now: dat
         return Balanced(summaries, observed, refused=exc.message)
     try:
         placement = place(request.replicas, request.targets, request.policy, summaries)
-    except PlacementInputError as exc:
-        return Balanced(summaries, observed, refused=str(exc))
+    except PlacementInputError as exc:  # named as the user wrote it (spec.…, wire names)
+        return Balanced(summaries, observed, refused=in_spec_terms(exc))
     missing = [name for name in pods if name not in placement.placement]
     if missing:
         return Balanced(summaries, observed, refused=f"placement for {missing[0]} not found")
+    # Fallback can add a late target's replicas on top of another's: a count no replicas field can hold is
+    # refused here rather than failing the status (an int32) or the scale write (docs/design.md, difference 59).
+    too_many = [(name, count) for name, count in placement.placement.items() if count > INT32_MAX]
+    if too_many:
+        name, count = too_many[0]
+        return Balanced(summaries, observed, refused=f"placement for {name} is {count}, more than {INT32_MAX}")
     return Balanced(summaries, observed, placement)

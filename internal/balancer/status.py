@@ -3,7 +3,8 @@
 `replicas` (pods observed), `selector` (`spec.selector` in query-parameter form), `targets[]` (what this run learnt
 of each target, the previous run's figures where it did not get that far) and five conditions: `Balancing`
 (the failed phase or `Completed`), `ReplicasMissing` / `ReplicasOverflow` (kept as they were when nothing was
-placed), `TargetConflict` and `Valid`.
+placed), `TargetConflict` and `Valid` (False, reason `StoredSpecInvalid`, for a spec stored before a rule of the CRD
+it breaks).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ballast.api.balancer.v1alpha1 import (
     PROPORTIONAL,
     REPLICAS_MISSING,
     REPLICAS_OVERFLOW,
+    STORED_SPEC_INVALID,
     TARGET_CONFLICT,
     UNKNOWN_PROPORTION_TARGETS,
     VALID,
@@ -30,6 +32,7 @@ from ballast.runtime import labels as label_selectors
 from ballast.runtime.conditions import FALSE, TRUE, condition, find_status_condition
 
 from .run import BalancerRun
+from .stored import spec_problems
 
 RUNNING_OK = "Balancer running OK"
 NO_CONFLICT = "NoConflict"
@@ -116,7 +119,7 @@ def _conditions(
         conditions.append(build(TARGET_CONFLICT, TRUE, CONFLICT, message))
     else:
         conditions.append(build(TARGET_CONFLICT, FALSE, NO_CONFLICT, "every target is scaled by this Balancer only"))
-    conditions.append(build(VALID, TRUE, *_validity(balancer)))
+    conditions.append(build(VALID, *_validity(balancer)))
     return conditions
 
 
@@ -139,16 +142,21 @@ def _targets(run: BalancerRun, previous: Sequence[TargetStatus]) -> list[TargetS
     return targets
 
 
-def _validity(balancer: Balancer) -> tuple[str, str]:
+def _validity(balancer: Balancer) -> tuple[str, str, str]:
+    problems = spec_problems(balancer.spec)
+    if problems:  # stored before a rule of the CRD: still run, as far as the placement can (difference 59)
+        return FALSE, STORED_SPEC_INVALID, "; ".join(problems) + " (the CRD refuses this now; stored before)"
     policy = balancer.spec.policy
     names = {t.name for t in balancer.spec.targets}
     if policy.policy_name == PROPORTIONAL and policy.proportions is not None:
         unknown = sorted(set(policy.proportions.target_proportions) - names)
         if unknown:
-            return UNKNOWN_PROPORTION_TARGETS, (
-                f"targetProportions names no target {', '.join(repr(n) for n in unknown)}; ignored, as upstream does"
+            return (
+                TRUE,
+                UNKNOWN_PROPORTION_TARGETS,
+                (f"targetProportions names no target {', '.join(repr(n) for n in unknown)}; ignored, as upstream does"),
             )
-    return VALID_REASON, "the spec is valid"
+    return TRUE, VALID_REASON, "the spec is valid"
 
 
 _CONDITION_FIELDS = ("type", "status", "reason", "message", "observedGeneration")

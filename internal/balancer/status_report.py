@@ -29,6 +29,7 @@ from ballast.internal.balancer import (
     request_from_spec,
     summarize_targets,
 )
+from ballast.internal.balancer.stored import in_spec_terms
 from ballast.internal.tabular import columns
 from ballast.runtime import GroupVersionKind
 from ballast.runtime import labels as label_selectors
@@ -161,8 +162,8 @@ def gather(client: Any, namespace: str, name: str, now: datetime.datetime) -> St
     try:
         summaries = summarize_targets(pods, now, request.startup_timeout_seconds)
         explanation = explain(request.replicas, request.targets, request.policy, summaries)
-    except PlacementInputError as exc:
-        raise StatusError(f"{where}: {exc}") from None
+    except PlacementInputError as exc:  # named as the user wrote it (spec.…, wire names)
+        raise StatusError(f"{where}: {in_spec_terms(exc)}") from None
     conditions = tuple((balancer.get("status") or {}).get("conditions") or ())
     conflict = any(c.get("type") == TARGET_CONFLICT and c.get("status") == "True" for c in conditions)
     by_name = {target.name: target for target in explanation.targets}

@@ -246,5 +246,6 @@ def register_webhooks(server: WebhookServer, manager: Manager, deps: Dependencie
             recorder=manager.get_event_recorder("scheduling-webhook"),
             availability=deps.scheduling,
             left_alone=deps.options.left_alone,
+            cache=manager.cache,
         )
         schedulingpolicies.register(server)

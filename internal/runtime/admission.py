@@ -109,6 +109,8 @@ def json_patch(old: Any, new: Any) -> list[dict[str, Any]]:
 
 
 def _same(old: Any, new: Any) -> bool:
+    if old is new:  # a subtree the mutated object shares with the request's: nothing to compare
+        return True
     if type(old) is not type(new) or old != new:
         return False
     if isinstance(old, dict | list | float):  # `==` equates 1, 1.0 and True inside containers, and 0.0 with -0.0
@@ -127,7 +129,8 @@ def _diff(old: Any, new: Any, path: str, operations: list[dict[str, Any]]) -> No
             operations.append({"op": "remove", "path": f"{path}/{_escape(key)}"})
         for key, value in new.items():
             if key in old:
-                _diff(old[key], value, f"{path}/{_escape(key)}", operations)
+                if old[key] is not value:  # a shared subtree: no path to build
+                    _diff(old[key], value, f"{path}/{_escape(key)}", operations)
             else:
                 operations.append({"op": "add", "path": f"{path}/{_escape(key)}", "value": value})
     elif isinstance(old, list) and isinstance(new, list):

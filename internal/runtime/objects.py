@@ -93,6 +93,16 @@ def freeze(value: Any) -> Any:
     return value
 
 
+def stored(value: Any) -> Any:
+    """What a view shows, without a copy: the dict or list behind a `FrozenDict` or `FrozenList` (anything else
+    as it is). The cache replaces an object on every change and never edits one in place, so the identity of a
+    cached object's dict tells whether it changed; for memos keyed that way, and for C code that only reads it
+    (orjson). The result must never be mutated: `thaw` gives a copy to change."""
+    if isinstance(value, FrozenDict | FrozenList):
+        return value._data
+    return value
+
+
 def _default(value: Any) -> Any:
     if isinstance(value, FrozenDict | FrozenList):
         return value._data
@@ -200,6 +210,7 @@ __all__ = [
     "owner_references",
     "resource_version",
     "split_key",
+    "stored",
     "thaw",
     "uid",
 ]

@@ -11,6 +11,7 @@ differences 27–31).
     policy_matches(policy, namespace_labels, pod_labels)    # one policy; InvalidPolicyError if it is broken
     order_policies(policies)                                # cluster policies, then namespaced, each by name
     validate_scheduling_policy(policy)                      # write-time problems, `path: message` (the webhook's)
+    PolicySets(compile_policy).get(namespace, listed)       # compiled once, rebuilt when a listed policy changes
 
 Policies and specs are wire dicts (or the `ballast.api.kupid.v1alpha1` models); nothing here reads the cluster.
 """
@@ -22,6 +23,7 @@ from .merge import DEFAULT_SCHEDULER, SCHEDULING_FIELDS, merge_detailed, merge_p
 from .order import order_policies
 from .outcome import APPLIED, CONFLICT, ERROR, UNCHANGED, FieldConflict, MergeResult, PolicyOutcome, Result, denies
 from .policies import CLUSTER_KIND, NAMESPACED_KIND, InvalidPolicyError, Policy, is_enforced, policy_ref
+from .policyset import PolicySet, PolicySets
 from .targets import (
     ENFORCE_ANNOTATION,
     POLICIES_ANNOTATION,
@@ -30,6 +32,7 @@ from .targets import (
     is_daemonset_pod,
     is_mirror_pod,
     pod_template,
+    sharing_pod_spec,
     target_for,
     template_of,
     with_pod_spec,
@@ -55,6 +58,8 @@ __all__ = [
     "MergeResult",
     "Policy",
     "PolicyOutcome",
+    "PolicySet",
+    "PolicySets",
     "Result",
     "Selection",
     "Target",
@@ -75,6 +80,7 @@ __all__ = [
     "reduce_terms",
     "select_compiled",
     "select_policies",
+    "sharing_pod_spec",
     "target_for",
     "template_of",
     "validate_scheduling_policy",

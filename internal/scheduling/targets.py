@@ -106,6 +106,26 @@ def with_pod_spec(obj: Mapping[str, Any], target: Target, spec: Mapping[str, Any
     return result
 
 
+def sharing_pod_spec(
+    obj: dict[str, Any], target: Target, fields: Mapping[str, Any], annotations: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """`obj` with `fields` set in its pod spec (and `annotations` added to its own metadata), copying only the
+    dicts on the way there: everything else is shared with `obj`. For computing a patch against `obj`
+    (`admission.patched` skips shared subtrees at once), never for editing: the shared parts are `obj`'s."""
+    result = dict(obj)
+    node = result
+    for part in target.spec_path:
+        child = node.get(part)
+        node[part] = dict(child) if isinstance(child, dict) else {}
+        node = node[part]
+    node.update(fields)
+    if annotations:
+        metadata = result["metadata"] = dict(result.get("metadata") or {})
+        current = metadata.get("annotations")
+        metadata["annotations"] = {**(current if isinstance(current, dict) else {}), **annotations}
+    return result
+
+
 def is_daemonset_pod(obj: Mapping[str, Any]) -> bool:
     """Whether a Pod's controller is a DaemonSet (it is placed by its template; mutating it alone would stall the
     rollout)."""

@@ -3,11 +3,13 @@ proportion, with fallback when pods do not start; an HPA can scale it through it
 
 The CRD refuses on its own what upstream's webhook-less CRD lets through and its controller then trips over
 (docs/design.md, "Balancer"): duplicate target names (`spec.targets` is a list-map keyed by `name`), a target
-whose `minReplicas` exceeds its `maxReplicas`, a `targetOrder` entry that names no target, and a `policyName`
-without its settings block. The rules' CEL needs bounded lists for its cost estimate, hence at most
-`MAX_TARGETS` targets and `targetOrder` entries, `MAX_TARGETS` proportions and names of at most
-`TARGET_NAME_MAX_LENGTH` characters. Like every CRD-only rule (`ballast.api.formats`), they change the generated
-schema only, never the models' own validation, so a Balancer stored before them is still read.
+whose `minReplicas` exceeds its `maxReplicas`, `minReplicas` that add up past int32, a negative proportion, a
+`targetOrder` entry that names no target, and a `policyName` without its settings block. The rules' CEL needs
+bounded lists for its cost estimate, hence at most `MAX_TARGETS` targets and `targetOrder` entries, `MAX_TARGETS`
+proportions and names of at most `TARGET_NAME_MAX_LENGTH` characters. Like every CRD-only rule
+(`ballast.api.formats`), they change the generated schema only, never the models' own validation, so a Balancer
+stored before them is still read (and gets `Valid=False`, reason `StoredSpecInvalid`; docs/design.md,
+difference 59).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pydantic import ConfigDict, Field
 
 from ballast.api.customresource import CustomResource
 from ballast.api.meta import ConditionList, Conditions, LabelSelector
-from ballast.api.wire import CRDSchema, Int32, WireModel, list_map
+from ballast.api.wire import INT32_MAX, CRDSchema, Int32, WireModel, list_map
 from ballast.runtime.crdgen import AGE, PrinterColumn, ScaleSubresource
 
 from .groupversion import GROUP, VERSION
@@ -64,12 +66,19 @@ PHASES = (SCALE_SUBRESOURCE_POLLING, POD_LISTING, POD_LABELS_CHECKING, APPLYING_
 """The five phases of a run, in order; a failure's `Balancing=False` reason is its phase."""
 UNKNOWN_PROPORTION_TARGETS = "UnknownProportionTargets"
 """Reason: `targetProportions` names targets the Balancer does not have (accepted and ignored, as upstream)."""
+STORED_SPEC_INVALID = "StoredSpecInvalid"
+"""Reason of `Valid=False`: the spec breaks a rule of the CRD that was not there when it was stored."""
 
 TargetName = Annotated[str, CRDSchema({"maxLength": TARGET_NAME_MAX_LENGTH})]
 
 _MIN_NOT_ABOVE_MAX: dict[str, Any] = {
     "rule": "!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",
     "message": "minReplicas must not be greater than maxReplicas",
+}
+_MINIMUMS_FIT: dict[str, Any] = {
+    "rule": f"self.targets.map(t, has(t.minReplicas) ? t.minReplicas : 0).sum() <= {INT32_MAX}",
+    "message": f"the targets' minReplicas must not add up to more than {INT32_MAX}",
+    "fieldPath": ".targets",
 }
 _IS_TARGET = "self.targets.exists(t, t.name == n)"
 _KNOWN_TARGET_ORDER: dict[str, Any] = {
@@ -130,8 +139,10 @@ class PriorityPolicy(WireModel):
 class ProportionalPolicy(WireModel):
     """Split replicas in proportion to weights (highest averages, ties to the first name)."""
 
-    target_proportions: Annotated[dict[str, Int32], CRDSchema({"maxProperties": MAX_TARGETS})] = Field(min_length=2)
-    """Target name to weight (at most 100); a name that is not a target is ignored."""
+    target_proportions: Annotated[
+        dict[str, Annotated[Int32, CRDSchema({"minimum": 0})]], CRDSchema({"maxProperties": MAX_TARGETS})
+    ] = Field(min_length=2)
+    """Target name to weight, not negative (at most 100); a name that is not a target is ignored."""
 
 
 class FallbackPolicy(WireModel):
@@ -161,12 +172,13 @@ class BalancerPolicy(WireModel):
 class BalancerSpec(WireModel):
     """The targets, the total replicas, and how they are placed."""
 
-    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [_KNOWN_TARGET_ORDER]})
+    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [_MINIMUMS_FIT, _KNOWN_TARGET_ORDER]})
 
     targets: Annotated[list[BalancerTarget], list_map("name"), CRDSchema({"maxItems": MAX_TARGETS})] = Field(
         min_length=2
     )
-    """The targets the replicas are spread over (2 to 100, names unique)."""
+    """The targets the replicas are spread over (2 to 100, names unique, minReplicas adding up to at most
+    2147483647)."""
     replicas: Int32 = Field(ge=0)
     """The total number of replicas to place."""
     selector: LabelSelector

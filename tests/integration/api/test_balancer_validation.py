@@ -1,9 +1,11 @@
 """The Balancer's CRD on the real API server, without a webhook: upstream's examples (`nginx-priority`,
 `nginx-proportional`, and the HPA scaling a Balancer) apply unchanged with kubectl; what upstream's controller
 would trip over is refused when written, naming the field — a repeated target name, a single target,
-`minReplicas` above `maxReplicas`, a `targetOrder` entry that is no target, a `policyName` without its block;
-a proportion naming no target is accepted (upstream ignores it); the largest Balancer the bounds allow fits the
-CEL cost budget; `status.targets` round-trips through the status subresource, merged by name."""
+`minReplicas` above `maxReplicas`, `minReplicas` adding up past int32, a negative proportion, a `targetOrder`
+entry that is no target, a `policyName` without its block; a proportion naming no target is accepted (upstream
+ignores it), and so are `replicas` beyond every maximum (an overflow, docs/design.md, difference 38); the
+largest Balancer the bounds allow fits the CEL cost budget; `status.targets` round-trips through the status
+subresource, merged by name."""
 
 from __future__ import annotations
 
@@ -106,6 +108,18 @@ def _no_proportions(spec: JSON) -> None:
     del spec["policy"]["proportions"]
 
 
+def _minimums_past_int32(spec: JSON) -> None:  # docs/design.md, difference 59: the example of the difference
+    spec["replicas"] = 0
+    spec["targets"][0]["minReplicas"] = 2147483647
+    spec["targets"][1]["minReplicas"] = 1
+    for target in spec["targets"]:
+        target.pop("maxReplicas", None)
+
+
+def _negative_proportion(spec: JSON) -> None:
+    spec["policy"]["proportions"]["targetProportions"]["nginx-2"] = -1
+
+
 def _long_name(spec: JSON) -> None:
     spec["targets"][0]["name"] = "n" * (TARGET_NAME_MAX_LENGTH + 1)
     spec["policy"]["proportions"]["targetProportions"] = {spec["targets"][0]["name"]: 1, "nginx-2": 1}
@@ -124,6 +138,11 @@ REFUSALS = [
             'spec.policy.priorities: Required value: needed when policyName is "priority"'),
     Refusal("proportional-without-proportions", _changed(_proportional, _no_proportions),
             'spec.policy.proportions: Required value: needed when policyName is "proportional"'),
+    Refusal("minimums-past-int32", _changed(_priority, _minimums_past_int32),
+            "spec.targets: Invalid value: the targets' minReplicas must not add up to more than 2147483647"),
+    Refusal("negative-proportion", _changed(_proportional, _negative_proportion),
+            "spec.policy.proportions.targetProportions.nginx-2: Invalid value: -1: "
+            "spec.policy.proportions.targetProportions.nginx-2 in body should be greater than or equal to 0"),
     Refusal("name-too-long", _changed(_proportional, _long_name),
             "spec.targets[0].name: Too long: may not be more than 63 bytes"),
 ]  # fmt: skip
@@ -151,7 +170,18 @@ def _both_blocks(spec: JSON) -> None:
     spec["policy"]["priorities"] = {"targetOrder": ["nginx-2", "nginx-1"]}
 
 
+def _beyond_every_maximum(spec: JSON) -> None:  # difference 38: the overflow is a result, not a refusal
+    spec["replicas"] = 2147483647
+
+
+def _minimums_up_to_int32(spec: JSON) -> None:
+    _minimums_past_int32(spec)
+    spec["targets"][1]["minReplicas"] = 0
+
+
 ACCEPTED = {
+    "replicas-beyond-every-maximum": _changed(_priority, _beyond_every_maximum),
+    "minimums-adding-up-to-int32": _changed(_priority, _minimums_up_to_int32),
     "unknown-proportion-name": _changed(_proportional, _unknown_proportion),
     "min-equals-max": _changed(_priority, _min_equals_max),
     "both-policy-blocks": _changed(_proportional, _both_blocks),

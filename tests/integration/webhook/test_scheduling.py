@@ -1,6 +1,6 @@
 """`/mutate-kupid` behind the real API server, with kube-controller-manager and kube-scheduler: the generated
 mutating configuration installed (service reference rewritten to the local server), the handler reading
-policies and Namespaces through a cache, as in `ballastd`."""
+policies and Namespaces through a cache, as in `ballastd` (whose informers say when the policies changed)."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def cluster(envtest: Environment) -> Iterator[Cluster]:
         cache.start()
         reader = DelegatingClient(cache, client)
         server = WebhookServer(host="127.0.0.1", port=0, cert_dir=env.webhook_cert_dir())
-        scheduling.register(server, reader=reader)
+        scheduling.register(server, reader=reader, cache=cache)  # as ballastd: unchanged policies are not listed
         shutdown = serve(server)
         mutating, _ = scheduling_webhook_configurations(service_name="ballast-webhook", service_namespace="ballast-op")
         env.install_webhooks([mutating], host="127.0.0.1", port=server.port, ca_bundle=env.ca.cert_pem)

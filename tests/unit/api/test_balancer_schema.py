@@ -26,6 +26,7 @@ from ballast.api.balancer.v1alpha1 import (
     REPLICAS_MISSING,
     REPLICAS_OVERFLOW,
     SCALE_SUBRESOURCE_POLLING,
+    STORED_SPEC_INVALID,
     TARGET_CONFLICT,
     TARGET_NAME_MAX_LENGTH,
     UNKNOWN_PROPORTION_TARGETS,
@@ -110,8 +111,25 @@ def test_each_target_keeps_its_minimum_at_most_its_maximum() -> None:
     ]
 
 
+def test_the_targets_minimums_add_up_to_at_most_int32() -> None:
+    # docs/design.md, difference 59; CEL's int is 64-bit, so 100 int32 minimums cannot overflow the sum. There is
+    # no rule on `replicas` against the maxima: an overflow is a result (difference 38).
+    rule = _rules("spec")[0]
+
+    assert rule == {
+        "rule": "self.targets.map(t, has(t.minReplicas) ? t.minReplicas : 0).sum() <= 2147483647",
+        "message": "the targets' minReplicas must not add up to more than 2147483647",
+        "fieldPath": ".targets",
+    }
+    assert not any("maxReplicas" in r["rule"] for r in _rules("spec"))
+
+
+def test_proportions_are_not_negative() -> None:
+    assert _at("spec.policy.proportions.targetProportions.*")["minimum"] == 0
+
+
 def test_every_target_order_entry_names_a_target() -> None:
-    [rule] = _rules("spec")
+    rule = _rules("spec")[1]
 
     assert rule["fieldPath"] == ".policy.priorities.targetOrder"
     assert rule["rule"] == (
@@ -181,9 +199,10 @@ def test_condition_types_and_reasons() -> None:
         "ScaleSubresourcePolling", "PodListing", "PodLabelsChecking", "ApplyingBalancerPolicy", "ReplicaCountSetting",
     )  # fmt: skip
     assert (COMPLETED, UNKNOWN_PROPORTION_TARGETS) == ("Completed", "UnknownProportionTargets")
+    assert STORED_SPEC_INVALID == "StoredSpecInvalid"
     # every one fits metav1.Condition's patterns, which the API server checks
     assert all(re.fullmatch(CONDITION_TYPE_PATTERN, t) for t in CONDITION_TYPES)
-    reasons = (*PHASES, COMPLETED, UNKNOWN_PROPORTION_TARGETS)
+    reasons = (*PHASES, COMPLETED, UNKNOWN_PROPORTION_TARGETS, STORED_SPEC_INVALID)
     assert all(re.fullmatch(CONDITION_REASON_PATTERN, r) for r in reasons)
 
 
@@ -207,10 +226,18 @@ def _broken(change: str) -> dict[str, Any]:
         del spec["policy"]["proportions"]
     elif change == "long-name":
         spec["targets"][0]["name"] = "n" * 64
+    elif change == "minimums-past-int32":
+        spec["targets"][0]["minReplicas"] = 2147483647
+        spec["targets"][1]["minReplicas"] = 1
+        for target in spec["targets"]:
+            target.pop("maxReplicas", None)
+    elif change == "negative-proportion":
+        spec["policy"]["proportions"]["targetProportions"]["zone-a"] = -1
     return body
 
 
-@pytest.mark.parametrize("change", ["duplicate", "min-above-max", "unknown-order", "no-block", "long-name"])
+@pytest.mark.parametrize("change", ["duplicate", "min-above-max", "unknown-order", "no-block", "long-name",
+                                    "minimums-past-int32", "negative-proportion"])  # fmt: skip
 def test_the_model_still_reads_what_the_crd_refuses(change: str) -> None:
     body = _broken(change)
 

@@ -9,10 +9,12 @@ from typing import Any
 import jsonpatch
 import pytest
 
+from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
 from ballast.api.scheme import add_to_scheme
 from ballast.internal.scheduling import ENFORCE_ANNOTATION, POLICIES_ANNOTATION
 from ballast.internal.scheduling.metrics import KUPID_REQUESTS, SCHEDULING_POLICY_APPLICATIONS
-from ballast.runtime import AdmissionRequest, FakeAPI, Scheme
+from ballast.runtime import AdmissionRequest, Cache, CacheScope, FakeAPI, Projection, Scheme
+from ballast.runtime.cache import DelegatingClient
 from ballast.webhook.scheduling import (
     DAEMONSET_POD,
     MIRROR_POD,
@@ -22,7 +24,9 @@ from ballast.webhook.scheduling import (
     UNCHANGED,
     SchedulingMutator,
 )
+from tests.unit.internal.runtime.support import eventually
 from tests.unit.internal.scheduling.builders import cluster, namespaced, req, required, term
+from tests.unit.internal.scheduling.pod_fields import full_pod_spec
 
 JSON = dict[str, Any]
 NAMESPACE = "etcd-main"
@@ -310,3 +314,59 @@ def test_invalid_and_conflicting_policies_get_a_warning_event(api: FakeAPI, muta
     ]
     assert recorder.events[0][3].startswith("Policy is invalid and was skipped: spec.podSelector.matchExpressions[0]")
     assert recorder.events[1][3].startswith(f"Policy was not applied to Pod {NAMESPACE}/etcd-0: ")
+
+
+def test_a_pod_with_every_field_of_the_schema_is_patched_only_where_policies_merge(
+    api: FakeAPI, mutator: SchedulingMutator
+) -> None:
+    # docs/design.md, difference 57: kupid re-encodes the pod from k8s.io/api v0.24.3 types, dropping newer fields.
+    create(api, etcd_policy())
+    spec = full_pod_spec()
+    spec.pop("nodeName")  # a pod with a nodeName bypasses the scheduler, and kupid's policies with it
+    request = review(pod(**spec))
+
+    response = mutator(request)
+    result = applied(request, response)
+
+    merged = ("/metadata/annotations", "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/",
+              "/spec/nodeSelector/pool", "/spec/tolerations/1")  # fmt: skip
+    paths = [op["path"] for op in response.patch or []]
+    assert paths
+    assert all(path.startswith(merged) for path in paths), paths
+    assert {k: v for k, v in result["spec"].items() if k not in ("affinity", "nodeSelector", "tolerations")} == {
+        k: v for k, v in spec.items() if k not in ("affinity", "nodeSelector", "tolerations")
+    }
+    assert result["spec"]["schedulingGates"] == spec["schedulingGates"]
+    assert result["spec"]["affinity"]["podAffinity"] == spec["affinity"]["podAffinity"]
+
+
+def test_through_a_cache_a_changed_added_or_deleted_policy_applies_at_the_next_request(api: FakeAPI) -> None:
+    # The policy set is not listed again while the cache's policy informers see no change; each change is seen.
+    client = api.client(scheme=add_to_scheme(Scheme()))
+    client.create(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE, "labels": {"role": "etcd"}}}
+    )
+    created = client.create(etcd_policy())
+    cache = Cache(client, by_kind={"v1/Namespace": CacheScope(projection=Projection)})
+    for kind in ("v1/Namespace", ClusterPodSchedulingPolicy, PodSchedulingPolicy):
+        cache.get_informer(kind)
+    mutator = SchedulingMutator(DelegatingClient(cache, client), cache=cache)
+    cache.start()
+    try:
+        assert cache.wait_for_sync(10)
+
+        def node_selector() -> Any:
+            request = review(pod())
+            return applied(request, mutator(request))["spec"].get("nodeSelector")
+
+        assert node_selector() == {"pool": "etcd"}
+        assert node_selector() == {"pool": "etcd"}  # the set as built
+        created["spec"]["nodeSelector"] = {"pool": "etcd-2"}
+        client.update(created)
+        eventually(lambda: node_selector() == {"pool": "etcd-2"}, "the changed policy applied")
+        client.create(namespaced(NAMESPACE, "zone", podSelector={}, nodeSelector={"zone": "a"}))
+        eventually(lambda: node_selector() == {"pool": "etcd-2", "zone": "a"}, "the added policy applied")
+        client.delete(created)
+        eventually(lambda: node_selector() == {"zone": "a"}, "the deleted policy gone")
+    finally:
+        cache.stop()

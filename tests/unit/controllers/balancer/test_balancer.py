@@ -18,6 +18,8 @@ import pytest
 from ballast.api.balancer.v1alpha1 import Balancer
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers.balancer import (
+    LARGE_REPLICA_COUNT,
+    LARGE_REPLICAS,
     NAME,
     STATUS_NOT_UPDATED,
     UNABLE_TO_BALANCE,
@@ -398,3 +400,56 @@ def test_balancers_sharing_a_selector_share_one_informer_until_the_last_goes(api
                          "metadata": {"name": "first", "namespace": NS}})  # fmt: skip
     eventually(lambda: pod_informers() == [f"pod.core,ns={NS},labels=app=nginx-2,srv=nginx"],
                "nginx-1's informer stopped with its last Balancer")  # fmt: skip
+
+
+def test_a_count_above_150000_is_written_with_a_large_replica_count_event(api: FakeAPI, manager: Manager) -> None:
+    deployments(api)
+    body = balancer("nginx-priority")
+    body["spec"]["replicas"] = 2147483647  # valid int32, and valid upstream
+    create_balancer(api, body)
+
+    eventually(lambda: placed(api) == (7, 2147483640), "nginx-2 takes all but nginx-1's 7")
+    (event,) = eventually(lambda: events(api, LARGE_REPLICA_COUNT), "a LargeReplicaCount event")
+    assert event["type"] == "Warning"
+    assert event["message"] == (
+        f"set Deployment/{NS}/nginx-2 to 2147483640 replicas, more than the 150,000 pods of Kubernetes' largest "
+        "tested cluster"
+    )
+    assert LARGE_REPLICAS == 150_000
+
+
+def test_a_spec_stored_before_a_crd_rule_is_valid_false_and_still_run(api: FakeAPI, manager: Manager) -> None:
+    deployments(api)
+    body = balancer("nginx-priority")
+    body["spec"]["replicas"] = 0
+    for target in body["spec"]["targets"]:
+        target.pop("maxReplicas", None)
+    body["spec"]["targets"][0]["minReplicas"] = 2147483647  # the fake has no CEL: as if stored before the rule
+    body["spec"]["targets"][1]["minReplicas"] = 1
+    create_balancer(api, body)
+
+    eventually(lambda: cond(api, "Valid").get("reason") == "StoredSpecInvalid", "Valid=False, StoredSpecInvalid")
+    assert cond(api, "Valid")["status"] == "False"
+    assert cond(api, "Valid")["message"] == (
+        "spec.targets: the targets' minReplicas add up to 2147483648, more than 2147483647 "
+        "(the CRD refuses this now; stored before)"
+    )
+    eventually(lambda: placed(api) == (2147483647, 1), "placed as far as it goes")
+    assert cond(api, "Balancing")["status"] == "True"
+    assert cond(api, "ReplicasMissing")["message"].startswith("2147483648 replicas added")
+
+
+def test_a_negative_proportion_is_named_by_its_wire_path(api: FakeAPI, manager: Manager) -> None:
+    deployments(api, "nginx-proportional")
+    body = balancer("nginx-proportional")
+    body["spec"]["policy"]["proportions"]["targetProportions"]["nginx-2"] = -1
+    create_balancer(api, body)
+
+    eventually(lambda: cond(api, "Balancing").get("status") == "False", "Balancing=False")
+    assert cond(api, "Balancing")["message"] == (
+        "ApplyingBalancerPolicy: spec.policy.proportions.targetProportions[nginx-2]: must not be negative, is -1"
+    )
+    (event,) = eventually(lambda: events(api, UNABLE_TO_BALANCE), "UnableToBalance")
+    assert "target_proportions" not in event["message"]
+    valid = cond(api, "Valid")["message"]
+    assert valid.startswith("spec.policy.proportions.targetProportions[nginx-2]: -1 is negative")

@@ -38,6 +38,7 @@ def test_other_phases_are_ignored(phase: str | None) -> None:
 
 
 def test_without_fallback_no_pod_is_ever_late() -> None:
+    # Upstream's 50-year deadline would make this 60-year-old pod late (docs/design.md, difference 41).
     old = NOW - datetime.timedelta(days=365 * 60)
     ancient = {"metadata": {"creationTimestamp": old.isoformat()}, "status": {"phase": "Pending"}}
     assert summarize_pods([ancient, pod("Pending", 10**6)], NOW, None) == PodSummary(2, 0, 0)

@@ -248,3 +248,16 @@ def test_an_unreachable_cluster_exits_1(monkeypatch: pytest.MonkeyPatch, capsys:
 
     monkeypatch.setattr(status_cmd, "connect", unreachable)
     assert status(capsys) == (1, "", "ballast: connection refused\n")
+
+
+def test_a_negative_proportion_exits_1_naming_the_wire_field(api: FakeAPI, capsys: pytest.CaptureFixture[str]) -> None:
+    # Stored before the CRD refused it (the fake has no CEL): named as written (docs/design.md, difference 59).
+    example(api, "nginx-proportional")
+    patch_spec(api, policy={"policyName": "proportional", "proportions": {
+        "targetProportions": {"nginx-1": 1, "nginx-2": -1}}})  # fmt: skip
+    code, out, err = status(capsys)
+    assert (code, out) == (1, "")
+    assert err == (
+        "ballast: balancer shop/nginx: spec.policy.proportions.targetProportions[nginx-2]: must not be negative, "
+        "is -1\n"
+    )

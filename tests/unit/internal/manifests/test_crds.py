@@ -254,6 +254,7 @@ def test_enums(kind: type[CustomResource], path: str, values: list[str]) -> None
                 "spec.targets.[].maxReplicas": 0,
                 "spec.replicas": 0,
                 "spec.policy.fallback.startupTimeoutSeconds": 0,
+                "spec.policy.proportions.targetProportions.*": 0,
                 "status.conditions.[].observedGeneration": 0,
             },
         ),

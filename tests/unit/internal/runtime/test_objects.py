@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ballast.runtime import Projection, objects
 from ballast.runtime._decode import ObjectMeta, OwnerReference
-from ballast.runtime.objects import FrozenDict, FrozenList, freeze, thaw
+from ballast.runtime.objects import FrozenDict, FrozenList, freeze, stored, thaw
 
 
 def _pod() -> dict[str, Any]:
@@ -97,6 +97,15 @@ def test_views_see_the_data_they_wrap_without_copying() -> None:
     view = freeze(data)
     data["a"]["b"] = 2
     assert view["a"]["b"] == 2
+
+
+def test_stored_is_the_data_behind_a_view_without_a_copy() -> None:
+    data = _pod()
+    assert stored(freeze(data)) is data
+    assert stored(freeze(data)["metadata"]) is data["metadata"]
+    assert stored(freeze(data)["spec"]["containers"]) is data["spec"]["containers"]
+    assert stored(data) is data
+    assert stored(7) == 7
 
 
 def test_thaw_gives_an_independent_mutable_deep_copy() -> None:

@@ -1,5 +1,5 @@
 """merge_policies / merge_detailed: kupid's merge rules, first writer wins, and the differences of
-docs/design.md, differences 28–31."""
+docs/design.md, differences 28–31 and 54–57."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from ballast.internal.scheduling import (
     APPLIED,
     CONFLICT,
     ERROR,
+    SCHEDULING_FIELDS,
     UNCHANGED,
     FieldConflict,
     merge_detailed,
@@ -20,6 +21,7 @@ from ballast.internal.scheduling import (
 )
 
 from .builders import PREFERRED, REQUIRED, cluster, keys_of, namespaced, req, required, term, terms_of
+from .pod_fields import full_pod_spec
 
 TOLERATION = {"key": "dedicated", "operator": "Equal", "value": "etcd", "effect": "NoSchedule"}
 POD_AFFINITY_TERM = {"labelSelector": {"matchLabels": {"app": "etcd"}}, "topologyKey": "kubernetes.io/hostname"}
@@ -265,3 +267,88 @@ def _containers(value: Any) -> list[Any]:
         for child in value.values() if isinstance(value, dict) else value:
             found.extend(_containers(child))
     return found
+
+
+# ----------------------------------------------------------- kupid's own code (docs/design.md, differences 54–57)
+
+ETCD_TERM = {"weight": 50, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
+                                               "labelSelector": {"matchLabels": {"app": "etcd"}}}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("section", "field", "repeated"),
+    [
+        ("podAntiAffinity", PREFERRED, ETCD_TERM),
+        ("podAffinity", PREFERRED, ETCD_TERM),
+        ("podAntiAffinity", REQUIRED, POD_AFFINITY_TERM),
+        ("podAffinity", REQUIRED, POD_AFFINITY_TERM),
+        ("nodeAffinity", PREFERRED, {"weight": 10, "preference": term(req("zone", "In", "a"))}),
+    ],
+)
+def test_a_term_a_policy_repeats_is_added_once(section: str, field: str, repeated: dict[str, Any]) -> None:
+    # Difference 54, issue 30's example: kupid copies a missing section whole, [T, T]; the scheduler would then
+    # score a preferred T twice.
+    policy = {"affinity": {section: {field: [repeated, copy.deepcopy(repeated)]}}}
+
+    merged = merge_policies({"containers": []}, [policy])
+
+    assert merged["affinity"] == {section: {field: [repeated]}}
+    assert merge_policies(merged, [policy]) == merged  # and when the section is there, as kupid does too
+
+
+@pytest.mark.parametrize(
+    "affinity",
+    [
+        {},
+        {"podAffinity": {}},
+        {"podAntiAffinity": {PREFERRED: [], REQUIRED: []}},
+        {"nodeAffinity": {}},
+        {"nodeAffinity": {PREFERRED: [], REQUIRED: {"nodeSelectorTerms": []}}},
+        {"nodeAffinity": {}, "podAffinity": {}, "podAntiAffinity": {}},
+    ],
+)
+def test_an_empty_affinity_section_writes_nothing(affinity: dict[str, Any]) -> None:
+    # Difference 55: kupid writes the empty section into a pod without one; no scheduling effect either way.
+    result = merge_detailed({"containers": []}, [{"affinity": affinity}])
+
+    assert result.spec == {"containers": []}
+    assert result.outcomes[0].result == UNCHANGED
+
+
+def test_a_required_node_selector_without_terms_is_ignored_and_the_rest_merged() -> None:
+    # Difference 56: kupid copies the empty selector, and the API server refuses the pod.
+    policy = {"affinity": {"nodeAffinity": {REQUIRED: {"nodeSelectorTerms": []}}}, "tolerations": [TOLERATION]}
+
+    result = merge_detailed({"containers": []}, [policy])
+
+    assert result.spec == {"containers": [], "tolerations": [TOLERATION]}
+    assert result.outcomes[0].result == APPLIED
+    pinned = merge_detailed({"affinity": required(term(req("a")))}, [policy])
+    assert pinned.spec["affinity"] == required(term(req("a")))
+
+
+def test_every_pod_spec_field_outside_the_merged_ones_is_kept() -> None:
+    # Difference 57: kupid re-encodes the pod from k8s.io/api v0.24.3 types, losing schedulingGates,
+    # matchLabelKeys and every later field.
+    spec = full_pod_spec()
+    assert {"schedulingGates", "resourceClaims", "hostUsers", "os"} <= spec.keys()
+    policy = {
+        "nodeSelector": {"pool": "etcd"}, "tolerations": [TOLERATION],
+        "affinity": {"podAntiAffinity": {PREFERRED: [ETCD_TERM]}, "podAffinity": {REQUIRED: [POD_AFFINITY_TERM]}},
+    }  # fmt: skip
+
+    result = merge_detailed(spec, [policy])
+
+    assert result.outcomes[0].result == APPLIED
+    assert {k: v for k, v in result.spec.items() if k not in SCHEDULING_FIELDS} == {
+        k: v for k, v in spec.items() if k not in SCHEDULING_FIELDS
+    }
+    merged = result.spec["affinity"]
+    assert merged["nodeAffinity"] == spec["affinity"]["nodeAffinity"]
+    for section, field, added in (("podAntiAffinity", PREFERRED, ETCD_TERM), ("podAffinity", REQUIRED,
+                                                                             POD_AFFINITY_TERM)):  # fmt: skip
+        own = spec["affinity"][section][field]
+        assert merged[section][field] == [*own, added]
+        assert all("matchLabelKeys" in (t.get("podAffinityTerm") or t) for t in own)
+    assert result.spec["tolerations"] == [*spec["tolerations"], TOLERATION]
+    assert result.spec["nodeSelector"] == {**spec["nodeSelector"], "pool": "etcd"}

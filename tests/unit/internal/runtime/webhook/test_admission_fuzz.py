@@ -194,6 +194,15 @@ def test_json_patch_of_equal_documents_is_empty(document: Any) -> None:
     assert json_patch({"root": document}, copy.deepcopy({"root": document})) == []
 
 
+@given(shared=json_values, old=json_values, new=json_values)
+def test_a_subtree_shared_with_the_old_document_gives_no_operation(shared: Any, old: Any, new: Any) -> None:
+    # A webhook that copies only the way to what it changes shares the rest with the request's object.
+    before, after = {"kept": shared, "changed": old}, {"kept": shared, "changed": new}
+    operations = json_patch(before, after)
+    assert not any(op["path"].startswith("/kept") for op in operations)
+    assert operations == json_patch(before, copy.deepcopy(after))
+
+
 @given(prefix=st.lists(json_values, max_size=4), appended=st.lists(json_values, min_size=1, max_size=4))
 def test_items_appended_to_a_list_are_one_add_each(prefix: list[Any], appended: list[Any]) -> None:
     old, new = {"root": prefix}, {"root": [*copy.deepcopy(prefix), *appended]}
