@@ -12,12 +12,15 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ballast import __version__
+from ballast.internal.cmd.ballast import request_timeout
 from ballast.internal.cmd.wiring import (
     CONTROLLERS,
     DISABLED_BY_DEFAULT,
@@ -156,6 +159,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)"
     )
     cluster.add_argument(
+        "--request-timeout",
+        type=request_timeout,
+        default=None,
+        metavar="DURATION",
+        help="give up on an API request (its retries included) after this long, e.g. 30s; 0 for no limit "
+        "(default: 60s); connecting (TCP and TLS) is bounded by 10s either way",
+    )
+    cluster.add_argument(
         "--operator-namespace",
         default=os.environ.get("POD_NAMESPACE", "ballast-system"),
         help="namespace of the operator, its lease and its kill switch (default: $POD_NAMESPACE or %(default)s)",
@@ -238,6 +249,9 @@ def build_parser() -> argparse.ArgumentParser:
     for component in COMPONENT_LOGGERS:
         logging_.add_argument(f"--log-level-{component}", choices=["debug", "info", "warn", "error"])
     logging_.add_argument("--log-format", default="json", choices=["json", "text"])
+    logging_.add_argument(
+        "-v", "--verbose", action="store_true", help="on a fatal error, print the traceback after its one line"
+    )
     removal = parser.add_argument_group("uninstall")
     removal.add_argument(
         "--deployment",
@@ -306,19 +320,29 @@ def _bind(address: str, default_host: str = "") -> tuple[str, int]:
     return host or default_host, int(port)
 
 
-def build(args: argparse.Namespace) -> Any:
-    """Wire the manager from parsed flags (everything but starting it)."""
+def rest_config(args: argparse.Namespace) -> Any:
+    """The API server `--kubeconfig` names (`RESTConfig.load` order), with `--request-timeout`; `ConfigLoadError`
+    naming the file when it cannot be loaded."""
+    from ballast.runtime import RESTConfig  # noqa: PLC0415
+    from ballast.runtime.rest import DEFAULT_CONNECT_TIMEOUT  # noqa: PLC0415
+
+    options: dict[str, float] = {}
+    if args.request_timeout is not None:
+        options["timeout"] = args.request_timeout
+        if args.request_timeout > 0:
+            options["connect_timeout"] = min(DEFAULT_CONNECT_TIMEOUT, args.request_timeout)
+    return RESTConfig.load(args.kubeconfig, None, **options)
+
+
+def build(args: argparse.Namespace, *, reachable: Callable[[Any], None] | None = None) -> Any:
+    """Wire the manager from parsed flags (everything but starting it); `reachable(config)` runs once the flags
+    are checked and before the first API request (`ballastd` waits there for the API server)."""
     from ballast.api.scheme import add_to_scheme  # noqa: PLC0415 - keep `--help` fast
     from ballast.internal.enrollment import LEADER_ELECTION_ID  # noqa: PLC0415
     from ballast.internal.history import open_store  # noqa: PLC0415
     from ballast.internal.killswitch import KillSwitchState  # noqa: PLC0415
     from ballast.internal.operator import DryRun, OperatorOptions  # noqa: PLC0415
-    from ballast.runtime import (  # noqa: PLC0415
-        LeaderElectionConfig,
-        ProcessLeaderElector,
-        RESTConfig,
-        Scheme,
-    )
+    from ballast.runtime import LeaderElectionConfig, ProcessLeaderElector, Scheme  # noqa: PLC0415
     from ballast.runtime.client import APIServerClient  # noqa: PLC0415
     from ballast.runtime.rest import Transport  # noqa: PLC0415
     from ballast.runtime.selfsigned import MUTATING, VALIDATING, SelfSignedCertificates  # noqa: PLC0415
@@ -331,7 +355,9 @@ def build(args: argparse.Namespace) -> Any:
     url = store_url(args)
     if url.startswith("sqlite:"):
         Path(args.data_dir).mkdir(parents=True, exist_ok=True)
-    config = RESTConfig.load(args.kubeconfig)
+    config = rest_config(args)
+    if reachable is not None:
+        reachable(config)
     # The concrete client: the manager builds its cache on it.
     client = APIServerClient(Transport(config), scheme=add_to_scheme(Scheme()), field_owner="ballastd")
     namespace = args.operator_namespace
@@ -521,9 +547,9 @@ def refresh_policy(args: argparse.Namespace) -> Any:
 def apply_crds(args: argparse.Namespace) -> int:
     """Server-side apply every CRD (rendered in-process from the models), forcing ownership of the fields."""
     from ballast.internal.manifests.ballast_crds import all_crds  # noqa: PLC0415
-    from ballast.runtime import RESTConfig, new_client  # noqa: PLC0415
+    from ballast.runtime import new_client  # noqa: PLC0415
 
-    client = new_client(RESTConfig.load(args.kubeconfig))
+    client = new_client(rest_config(args))
     for crd in all_crds():
         client.apply(crd, field_manager=CRD_FIELD_MANAGER, force=True)
         print(f"customresourcedefinition.apiextensions.k8s.io/{crd['metadata']['name']} serverside-applied")
@@ -533,9 +559,9 @@ def apply_crds(args: argparse.Namespace) -> int:
 def uninstall(args: argparse.Namespace, client: Any = None) -> int:
     """`ballastd uninstall` (see `ballast.internal.cmd.uninstall`); `client` defaults to `--kubeconfig`'s."""
     from ballast.internal.cmd.uninstall import uninstall as run_uninstall  # noqa: PLC0415
-    from ballast.runtime import RESTConfig, new_client  # noqa: PLC0415
+    from ballast.runtime import new_client  # noqa: PLC0415
 
-    client = client if client is not None else new_client(RESTConfig.load(args.kubeconfig))
+    client = client if client is not None else new_client(rest_config(args))
     return run_uninstall(
         client,
         namespace=args.operator_namespace,
@@ -557,24 +583,61 @@ def _setup_logging(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run `ballastd` with `argv`; a flag out of range prints the usage, any other failure one line naming its
+    cause (the traceback with `--verbose`)."""
+    from ballast.internal.cmd.failures import guarded  # noqa: PLC0415
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    return guarded(lambda: _run(parser, args), program="ballastd", verbose=args.verbose)
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from ballast.runtime.rest import ConfigLoadError  # noqa: PLC0415
+
+    stop = threading.Event()
     try:
         _setup_logging(args)
         if args.command == "apply-crds":
             return apply_crds(args)
         if args.command == "uninstall":
             return uninstall(args)
-        manager = build(args)
+        _stop_on_signals(stop)
+        manager = build(args, reachable=lambda config: _await(config, args, stop))
+    except ConfigLoadError:
+        raise  # not a flag out of range: one line naming the file, no usage text
     except ValueError as exc:
         parser.error(str(exc))
+    except _StoppedWaitingError:
+        return 0
+    from ballast.runtime.manager import ManagerError  # noqa: PLC0415
+
     run: Callable[..., None] = manager.start
     try:
         run(handle_signals=True)
-    except Exception as exc:
+    except ManagerError as exc:  # a runnable failed or leadership was lost: the log has its story
+        if args.verbose:
+            raise
         print(f"ballastd: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+class _StoppedWaitingError(Exception):
+    """A signal came before the API server answered: nothing was started, nothing to stop."""
+
+
+def _stop_on_signals(stop: threading.Event) -> None:
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+
+
+def _await(config: Any, args: argparse.Namespace, stop: threading.Event) -> None:
+    from ballast.internal.cmd.connecting import await_api_server  # noqa: PLC0415
+
+    health = None if args.health_probe_bind_address in ("", "0") else _bind(args.health_probe_bind_address)
+    if not await_api_server(config, health_address=health, stop=stop):
+        raise _StoppedWaitingError
 
 
 if __name__ == "__main__":
