@@ -403,7 +403,7 @@ class Transport:
             )  # fmt: skip
         except (NewConnectionError, ConnectTimeoutError) as exc:
             self._observe(method, "<error>", began)
-            if isinstance(exc, ConnectTimeoutError) and not self.config.retry_timeouts:
+            if _timed_out(exc) and not self.config.retry_timeouts:
                 raise
             raise _RetryableError(exc) from exc  # nothing was sent: safe for every verb
         except (ProtocolError, ReadTimeoutError) as exc:
@@ -482,7 +482,7 @@ class Transport:
         """The failure of a connection as an `UnreachableError`: for a timeout, the deadline that passed — the
         request's budget once too little of it was left for another connection, else the connection's."""
         detail = _connection_detail(cause)
-        if not isinstance(cause, (ConnectTimeoutError, ReadTimeoutError)):
+        if not _timed_out(cause):
             return UnreachableError(self._host, detail, method=call.method, path=call.path)
         remaining = remaining_time()
         exhausted = budget is not None and (remaining is None or remaining < self.config.connect_timeout)
@@ -509,13 +509,18 @@ class Transport:
         self._pool.clear()
 
 
+def _timed_out(error: HTTPError) -> bool:
+    """Whether a deadline passed (urllib3's NewConnectionError, a refusal, is a ConnectTimeoutError by descent)."""
+    return isinstance(error, (ConnectTimeoutError, ReadTimeoutError)) and not isinstance(error, NewConnectionError)
+
+
 def _connection_detail(cause: HTTPError) -> str:
     """What urllib3 saw, without its pool's repr: "connection refused", "read timed out (read timeout=1)", …"""
     reason = getattr(cause, "reason", None)
     text = str(reason if isinstance(reason, BaseException) else cause)
     if "Connection refused" in text:
         return "connection refused"
-    if isinstance(cause, ConnectTimeoutError) or (isinstance(cause, ReadTimeoutError) and "read timeout" in text):
+    if _timed_out(cause):
         return "no answer (TCP connect, TLS handshake or response)"
     return text.split(": ", 1)[-1] if "Pool(" in text else text
 
