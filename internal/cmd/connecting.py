@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 import tenacity
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ballast.runtime import RESTConfig
 
 LOG = logging.getLogger("ballast.startup")
@@ -36,10 +38,16 @@ class APIServerProbe:
         raise RuntimeError(self.reason)
 
 
-def await_api_server(config: RESTConfig, *, health_address: tuple[str, int] | None, stop: threading.Event) -> bool:
+def await_api_server(
+    config: RESTConfig,
+    *,
+    health_address: tuple[str, int] | None,
+    stop: threading.Event,
+    sleep: Callable[[float], None] | None = None,
+) -> bool:
     """Log "connecting to <server>" and retry `GET /version` with backoff until the server answers (any HTTP
     status counts: it is there) or `stop` is set; serve `/healthz` and `/readyz` on `health_address` meanwhile.
-    Returns whether it answered."""
+    Returns whether it answered. `sleep` waits between attempts (default: on `stop`, so a signal ends it)."""
     from ballast.runtime.apierrors import APIStatusError  # noqa: PLC0415
     from ballast.runtime.rest import Transport  # noqa: PLC0415
 
@@ -60,14 +68,14 @@ def await_api_server(config: RESTConfig, *, health_address: tuple[str, int] | No
         delay = state.next_action.sleep if state.next_action else 0.0
         LOG.warning("%s; retrying (attempt %d, next in %.0fs)", probe.reason, state.attempt_number, delay)
 
-    def sleep(seconds: float) -> None:
+    def wait(seconds: float) -> None:
         stop.wait(seconds)  # a signal ends the wait at once
 
     retrying = tenacity.Retrying(
         retry=tenacity.retry_if_exception_type((ConnectionError, TimeoutError)),
         wait=tenacity.wait_exponential_jitter(initial=1.0, max=MAX_BACKOFF, jitter=1.0),
         stop=tenacity.stop_when_event_set(stop),
-        sleep=sleep,
+        sleep=sleep or wait,
         before_sleep=waiting,
         reraise=True,
     )

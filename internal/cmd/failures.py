@@ -44,6 +44,8 @@ def _unexpected(exc: BaseException) -> bool:
     """Whether `exc` is outside the failures a command expects (and whose message is the whole story)."""
     from ballast.runtime import APIStatusError  # noqa: PLC0415
 
+    if isinstance(exc, (KeyError, IndexError)):  # a lookup in our own data that went wrong: a bug
+        return True
     return not isinstance(exc, (APIStatusError, OSError, LookupError, ValueError))
 
 
