@@ -100,7 +100,11 @@ def _probe_server(address: tuple[str, int] | None, probe: APIServerProbe) -> Thr
     healthz, readyz = Checks(), Checks()
     healthz.add("ping", ping)
     readyz.add(CHECK_NAME, probe)
-    server = ThreadingHTTPServer(address, handler_for({"/healthz": healthz, "/readyz": readyz}))
+    class OneRequestPerConnection(handler_for({"/healthz": healthz, "/readyz": readyz})):  # type: ignore[misc]
+        # A kept-alive connection would outlive this server and answer "not ready" for ever after.
+        protocol_version = "HTTP/1.0"
+
+    server = ThreadingHTTPServer(address, OneRequestPerConnection)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, name="startup-probes", daemon=True).start()
     return server
