@@ -100,6 +100,7 @@ def _probe_server(address: tuple[str, int] | None, probe: APIServerProbe) -> Thr
     healthz, readyz = Checks(), Checks()
     healthz.add("ping", ping)
     readyz.add(CHECK_NAME, probe)
+
     class OneRequestPerConnection(handler_for({"/healthz": healthz, "/readyz": readyz})):  # type: ignore[misc]
         # A kept-alive connection would outlive this server and answer "not ready" for ever after.
         protocol_version = "HTTP/1.0"

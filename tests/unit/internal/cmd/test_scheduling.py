@@ -57,7 +57,14 @@ def test_a_file_that_is_not_a_policy_exits_1_naming_the_document_before_connecti
         f"ballast: {path}: document 2: kind 'Deployment' is neither ClusterPodSchedulingPolicy nor PodSchedulingPolicy"
     )
     assert cli.main(["scheduling", "preview", "-f", str(tmp_path / "missing.yaml")]) == 1
-    assert "No such file" in capsys.readouterr().err
+    assert capsys.readouterr().err == f"ballast: {tmp_path / 'missing.yaml'}: No such file or directory\n"
+
+
+def test_a_binary_file_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "policy.bin"
+    path.write_bytes(b"kind: \xca\xfe")
+    assert cli.main(["scheduling", "preview", "-f", str(path)]) == 1
+    assert capsys.readouterr().err == f"ballast: {path}: not a text file (byte 0xca at offset 6 is not UTF-8)\n"
 
 
 def test_the_listing_scope_is_n_or_the_one_namespace_of_namespaced_policies() -> None:
