@@ -1,6 +1,7 @@
-"""`ballastd` whose API server accepts connections and never answers, then comes back: it logs where it
-connects, stays alive with /healthz ok while /readyz names the server and the deadline, and becomes ready on the
-real API server once it answers — no restart.
+"""An API server that accepts connections and never answers, then comes back: `ballast` fails in one line naming
+the server and the deadline; `ballastd` logs where it connects, stays alive with /healthz ok while /readyz names
+the server and the deadline, and becomes ready on the real API server once it answers — no restart. The figures
+go to RELIABILITY.md ("API server that accepts and never answers").
 
 The API server is reached through `GatedProxy` on the API server's own address (its certificate names it): while
 closed, it accepts and holds every connection without a byte (a frozen server); opened, it forwards them.
@@ -10,7 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -21,6 +25,7 @@ import yaml
 
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.wait import poll_until
+from tests.figures import write_figures
 from tests.integration.config.rbac.config_rbac import service_account_kubeconfig
 
 from .conftest import Ballastd, install_operator_objects, remove_operator_objects
@@ -82,7 +87,8 @@ def _pipe(source: socket.socket, target: socket.socket) -> None:
 @pytest.fixture
 def proxy(envtest: Environment) -> Iterator[GatedProxy]:
     server = urlsplit(envtest.server)
-    assert server.hostname is not None and server.port is not None
+    assert server.hostname is not None
+    assert server.port is not None
     gated = GatedProxy(server.hostname, (server.hostname, server.port))
     yield gated
     gated.close()
@@ -103,9 +109,32 @@ def probe(port: int, path: str) -> tuple[int, str]:
     return answer.status, answer.data.decode()
 
 
-def test_ballastd_waits_for_a_silent_api_server_with_probes_then_becomes_ready(
+def ballast_profiles(kubeconfig: Path, *flags: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    """`ballast profiles` through `kubeconfig`, and the wall seconds it took (a figure, never a bound)."""
+    began = time.monotonic()
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "ballast"), "--kubeconfig", str(kubeconfig), *flags, "profiles"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    return result, time.monotonic() - began
+
+
+def test_ballast_fails_in_one_line_and_ballastd_waits_with_probes_then_becomes_ready(
     envtest: Environment, proxy: GatedProxy, tmp_path: Path
 ) -> None:
+    kubeconfig = kubeconfig_through(proxy, envtest, tmp_path / "kubeconfig")
+    cli = {}
+    for flags, deadline in ((("--request-timeout=1s",), "1s"), ((), "10s")):
+        result, cli[deadline] = ballast_profiles(kubeconfig, *flags)
+        assert (result.returncode, result.stdout) == (1, "")
+        assert result.stderr.splitlines() == [
+            f"ballast: the API server {proxy.url} did not answer within {deadline} "
+            "(GET /apis/ballast.tightlinesoftware.com/v1): no answer (TCP connect, TLS handshake or response)"
+        ]
+
     install_operator_objects(envtest)
     process = Ballastd(
         envtest,
@@ -116,7 +145,7 @@ def test_ballastd_waits_for_a_silent_api_server_with_probes_then_becomes_ready(
             "--webhook-bind-address=127.0.0.1:0",
             f"--webhook-cert-path={envtest.webhook_cert_dir()}",
         ],
-        kubeconfig=kubeconfig_through(proxy, envtest, tmp_path / "kubeconfig"),
+        kubeconfig=kubeconfig,
     )
     try:
         poll_until(
@@ -133,10 +162,28 @@ def test_ballastd_waits_for_a_silent_api_server_with_probes_then_becomes_ready(
         assert f"[-]api-server failed: the API server {proxy.url} did not answer within 1s (GET /version)" in body
         assert "Traceback" not in process.output()
 
+        attempts = process.output().count("retrying (attempt ")
+
         proxy.open()
+        began = time.monotonic()
         process.wait_ready(timeout=90)  # on a kept-alive connection, opened while waiting
+        ready_seconds = time.monotonic() - began
         assert f"connected to {proxy.url}" in process.output()
-        assert "Traceback" not in process.output()
+        tracebacks = process.output().count("Traceback")
+        write_figures(
+            "silent_api_server",
+            {
+                "cli_seconds_request_timeout_1s": round(cli["1s"], 1),
+                "cli_seconds_default": round(cli["10s"], 1),
+                "attempts_logged": attempts,
+                "healthz_status": 200,
+                "readyz_status": status,
+                "ready_seconds_after_answer": round(ready_seconds, 1),
+                "tracebacks": tracebacks,
+            },
+            source=__name__,
+        )
+        assert tracebacks == 0
     finally:
         process.stop()
         remove_operator_objects(envtest)
