@@ -190,7 +190,7 @@ def _add_scheduling(subparsers: Any, common: argparse.ArgumentParser) -> None:
             "examples:\n"
             "  ballast scheduling preview -f spot.yaml               # every namespace\n"
             "  ballast scheduling preview -f team-a.yaml -n team-a   # one namespace; the file's policies land there\n"
-            "  kubectl get cpsp etcd -o yaml | ballast scheduling preview -f - -o json"
+            "  kubectl get clusterpodschedulingpolicies etcd -o yaml | ballast scheduling preview -f - -o json"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from ballast.internal.cmd import ballast as cli
 from ballast.internal.cmd import scheduling
 from ballast.internal.scheduling import preview_report
 from ballast.runtime import FakeAPI, GroupVersionKind
+from tests.paths import REPOSITORY
 
 KUPID = "kupid.gardener.cloud/v1alpha1"
 POLICY = f"""
@@ -166,3 +169,15 @@ def test_unserved_kinds_are_named_and_previewed_as_absent() -> None:
         "cronjobs",
         "mutatingwebhookconfigurations",
     ]
+
+
+def test_the_preview_help_uses_only_resource_names_the_crds_define(capsys: pytest.CaptureFixture[str]) -> None:
+    served: set[str] = set()
+    for path in (REPOSITORY / "config" / "crd" / "bases").glob("kupid.gardener.cloud_*.yaml"):
+        names = yaml.safe_load(path.read_text())["spec"]["names"]
+        served |= {names["plural"], names["singular"], names["kind"].lower(), *names.get("shortNames", ())}
+    with pytest.raises(SystemExit):
+        cli.main(["scheduling", "preview", "--help"])
+    used = re.findall(r"kubectl get (\S+)", capsys.readouterr().out)
+    assert used
+    assert set(used) <= served, f"{used} not among {sorted(served)}"
