@@ -63,7 +63,11 @@ def _flag_bool(value: str) -> bool:
 
 def _serving_flags(serving: Any) -> None:
     """Metrics, health probes and the admission webhook server."""
-    serving.add_argument("--metrics-bind-address", default="0", help="Prometheus /metrics, e.g. :8080 ('0' disables)")
+    serving.add_argument(
+        "--metrics-bind-address",
+        default="0",
+        help="serve Prometheus /metrics there, e.g. :8080 (default: 0, metrics off — as controller-runtime's)",
+    )
     serving.add_argument("--health-probe-bind-address", default=":8081", help="/healthz and /readyz")
     serving.add_argument("--webhook-bind-address", default=":9443", help="admission webhook server")
     serving.add_argument(
