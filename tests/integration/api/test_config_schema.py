@@ -144,7 +144,7 @@ def test_what_the_operator_can_use_is_accepted(objects: Objects, kind: str, spec
             "1ns",
             'spec.config.pollInterval: invalid duration "1ns": must be at least 1s (the collector polls a source '
             "at most once a second)",
-        ),  # fmt: skip
+        ),
     ],
     ids=["beyond-range", "below-a-second"],
 )
