@@ -215,8 +215,9 @@ class SchedulingMutator:
         for outcome in result.outcomes:
             self._report(outcome, about, selection.matched)
         mutated = with_pod_spec(about.obj, about.target, result.spec) if result.changed else request.object_copy()
-        if about.target.is_pod:
-            refs = ",".join(policy_ref(policy) for policy in selection.matched)
+        # The policies merged into the pod: one skipped as contradictory gave it nothing, so it is not named.
+        refs = ",".join(outcome.ref for outcome in result.outcomes if outcome.result != CONFLICT)
+        if about.target.is_pod and refs:
             metadata = mutated.setdefault("metadata", {})
             annotations = metadata.get("annotations")
             if not isinstance(annotations, dict):
