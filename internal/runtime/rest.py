@@ -212,6 +212,8 @@ class RESTConfig:
 
         configuration = client.Configuration()
         named = path or os.environ.get("KUBECONFIG") or "~/.kube/config"
+        if (path or os.environ.get("KUBECONFIG")) and not any(os.path.exists(p) for p in named.split(os.pathsep)):
+            raise ConfigLoadError(f'error loading config file "{named}": no such file')
         try:
             config.load_kube_config(  # type: ignore[no-untyped-call]
                 config_file=path, context=context, client_configuration=configuration
