@@ -616,6 +616,8 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return 0
     from ballast.runtime.manager import ManagerError  # noqa: PLC0415
 
+    if stop.is_set():  # a signal while wiring, after the wait: nothing has started yet
+        return 0
     run: Callable[..., None] = manager.start
     try:
         run(handle_signals=True)
