@@ -48,7 +48,7 @@ def await_api_server(
     """Log "connecting to <server>" and retry `GET /version` with backoff until the server answers (any HTTP
     status counts: it is there) or `stop` is set; serve `/healthz` and `/readyz` on `health_address` meanwhile.
     Returns whether it answered. `sleep` waits between attempts (default: on `stop`, so a signal ends it)."""
-    from ballast.runtime.apierrors import APIStatusError  # noqa: PLC0415
+    from ballast.runtime import APIStatusError  # noqa: PLC0415
     from ballast.runtime.rest import Transport  # noqa: PLC0415
 
     LOG.info("connecting to %s", config.host)
@@ -93,7 +93,8 @@ def await_api_server(
 
 
 def _probe_server(address: tuple[str, int] | None, probe: APIServerProbe) -> ThreadingHTTPServer | None:
-    from ballast.runtime.healthz import Checks, handler_for, ping  # noqa: PLC0415
+    from ballast.runtime import ping  # noqa: PLC0415
+    from ballast.runtime.healthz import Checks, handler_for  # noqa: PLC0415
 
     if address is None:
         return None
