@@ -275,11 +275,13 @@ class MetricsCollector:
     ) -> Sequence[UsageSample]:
         try:
             fetched = plugin.fetch(FetchTarget(cycle.now_ms, nodes))
-        except BackingOffError as exc:
-            ctx.logger.info("%s", exc, extra={"source": cycle.source})
+        except BackingOffError as exc:  # the failure that started it was logged with the next attempt
+            ctx.logger.debug("%s", exc, extra={"source": cycle.source})
             return ()
         except FetchError as exc:
-            ctx.logger.error("failed to fetch metrics: %s", exc, extra={"source": cycle.source})
+            next_attempt = plugin.backoff.remaining()
+            ctx.logger.error("failed to fetch metrics: %s; next attempt in %.0fs", exc, next_attempt,
+                             extra={"source": cycle.source})  # fmt: skip
             for fed in cycle.fed:
                 FETCH_ERRORS.inc({**self._attributes(fed.profile), "source": cycle.source})
             return ()

@@ -1,12 +1,12 @@
 """Configuration status (`configstatus-ballastconfig`, `configstatus-metricssource`): the `Valid` condition.
 
-`Valid` says whether a BallastConfig's identity labels and durations, or a MetricsSource's type and pollInterval,
-can be used (docs/design.md, difference 26; the checks are `ballast.internal.enrollment.config` and
-`ballast.internal.metricsources.validation`). The validating webhook refuses such objects at write time; one stored
-before (or while the webhook was down) is not used by the lanes, and this controller says why: `Valid=False`
-with every problem, a `Warning` event `InvalidConfig`/`InvalidSource` on the object and a log line — once per
-change of the problems, not at every poll. Server-side apply on the status subresource, field manager
-`ballast-configstatus`, which owns only this condition.
+`Valid` says whether a BallastConfig's identity labels and durations (and its name: only `ballast` is read), or a
+MetricsSource's type and pollInterval, can be used (docs/design.md, difference 26; the checks are
+`ballast.internal.enrollment.config` and `ballast.internal.metricsources.validation`). The validating webhook
+refuses such objects at write time; one stored before (or while the webhook was down) is not used by the lanes, and
+this controller says why: `Valid=False` with every problem, a `Warning` event `InvalidConfig`/`InvalidSource` on
+the object and a log line — once per change of the problems, not at every poll. Server-side apply on the status
+subresource, field manager `ballast-configstatus`, which owns only this condition.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 
 from ballast.api.ballast.v1 import BallastConfig, MetricsSource
 from ballast.api.ballast.v1.policyspec import VALID
+from ballast.internal.enrollment import BALLAST_CONFIG_NAME
 from ballast.internal.enrollment.config import validate_ballast_config
 from ballast.internal.metricsources import validate_metrics_source
 from ballast.internal.operator import OperatorOptions
@@ -42,12 +43,21 @@ class ConfigKind:
     unused: str
     """What happens to an invalid object (a sentence), for the event and the log line."""
     valid_message: str
+    name_problems: Callable[[str], list[str]] = lambda _: []
+    """What is wrong with the object's name (only one BallastConfig is read)."""
+
+
+def ballast_config_name_problems(name: str) -> list[str]:
+    """A BallastConfig the operator never reads: only the one named `ballast` is."""
+    if name == BALLAST_CONFIG_NAME:
+        return []
+    return [f'metadata.name: only the BallastConfig named "{BALLAST_CONFIG_NAME}" is read; "{name}" never is']
 
 
 BALLAST_CONFIG = ConfigKind(
     BallastConfig, "configstatus-ballastconfig", validate_ballast_config, "InvalidConfig",
     "Not used: nothing is enrolled or re-keyed and no orphaned profile is deleted until it is fixed.",
-    "the identity labels, orphanTTL and retentionWindow are valid",
+    "the identity labels, orphanTTL and retentionWindow are valid", ballast_config_name_problems,
 )  # fmt: skip
 METRICS_SOURCE = ConfigKind(
     MetricsSource, "configstatus-metricssource", validate_metrics_source, "InvalidSource",
@@ -73,7 +83,7 @@ class ConfigStatusReconciler:
             obj: BallastConfig | MetricsSource = self.client.get(kind, request.name)
         except NotFoundError:
             return None
-        problems = self.config.validate(obj.spec)
+        problems = [*self.config.name_problems(request.name), *self.config.validate(obj.spec)]
         status, reason = ("False", self.config.invalid_reason) if problems else ("True", VALID_REASON)
         message = "; ".join(problems) if problems else self.config.valid_message
         generation = obj.metadata.generation or 0

@@ -319,9 +319,12 @@ class SchedulingMutator:
             return refusal
         for outcome in result.outcomes:
             self._report(outcome, about, selection.matched)
-        annotations = None
-        if about.target.is_pod:
-            annotations = {POLICIES_ANNOTATION: policies.refs(selection)}
+        # The policies merged into the pod: one skipped as contradictory gave it nothing, so it is not named.
+        if any(outcome.result == CONFLICT for outcome in result.outcomes):
+            refs = ",".join(outcome.ref for outcome in result.outcomes if outcome.result != CONFLICT)
+        else:
+            refs = policies.refs(selection)
+        annotations = {POLICIES_ANNOTATION: refs} if about.target.is_pod and refs else None
         fields = result.spec if result.changed else {}
         assert request.object is not None  # checked by _handle
         mutated = sharing_pod_spec(request.object, about.target, fields, annotations)

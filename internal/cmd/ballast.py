@@ -9,13 +9,15 @@ how a Balancer places its replicas, which nodes consolidation would free.
     ballast consolidation plan [--what-if recommended] [--k 2] [--catalogue FILE|cm/NS/NAME] [-o table|json]
     ballast simulate [--seed 1] [--days 3] [--out demo] | --usage CSV --side YAML | --from-cluster YAML
 
-Global flags `--kubeconfig` and `--context` go before or after the subcommand. Everything is read from the API
-server (profiles, policies, the pod's annotations, a Balancer's targets and pods, nodes), so it works from a laptop
-that cannot reach the operator's history store. This module only parses flags; each subcommand's module is
-imported when it runs, which keeps `--help` fast.
+Global flags `--kubeconfig`, `--context`, `--request-timeout` and `--verbose` go before or after the subcommand.
+Everything is read from the API server (profiles, policies, the pod's annotations, a Balancer's targets and pods,
+nodes), so it works from a laptop that cannot reach the operator's history store. This module only parses flags;
+each subcommand's module is imported when it runs, which keeps `--help` fast.
 
 Exit codes: 0 success; 1 bad usage, an unreachable API server, or an object that does not exist; 2 when
-`enroll` failed on at least one workload (the enroll script's code).
+`enroll` failed on at least one workload (the enroll script's code); 141 when the reader of the output went away
+(`ballast profiles -o json | head`), as a tool killed by SIGPIPE. Every failure is one line, `ballast: <cause>`;
+`--verbose` adds the traceback.
 """
 
 from __future__ import annotations
@@ -40,6 +42,19 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
+def request_timeout(text: str) -> float:
+    """kubectl's `--request-timeout`: seconds as a bare number or a Go duration (`30s`, `1m`); 0 for none."""
+    from ballast.internal.stats.duration import parse_duration  # noqa: PLC0415
+
+    try:
+        seconds = float(text) if text.replace(".", "", 1).isdigit() else parse_duration(text) / 1e9
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (e.g. 30s, 1m, or seconds)") from None
+    if seconds < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must not be negative")
+    return seconds
+
+
 def _connection_flags(parser: argparse.ArgumentParser, *, default: Any) -> None:
     parser.add_argument(
         "--kubeconfig",
@@ -47,6 +62,21 @@ def _connection_flags(parser: argparse.ArgumentParser, *, default: Any) -> None:
         help="kubeconfig file (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)",
     )
     parser.add_argument("--context", default=default, help="kubeconfig context (default: the current one)")
+    parser.add_argument(
+        "--request-timeout",
+        type=request_timeout,
+        default=default,
+        metavar="DURATION",
+        help="give up on a request (its retries included) after this long, e.g. 30s or 1m; 0 for no limit "
+        "(default: 60s); connecting (TCP and TLS) is bounded by 10s either way",
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=default if default is argparse.SUPPRESS else False,
+        help="on failure, print the traceback after the one-line error",
+    )
 
 
 def _add_enroll(subparsers: Any, common: argparse.ArgumentParser) -> None:
@@ -160,7 +190,7 @@ def _add_scheduling(subparsers: Any, common: argparse.ArgumentParser) -> None:
             "examples:\n"
             "  ballast scheduling preview -f spot.yaml               # every namespace\n"
             "  ballast scheduling preview -f team-a.yaml -n team-a   # one namespace; the file's policies land there\n"
-            "  kubectl get cpsp etcd -o yaml | ballast scheduling preview -f - -o json"
+            "  kubectl get clusterpodschedulingpolicies etcd -o yaml | ballast scheduling preview -f - -o json"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -272,7 +302,7 @@ def _add_simulate(subparsers: Any, common: argparse.ArgumentParser) -> None:
     simulate.add_parser(subparsers, common)
 
 
-class ConnectError(Exception):
+class ConnectError(ValueError):
     """No client for the flags: the kubeconfig or the in-cluster configuration could not be loaded. Its text is
     the loader's own message, which the commands print as `ballast: <message>`."""
 
@@ -291,11 +321,25 @@ def connect(args: argparse.Namespace, *, typed: bool = True) -> Any:
         from ballast.api.scheme import add_to_scheme  # noqa: PLC0415 - the models take a while to import
 
         scheme = add_to_scheme(scheme)
+    options = _timeouts(getattr(args, "request_timeout", None))
     try:
-        config = RESTConfig.load(getattr(args, "kubeconfig", None), getattr(args, "context", None))
+        config = RESTConfig.load(getattr(args, "kubeconfig", None), getattr(args, "context", None), **options)
         return new_client(config, scheme=scheme, field_owner=FIELD_MANAGER)
-    except Exception as exc:  # the kubeconfig loader raises many unrelated types (ConfigException, OSError, …)
+    except Exception as exc:  # the loader's ConfigLoadError, and anything new_client raises on a bad host
         raise ConnectError(str(exc)) from exc
+
+
+def _timeouts(request_timeout: float | None) -> dict[str, Any]:
+    """RESTConfig's timeouts for `--request-timeout` (None: RESTConfig's defaults; 0: no request budget). A
+    silent server is reported after one deadline, not retried: a person is waiting."""
+    options: dict[str, Any] = {"retry_timeouts": False}
+    if request_timeout is None:
+        return options
+    if request_timeout == 0:
+        return {**options, "timeout": 0.0}
+    from ballast.runtime.rest import DEFAULT_CONNECT_TIMEOUT  # noqa: PLC0415
+
+    return {**options, "timeout": request_timeout, "connect_timeout": min(DEFAULT_CONNECT_TIMEOUT, request_timeout)}
 
 
 def fail(message: object) -> int:
@@ -327,13 +371,19 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
-def main(argv: Sequence[str] | None = None) -> int:  # noqa: PLR0911 - one return per subcommand
+def main(argv: Sequence[str] | None = None) -> int:
     """Run `ballast` with `argv` (default: the process arguments); returns the exit code."""
     top = parser()
     args = top.parse_args(argv)
     if args.command is None:
         top.print_help(sys.stderr)
         return EXIT_USAGE
+    from ballast.internal.cmd.failures import guarded  # noqa: PLC0415
+
+    return guarded(lambda: _dispatch(args), program="ballast", verbose=args.verbose)
+
+
+def _dispatch(args: argparse.Namespace) -> int:  # noqa: PLR0911 - one return per subcommand
     if args.command == "enroll":
         from ballast.internal.cmd import enroll  # noqa: PLC0415 - subcommands load on use: `--help` stays fast
 

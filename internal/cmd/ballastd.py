@@ -15,12 +15,15 @@ import argparse
 import datetime
 import os
 import re
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ballast import __version__
+from ballast.internal.cmd.ballast import request_timeout
 from ballast.internal.cmd.wiring import (
     CONTROLLERS,
     DISABLED_BY_DEFAULT,
@@ -68,7 +71,8 @@ def _serving_flags(serving: Any) -> None:
     serving.add_argument(
         "--metrics-bind-address",
         default="0",
-        help="Prometheus /metrics: :8443 for HTTPS, :8080 for HTTP ('0' disables)",
+        help="serve Prometheus /metrics there: :8443 for HTTPS, :8080 for HTTP (default: 0, metrics off — as "
+        "controller-runtime's)",
     )
     serving.add_argument(
         "--metrics-secure",
@@ -183,6 +187,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)"
     )
     cluster.add_argument(
+        "--request-timeout",
+        type=request_timeout,
+        default=None,
+        metavar="DURATION",
+        help="give up on an API request (its retries included) after this long, e.g. 30s; 0 for no limit "
+        "(default: 60s); connecting (TCP and TLS) is bounded by 10s either way",
+    )
+    cluster.add_argument(
         "--operator-namespace",
         default=os.environ.get("POD_NAMESPACE", "ballast-system"),
         help="namespace of the operator, its lease and its kill switch (default: $POD_NAMESPACE or %(default)s)",
@@ -289,6 +301,9 @@ def build_parser() -> argparse.ArgumentParser:
     for component in COMPONENT_LOGGERS:
         logging_.add_argument(f"--log-level-{component}", choices=["debug", "info", "warn", "error"])
     logging_.add_argument("--log-format", default="json", choices=["json", "text"])
+    logging_.add_argument(
+        "-v", "--verbose", action="store_true", help="on a fatal error, print the traceback after its one line"
+    )
     copying = parser.add_argument_group("copy-history")
     copying.add_argument("--from", dest="copy_from", help="the single-instance store: redis://… or redis+sentinel://…")
     copying.add_argument("--to", dest="copy_to", help="the Cluster: redis+cluster://…")
@@ -385,19 +400,29 @@ def metrics_options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def build(args: argparse.Namespace) -> Any:
-    """Wire the manager from parsed flags (everything but starting it)."""
+def rest_config(args: argparse.Namespace) -> Any:
+    """The API server `--kubeconfig` names (`RESTConfig.load` order), with `--request-timeout`; `ConfigLoadError`
+    naming the file when it cannot be loaded."""
+    from ballast.runtime import RESTConfig  # noqa: PLC0415
+    from ballast.runtime.rest import DEFAULT_CONNECT_TIMEOUT  # noqa: PLC0415
+
+    options: dict[str, float] = {}
+    if args.request_timeout is not None:
+        options["timeout"] = args.request_timeout
+        if args.request_timeout > 0:
+            options["connect_timeout"] = min(DEFAULT_CONNECT_TIMEOUT, args.request_timeout)
+    return RESTConfig.load(args.kubeconfig, None, **options)
+
+
+def build(args: argparse.Namespace, *, reachable: Callable[[Any], None] | None = None) -> Any:
+    """Wire the manager from parsed flags (everything but starting it); `reachable(config)` runs once the flags
+    are checked and before the first API request (`ballastd` waits there for the API server)."""
     from ballast.api.scheme import add_to_scheme  # noqa: PLC0415 - keep `--help` fast
     from ballast.internal.enrollment import LEADER_ELECTION_ID  # noqa: PLC0415
     from ballast.internal.history import open_store  # noqa: PLC0415
     from ballast.internal.killswitch import KillSwitchState  # noqa: PLC0415
     from ballast.internal.operator import DryRun, OperatorOptions  # noqa: PLC0415
-    from ballast.runtime import (  # noqa: PLC0415
-        LeaderElectionConfig,
-        ProcessLeaderElector,
-        RESTConfig,
-        Scheme,
-    )
+    from ballast.runtime import LeaderElectionConfig, ProcessLeaderElector, Scheme  # noqa: PLC0415
     from ballast.runtime.client import APIServerClient  # noqa: PLC0415
     from ballast.runtime.rest import Transport  # noqa: PLC0415
     from ballast.runtime.selfsigned import MUTATING, VALIDATING, SelfSignedCertificates  # noqa: PLC0415
@@ -414,7 +439,9 @@ def build(args: argparse.Namespace) -> Any:
         raise ValueError(f"--history-min-replicas {args.history_min_replicas} must be 0 or more")
     if url.startswith("sqlite:"):
         Path(args.data_dir).mkdir(parents=True, exist_ok=True)
-    config = RESTConfig.load(args.kubeconfig)
+    config = rest_config(args)
+    if reachable is not None:
+        reachable(config)
     # The concrete client: the manager builds its cache on it.
     client = APIServerClient(Transport(config), scheme=add_to_scheme(Scheme()), field_owner="ballastd")
     namespace = args.operator_namespace
@@ -609,9 +636,9 @@ def refresh_policy(args: argparse.Namespace) -> Any:
 def apply_crds(args: argparse.Namespace) -> int:
     """Server-side apply every CRD (rendered in-process from the models), forcing ownership of the fields."""
     from ballast.internal.manifests.ballast_crds import all_crds  # noqa: PLC0415
-    from ballast.runtime import RESTConfig, new_client  # noqa: PLC0415
+    from ballast.runtime import new_client  # noqa: PLC0415
 
-    client = new_client(RESTConfig.load(args.kubeconfig))
+    client = new_client(rest_config(args))
     for crd in all_crds():
         client.apply(crd, field_manager=CRD_FIELD_MANAGER, force=True)
         print(f"customresourcedefinition.apiextensions.k8s.io/{crd['metadata']['name']} serverside-applied")
@@ -621,9 +648,9 @@ def apply_crds(args: argparse.Namespace) -> int:
 def uninstall(args: argparse.Namespace, client: Any = None) -> int:
     """`ballastd uninstall` (see `ballast.internal.cmd.uninstall`); `client` defaults to `--kubeconfig`'s."""
     from ballast.internal.cmd.uninstall import uninstall as run_uninstall  # noqa: PLC0415
-    from ballast.runtime import RESTConfig, new_client  # noqa: PLC0415
+    from ballast.runtime import new_client  # noqa: PLC0415
 
-    client = client if client is not None else new_client(RESTConfig.load(args.kubeconfig))
+    client = client if client is not None else new_client(rest_config(args))
     return run_uninstall(
         client,
         namespace=args.operator_namespace,
@@ -674,26 +701,66 @@ def copy_history(args: argparse.Namespace, out: Any = None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run `ballastd` with `argv`; a flag out of range prints the usage, any other failure one line naming its
+    cause (the traceback with `--verbose`)."""
+    from ballast.internal.cmd.failures import guarded  # noqa: PLC0415
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    return guarded(lambda: _run(parser, args), program="ballastd", verbose=args.verbose)
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from ballast.runtime.rest import ConfigLoadError  # noqa: PLC0415
+
+    stop = threading.Event()
     try:
         _setup_logging(args)
-        if args.command == "apply-crds":
-            return apply_crds(args)
-        if args.command == "uninstall":
-            return uninstall(args)
-        if args.command == "copy-history":
-            return copy_history(args)
-        manager = build(args)
+        one_shot: dict[str, Callable[[argparse.Namespace], int]] = {
+            "apply-crds": apply_crds,
+            "uninstall": uninstall,
+            "copy-history": copy_history,
+        }
+        if args.command in one_shot:
+            return one_shot[args.command](args)
+        _stop_on_signals(stop)
+        manager = build(args, reachable=lambda config: _await(config, args, stop))
+    except ConfigLoadError:
+        raise  # not a flag out of range: one line naming the file, no usage text
     except ValueError as exc:
         parser.error(str(exc))
+    except _StoppedWaitingError:
+        return 0
+    from ballast.runtime.manager import ManagerError  # noqa: PLC0415
+
+    if stop.is_set():  # a signal while wiring, after the wait: nothing has started yet
+        return 0
     run: Callable[..., None] = manager.start
     try:
         run(handle_signals=True)
-    except Exception as exc:
+    except ManagerError as exc:  # a runnable failed or leadership was lost: the log has its story
+        if args.verbose:
+            raise
         print(f"ballastd: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+class _StoppedWaitingError(Exception):
+    """A signal came before the API server answered: nothing was started, nothing to stop."""
+
+
+def _stop_on_signals(stop: threading.Event) -> None:
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+
+
+def _await(config: Any, args: argparse.Namespace, stop: threading.Event) -> None:
+    from ballast.internal.cmd.connecting import await_api_server  # noqa: PLC0415
+
+    health = None if args.health_probe_bind_address in ("", "0") else _bind(args.health_probe_bind_address)
+    if not await_api_server(config, health_address=health, stop=stop):
+        raise _StoppedWaitingError
 
 
 if __name__ == "__main__":

@@ -124,8 +124,19 @@ def render_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
 
 
 def list_document(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The `v1` List kubectl prints for `-o json|yaml`."""
-    return {"apiVersion": "v1", "items": list(items), "kind": "List", "metadata": {"resourceVersion": ""}}
+    """The `v1` List kubectl prints for `-o json|yaml`: without managedFields, as kubectl leaves them out unless
+    `--show-managed-fields`."""
+    return {
+        "apiVersion": "v1",
+        "items": [_without_managed_fields(item) for item in items],
+        "kind": "List",
+        "metadata": {"resourceVersion": ""},
+    }
+
+
+def _without_managed_fields(item: Mapping[str, Any]) -> dict[str, Any]:
+    metadata = {key: value for key, value in (item.get("metadata") or {}).items() if key != "managedFields"}
+    return {**item, "metadata": metadata}
 
 
 def render(profiles: Sequence[Mapping[str, Any]], output: str | None, now: datetime.datetime) -> str:

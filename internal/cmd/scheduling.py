@@ -16,11 +16,18 @@ from ballast.internal.scheduling.preview import PolicyFileError, foreign_webhook
 from ballast.internal.scheduling.preview_report import gather, listing_scope, render_json, render_text, webhook_warnings
 
 
-def _read(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    with open(path, encoding="utf-8") as file:
-        return file.read()
+def _read(path: str, source: str) -> str:
+    """The file's text; `PolicyFileError` naming `source` when it cannot be read or is not text."""
+    try:
+        if path == "-":
+            return sys.stdin.read()
+        with open(path, encoding="utf-8") as file:
+            return file.read()
+    except UnicodeDecodeError as exc:
+        where = f"byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"
+        raise PolicyFileError(f"{source}: not a text file ({where} is not UTF-8)") from None
+    except OSError as exc:
+        raise PolicyFileError(f"{source}: {exc.strerror or exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,8 +37,8 @@ def run(args: argparse.Namespace) -> int:
 
     source = "stdin" if args.filename == "-" else args.filename
     try:
-        policies = load_policies(_read(args.filename), source, args.namespace)
-    except (PolicyFileError, OSError, UnicodeDecodeError) as exc:
+        policies = load_policies(_read(args.filename, source), source, args.namespace)
+    except PolicyFileError as exc:
         return fail(exc)
     scope = listing_scope(policies, args.namespace)
     try:

@@ -10,7 +10,8 @@ the same fleet rebuilt from the same seed or files; Ballast's side (`simulate_op
 fresh SQLite file, or in `--store` (e.g. `redis://localhost:6379/15`, which it writes to). The report goes to
 `--out` (docs/simulate.md): `report.md`, JSON files of every figure (byte-identical for one seed: no wall time in
 them) and PNG charts. Timing goes to stdout only. Exit 0 whatever the verdict; 1 for bad input (a replay file,
-a flag), naming what was wrong.
+a flag, a store that cannot be opened, an output directory that cannot be written), named before anything runs,
+or for a report that could not be written (naming the path; the figures are printed first).
 """
 
 from __future__ import annotations
@@ -177,7 +178,8 @@ def run(args: argparse.Namespace) -> int:
     if args.from_cluster is not None:
         return _write_side_file(args)
     days = args.days if args.days is not None else (LONG_MIN_DAYS if args.long else 3)
-    problem = _flag_problem(args, days)
+    problem = _flag_problem(args, days) or _input_problem(args) or _store_problem(args.store)
+    problem = problem or _writable_problem("--out", args.out)
     if problem:
         return fail(problem)
     recommenders = LONG_RECOMMENDERS if args.long else RECOMMENDERS
@@ -191,12 +193,17 @@ def run(args: argparse.Namespace) -> int:
         settings = RunSettings(args.store or f"sqlite:///{Path(scratch) / 'history.db'}", args.vpa_mode, production)
         started = time.perf_counter()
         traces, seconds = _run_all(scenario, settings, args.jobs, recommenders)
-    from ballast.internal.fleetsim.report import write_report  # noqa: PLC0415
+    from ballast.internal.fleetsim.report import summarise, write_report  # noqa: PLC0415
 
-    report = write_report(args.out, lines, traces, fleet, poll_interval(fleet))
+    poll = poll_interval(fleet)
+    summary = summarise(traces, fleet, poll)
     print("\n".join(lines))
     print()
-    print(report.table_text())
+    print(summary.table_text())  # before any file: a full disk or a vanished directory loses no figure
+    try:
+        report = write_report(args.out, lines, traces, fleet, poll, summary=summary)
+    except OSError as exc:
+        return fail(f"writing the report to {exc.filename or args.out}: {exc.strerror or exc}")
     timing = ", ".join(f"{name} {seconds[name]:.1f} s" for name in recommenders)
     print(f"wall time {time.perf_counter() - started:.1f} s ({timing}); report: {report.report_md}")
     return 0
@@ -212,6 +219,56 @@ def _flag_problem(args: argparse.Namespace, days: int) -> str | None:
         return f"--long needs --days {LONG_MIN_DAYS} or more (the production policy waits for 72 h of history)"
     if args.long and args.store is not None:
         return "--long runs two Ballast policies, each on a fresh SQLite store: leave --store out"
+    return None
+
+
+def _input_problem(args: argparse.Namespace) -> str | None:
+    """Sizes below one, or a replay file that cannot be read."""
+    for flag, value in (("--apps", args.apps), ("--namespaces", args.namespaces), ("--replicas", args.replicas),
+                        ("--days", args.days)):  # fmt: skip
+        if value is not None and value < 1:
+            return f"{flag} must be at least 1, got {value}"
+    for flag, path in (("--usage", args.usage), ("--side", args.side)):
+        if path is None:
+            continue
+        try:
+            with path.open("rb"):
+                pass
+        except OSError as exc:
+            return f"{flag} {path}: {exc.strerror or exc}"
+    return None
+
+
+def _store_problem(url: str | None) -> str | None:
+    """Why `--store` cannot be used: a URL it does not understand, or a store that does not answer."""
+    if url is None:
+        return None
+    from ballast.internal.history import open_store  # noqa: PLC0415
+    from ballast.internal.history.url import sqlite_path  # noqa: PLC0415
+
+    try:
+        if url.lower().startswith("sqlite:"):
+            return _writable_problem("--store", sqlite_path(url).parent)
+        store = open_store(url, timeout=5.0)
+    except ValueError as exc:  # StoreURLError: the message names the URL without its credentials
+        return f"--store: {exc}"
+    try:
+        store.ping()
+    except Exception as exc:  # the backends raise their own unavailability errors; the message says which
+        return f"--store: {exc}"
+    finally:
+        store.close()
+    return None
+
+
+def _writable_problem(flag: str, directory: Path) -> str | None:
+    """Why files cannot be written in `directory` (created if missing), found by writing one there."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as exc:
+        return f"{flag} {directory}: cannot write there: {exc.strerror or exc}"
     return None
 
 
@@ -249,6 +306,9 @@ def _write_side_file(args: argparse.Namespace) -> int:
     """`--from-cluster`: the side file of every pod and node the kubeconfig can list."""
     from ballast.internal.fleetsim.replay import side_file_from_cluster, write_side_file  # noqa: PLC0415
 
+    problem = _writable_problem("--from-cluster", args.from_cluster.parent)
+    if problem:
+        return fail(problem)
     try:
         client = connect(args, typed=False)
         pods = client.list("v1/Pod").items
@@ -261,7 +321,10 @@ def _write_side_file(args: argparse.Namespace) -> int:
     document = side_file_from_cluster(
         pods, nodes, identity or ["app.kubernetes.io/name", "app.kubernetes.io/component"]
     )
-    write_side_file(document, args.from_cluster)
+    try:
+        write_side_file(document, args.from_cluster)
+    except OSError as exc:
+        return fail(f"writing {exc.filename or args.from_cluster}: {exc.strerror or exc}")
     print(
         f"wrote {args.from_cluster}: {len(document.get('pods') or [])} pods, {len(document.get('nodes') or [])} nodes"
     )

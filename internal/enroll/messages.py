@@ -48,12 +48,11 @@ def no_selector() -> str:
 
 
 def plan_deployment(act: str, replica_set: str, unlabeled: int, *, restart: bool, templates: bool) -> str:
+    if templates and restart:  # every pod is replaced, born labeled: nothing to label or to find unchanged
+        return f"{act} on template + rolling restart; every pod replaced, born labeled"
     plan = f"label {unlabeled} unlabeled pod(s)"
     if templates:
-        if restart:
-            plan = f"{act} on template + rolling restart; then {plan}"
-        else:
-            plan = f"{act} on ReplicaSet {replica_set} + Deployment templates in place (adopt, no rollout); then {plan}"
+        plan = f"{act} on ReplicaSet {replica_set} + Deployment templates in place (adopt, no rollout); then {plan}"
     return f"{plan}; verify the running-pod set is unchanged"
 
 

@@ -41,6 +41,31 @@ JSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
 
 
 @dataclass(frozen=True, slots=True)
+class Summary:
+    """The figures of one simulation, its verdict and its table: what is printed before any file is written."""
+
+    names: tuple[str, ...]
+    figures: Mapping[str, Figures]
+    verdict: Verdict
+    table: tuple[tuple[str, ...], ...]
+
+    def table_text(self) -> str:
+        """The table as aligned plain text, then the verdict, for stdout."""
+        return "\n".join([*aligned(self.table), "", *self.verdict.lines()]) + "\n"
+
+
+def summarise(traces: Mapping[str, Trace], fleet: Fleet, poll_interval_s: int) -> Summary:
+    """The figures of `traces` (by recommender; "ballast" and "vpa" are required), their verdict and table."""
+    missing = [name for name in ("ballast", "vpa") if name not in traces]
+    if missing:
+        raise ValueError(f"the verdict needs the traces of ballast and vpa; missing: {', '.join(missing)}")
+    names = recommender_order(traces)
+    results = {name: figures(traces[name], fleet) for name in names}
+    judged = verdict(results["ballast"], results["vpa"], poll_interval_s)
+    return Summary(tuple(names), results, judged, figures_table(results, names))
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
     """What `write_report` wrote, and the figures behind it."""
 
@@ -67,17 +92,13 @@ def write_report(
     poll_interval_s: int,
     *,
     charts: bool = True,
+    summary: Summary | None = None,
 ) -> Report:
     """Write the report of one simulation (`traces` by recommender; "ballast" and "vpa" are required, "none" is
-    drawn and tabled when present) into `out_dir`, created if missing."""
-    missing = [name for name in ("ballast", "vpa") if name not in traces]
-    if missing:
-        raise ValueError(f"the verdict needs the traces of ballast and vpa; missing: {', '.join(missing)}")
+    drawn and tabled when present) into `out_dir`, created if missing; `summary`: `summarise`'s, if already made."""
+    summary = summary or summarise(traces, fleet, poll_interval_s)
     out_dir.mkdir(parents=True, exist_ok=True)
-    names = recommender_order(traces)
-    results = {name: figures(traces[name], fleet) for name in names}
-    judged = verdict(results["ballast"], results["vpa"], poll_interval_s)
-    table = figures_table(results, names)
+    names, results, judged, table = list(summary.names), summary.figures, summary.verdict, summary.table
     figures_path = _write_json(out_dir / "figures.json", {name: figures_json(results[name]) for name in names})
     verdict_path = _write_json(out_dir / "verdict.json", verdict_json(judged))
     trace_paths = {name: _write_json(out_dir / f"trace-{name}.json", trace_json(traces[name], fleet)) for name in names}

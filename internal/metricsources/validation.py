@@ -1,9 +1,10 @@
 """Whether a MetricsSource can be polled: every problem of its spec, each named by its field path.
 
-`spec.type` must name a plugin this operator has, and `spec.config.pollInterval` must be a Go duration longer
-than 0. This is what the validating webhook refuses a MetricsSource with and what its `Valid=False` condition
-says; a stored source with a problem is not polled, and the profiles it feeds say so in their `Ready` condition
-(docs/design.md, difference 26).
+`spec.type` must name a plugin this operator has, and `spec.config.pollInterval` must be a Go duration of at least
+1s (the upstream operator takes any positive one and polls no faster: docs/design.md, difference 70). This is what
+the validating webhook refuses a MetricsSource with and what its `Valid=False` condition says; a stored source with
+a problem is not polled, and the profiles it feeds say so in their `Ready` condition (docs/design.md, difference
+26).
 """
 
 from __future__ import annotations
@@ -16,9 +17,13 @@ from pydantic import ValidationError
 
 from ballast.api.ballast.v1.metricssource import MetricsSourceSpec
 from ballast.api.wire import wire_path
-from ballast.internal.stats.duration import duration_problem
+from ballast.internal.stats.duration import duration_problem, parse_duration
 
 from .registry import SOURCE_TYPES
+
+MIN_POLL_INTERVAL_NS = 1_000_000_000
+"""The shortest pollInterval accepted: the collector's loop polls a source at most once a second (docs/design.md,
+difference 70)."""
 
 
 def validate_metrics_source(
@@ -43,7 +48,17 @@ def validate_metrics_source(
     if spec.type not in types:
         shown = json.dumps(spec.type, ensure_ascii=False)
         problems.append(f"spec.type: unknown type {shown}: must be one of {', '.join(types)}")
-    problem = duration_problem(spec.config.poll_interval, positive=True)
+    problem = duration_problem(spec.config.poll_interval, positive=True) or _poll_interval_problem(
+        spec.config.poll_interval
+    )
     if problem is not None:
         problems.append(f"spec.config.pollInterval: {problem}")
     return problems
+
+
+def _poll_interval_problem(text: str) -> str | None:
+    """An interval shorter than the collector can poll: it would show a rate the source never gets."""
+    if parse_duration(text) >= MIN_POLL_INTERVAL_NS:
+        return None
+    shown = json.dumps(text, ensure_ascii=False)
+    return f"invalid duration {shown}: must be at least 1s (the collector polls a source at most once a second)"

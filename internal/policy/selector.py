@@ -95,6 +95,26 @@ def _namespace_patterns(texts: list[str] | None, path: str, problems: list[Polic
     return tuple(patterns)
 
 
+_KIND_NAME = re.compile(r"^[A-Za-z]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?$")
+"""An owner kind as ownerReferences carry it (`Deployment`, a custom resource's `CronTab`): the API server wants a
+kind whose lower case is a DNS-1035 label."""
+
+
+def _kinds(kinds: list[str] | None, problems: list[PolicyProblem]) -> None:
+    """Entries no owner reference can carry (`""`, `apps/v1/Deployment`): reported (refused at write), never
+    blocking — a stored one matches as in the Go operator: `""` only pods without an owner, the others nothing
+    (docs/design.md, difference 70)."""
+    for position, kind in enumerate(kinds or ()):
+        if not _KIND_NAME.match(kind):
+            problems.append(
+                PolicyProblem(
+                    index(f"{SELECTOR_PATH}.kinds", position),
+                    f"{quote(kind)} is not a kind name such as Deployment or ReplicaSet (no group or version; leave "
+                    "kinds out to match every pod)",
+                )
+            )
+
+
 def _annotations(selector: Mapping[str, str] | None, problems: list[PolicyProblem]) -> tuple[tuple[str, Pattern], ...]:
     path = f"{SELECTOR_PATH}.annotations"
     compiled: list[tuple[str, Pattern]] = []
@@ -153,6 +173,7 @@ def compile_selector(selector: PolicySelector | None) -> tuple[PolicyMatcher | N
     exclude = _namespace_patterns(
         namespaces.exclude if namespaces else None, f"{SELECTOR_PATH}.namespaces.exclude", problems
     )
+    _kinds(selector.kinds, problems)
     annotations = _annotations(selector.annotations, problems)
     labels = _label_selector(
         selector.label_selector.to_wire() if selector.label_selector is not None else None, problems

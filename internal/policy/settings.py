@@ -113,8 +113,22 @@ def _check(path: str, text: str | None, check: Check, problems: list[PolicyProbl
             problems.append(PolicyProblem(path, message))
 
 
+MAX_MIN_DATA_POINTS = 365 * 24 * 3600
+"""The most samples `readiness.minDataPoints` may ask for: a year of polls once a second, the collector's fastest
+(docs/design.md, difference 70). More can never be collected, so the profile would never be ready."""
+
+
 def _readiness(readiness: Readiness, problems: list[PolicyProblem]) -> None:
     path = "spec.readiness"
+    wanted = readiness.min_data_points
+    if wanted is not None and wanted > MAX_MIN_DATA_POINTS:
+        problems.append(
+            PolicyProblem(
+                f"{path}.minDataPoints",
+                f"{wanted} samples can never be collected: at most {MAX_MIN_DATA_POINTS} (a year of polls once a "
+                "second)",
+            )
+        )
     _check(f"{path}.minTimeSpan", readiness.min_time_span, _MIN_TIME_SPAN, problems)
     _check(f"{path}.maxCV", readiness.max_cv, _max_cv, problems)
     for resource, floor in (readiness.cv_mean_floor or {}).items():

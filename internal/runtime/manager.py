@@ -27,6 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Protocol
 
+from .apierrors import APIStatusError
 from .cache import Cache, CacheScope, DelegatingClient
 from .client import APIServerClient, KindRef
 from .clock import Clock, RealClock
@@ -297,7 +298,9 @@ class Manager:
                 with cancellable(group.cancel):
                     runnable.start(group.stop)
             except BaseException as exc:  # any failing runnable stops the whole manager
-                self.logger.error("runnable %s failed: %s", name, exc, exc_info=exc)
+                # What the API server refused, or a server out of reach, is said in full by the message.
+                expected = isinstance(exc, (APIStatusError, ConnectionError))
+                self.logger.error("runnable %s failed: %s", name, exc, exc_info=None if expected else exc)
                 self._fail(exc)
 
         thread = threading.Thread(target=run, name=f"runnable-{name}", daemon=True)

@@ -3,13 +3,18 @@
 Configuration (kubeconfig, in-cluster, exec/OIDC token refresh, proxies, TLS) comes from the official client,
 so anything `kubectl` can reach we can reach. Requests go straight through urllib3 with bodies left as bytes
 for our own decoders; transient failures are retried with `tenacity` (connection errors; 429 honouring
-Retry-After; 5xx on idempotent verbs), within the caller's cooperative deadline (`deadline()`), and an
-optional client-side token bucket (off by default, as in controller-runtime ≥ 0.21).
+Retry-After; 5xx on idempotent verbs), within the request's budget (`RESTConfig.timeout`, retries included) and
+the caller's cooperative deadline (`deadline()`), and an optional client-side token bucket (off by default, as
+in controller-runtime ≥ 0.21).
 
 The API server's `Warning:` headers (an unknown field, a deprecated API) are logged at warning level, as
 client-go's default warning handler logs them — each distinct text at most once a minute (`WARNING_INTERVAL`),
 so a controller repeating a deprecated call does not flood the log. `Transport(config, on_warning=...)` gets
 each one as well (a test collecting them).
+
+A server that accepts connections and never answers costs at most `connect_timeout` per connection (TCP connect
+and TLS handshake) and `timeout` per request; what is left then is an `UnreachableError` naming the server and
+the deadline that passed. A kubeconfig that cannot be loaded is a `ConfigLoadError` naming the file.
 """
 
 from __future__ import annotations
@@ -53,6 +58,39 @@ USER_AGENT = f"ballast-runtime (python/{platform.python_version()})"
 _PORTABLE_SETTINGS = ("host", "verify_ssl", "ssl_ca_cert", "cert_file", "key_file", "assert_hostname",
                       "tls_server_name", "proxy", "no_proxy", "proxy_headers", "api_key", "api_key_prefix",
                       "username", "password")  # fmt: skip
+
+DEFAULT_CONNECT_TIMEOUT = 10.0
+"""Seconds for the TCP connect and the TLS handshake together (kubectl's dialer gives each about 10 s)."""
+DEFAULT_TIMEOUT = 60.0
+"""Seconds one ordinary request may take, its retries included (watches: see `Transport.stream`)."""
+
+
+class UnreachableError(ConnectionError):
+    """The API server could not be reached or did not answer in time: refused, reset, or silent past a deadline.
+
+    Attributes: `server` (its URL), `deadline` (the seconds that passed, None when it failed sooner), `detail`
+    (what the last attempt saw), `method`, `path`.
+    """
+
+    def __init__(
+        self, server: str, detail: str, *, deadline: float | None = None, method: str = "", path: str = ""
+    ) -> None:
+        what = f" ({method} {path})" if method else ""
+        if deadline is not None:
+            text = f"the API server {server} did not answer within {deadline:g}s{what}: {detail}"
+        else:
+            text = f"cannot reach the API server {server}{what}: {detail}"
+        super().__init__(text)
+        self.server = server
+        self.deadline = deadline
+        self.detail = detail
+        self.method = method
+        self.path = path
+
+
+class ConfigLoadError(ValueError):
+    """The kubeconfig (or the in-cluster configuration) could not be loaded; the message names the file."""
+
 
 _deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("ballast_runtime_deadline", default=None)
 
@@ -121,15 +159,20 @@ class RESTConfig:
     """Where the API server is and how to authenticate: a thin wrapper over `kubernetes.client.Configuration`.
 
     `qps`/`burst`: client-side token bucket; `qps <= 0` disables it (the default — rely on API Priority and
-    Fairness). `timeout`: per-request timeout in seconds for ordinary (non-watch) requests.
+    Fairness). `timeout`: the budget in seconds of one ordinary (non-watch) request, its retries included (kubectl's
+    `--request-timeout`). `connect_timeout`: seconds for each connection's TCP connect and TLS handshake.
+    `retry_timeouts`: whether an attempt that timed out is tried again (False: a command-line tool reports a
+    silent server after one deadline rather than five).
     """
 
     configuration: Any
     qps: float = -1.0
     burst: int = 0
-    timeout: float = 60.0
+    timeout: float = DEFAULT_TIMEOUT
     user_agent: str = USER_AGENT
     max_retries: int = 5
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    retry_timeouts: bool = True
     # How the configuration was loaded, so another process can load it the same way (and refresh tokens).
     loader: dict[str, Any] | None = field(default=None, repr=False)
 
@@ -143,7 +186,8 @@ class RESTConfig:
         It carries credentials: hand it over a pipe, never argv or the environment.
         """
         options = {"qps": self.qps, "burst": self.burst, "timeout": self.timeout, "user_agent": self.user_agent,
-                   "max_retries": self.max_retries}  # fmt: skip
+                   "max_retries": self.max_retries, "connect_timeout": self.connect_timeout,
+                   "retry_timeouts": self.retry_timeouts}  # fmt: skip
         if self.loader is not None:
             return {"loader": self.loader, "options": options}
         settings = {name: getattr(self.configuration, name, None) for name in _PORTABLE_SETTINGS}
@@ -173,22 +217,32 @@ class RESTConfig:
 
     @classmethod
     def from_kubeconfig(cls, path: str | None = None, context: str | None = None, **options: Any) -> RESTConfig:
-        """Load a kubeconfig file (default: `$KUBECONFIG`, then `~/.kube/config`)."""
+        """Load a kubeconfig file (default: `$KUBECONFIG`, then `~/.kube/config`); `ConfigLoadError` naming the
+        file when it is missing, unreadable, not a kubeconfig, or lacks the context."""
         from kubernetes import client, config  # noqa: PLC0415 - the official client is slow to import
 
         configuration = client.Configuration()
-        config.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=path, context=context, client_configuration=configuration
-        )
+        named = path or os.environ.get("KUBECONFIG") or "~/.kube/config"
+        if (path or os.environ.get("KUBECONFIG")) and not any(os.path.exists(p) for p in named.split(os.pathsep)):
+            raise ConfigLoadError(f'error loading config file "{named}": no such file')
+        try:
+            config.load_kube_config(  # type: ignore[no-untyped-call]
+                config_file=path, context=context, client_configuration=configuration
+            )
+        except Exception as exc:  # the loader raises many unrelated types (ConfigException, OSError, YAMLError, …)
+            raise ConfigLoadError(f'error loading config file "{named}": {_loader_message(exc)}') from exc
         return cls(configuration, loader={"kubeconfig": path, "context": context}, **options)
 
     @classmethod
     def in_cluster(cls, **options: Any) -> RESTConfig:
-        """The pod's ServiceAccount credentials (token re-read as it rotates)."""
+        """The pod's ServiceAccount credentials (token re-read as it rotates); `ConfigLoadError` when absent."""
         from kubernetes import client, config  # noqa: PLC0415
 
         configuration = client.Configuration()
-        config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+        try:
+            config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+        except Exception as exc:  # ConfigException or OSError from the mounted files, whichever failed
+            raise ConfigLoadError(f"error loading the in-cluster configuration: {_loader_message(exc)}") from exc
         return cls(configuration, loader={"in_cluster": True}, **options)
 
     @classmethod
@@ -199,6 +253,16 @@ class RESTConfig:
         if os.environ.get("KUBERNETES_SERVICE_HOST"):
             return cls.in_cluster(**options)
         return cls.from_kubeconfig(None, context, **options)
+
+
+def _loader_message(exc: BaseException) -> str:
+    """The loader's failure in one line: which of its many exception types, and what it said."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not a text file (byte 0x{exc.object[exc.start]:02x} at offset {exc.start} is not UTF-8)"
+    if isinstance(exc, FileNotFoundError):
+        return "no such file"
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 300 else f"{text[:297]}..."
 
 
 @dataclass
@@ -313,15 +377,16 @@ class Transport:
     def _sleep(seconds: float) -> None:
         time.sleep(seconds)
 
-    def _timeout(self, timeout: float | None, read_timeout: float | None) -> urllib3.Timeout:
+    def _timeout(self, read_timeout: float | None) -> urllib3.Timeout:
+        """One attempt's timeouts: the connection within `connect_timeout`, all of it within the time left."""
         check_call()
-        total = timeout if timeout is not None else self.config.timeout
+        connect = self.config.connect_timeout
         remaining = remaining_time()
         if remaining is not None:
-            total = min(total, remaining) if total else remaining
-        if read_timeout is not None:
-            return urllib3.Timeout(connect=min(total or 30.0, 30.0), read=read_timeout)
-        return urllib3.Timeout(total=total)
+            connect = min(connect, remaining)
+        if read_timeout is not None:  # a watch: each read is bounded, never the stream as a whole
+            return urllib3.Timeout(connect=connect, read=read_timeout)
+        return urllib3.Timeout(total=remaining, connect=connect)
 
     def _observe(self, method: str, code: str, began: float) -> None:
         key = (code, method)
@@ -353,9 +418,13 @@ class Transport:
             )  # fmt: skip
         except (NewConnectionError, ConnectTimeoutError) as exc:
             self._observe(method, "<error>", began)
+            if _timed_out(exc) and not self.config.retry_timeouts:
+                raise
             raise _RetryableError(exc) from exc  # nothing was sent: safe for every verb
         except (ProtocolError, ReadTimeoutError) as exc:
             self._observe(method, "<error>", began)
+            if isinstance(exc, ReadTimeoutError) and not self.config.retry_timeouts:
+                raise
             if method in IDEMPOTENT:
                 raise _RetryableError(exc) from exc
             raise
@@ -391,22 +460,57 @@ class Transport:
         accept: str = "application/json",
         timeout: float | None = None,
     ) -> Response:
-        """Send a request and read the whole answer; raises a typed `APIStatusError` on 4xx/5xx."""
+        """Send a request and read the whole answer; raises a typed `APIStatusError` on 4xx/5xx, `UnreachableError`
+        when the server cannot be reached or does not answer within `timeout` (default: `RESTConfig.timeout`, a
+        budget for the request and its retries; `<= 0`: none but the caller's `deadline()`)."""
         call = _Call(method, self.url(path, params), path, body, self._headers(accept, content_type), stream=False)
-        response = self._send(call, lambda: self._timeout(timeout, None))
+        budget = timeout if timeout is not None else self.config.timeout
+        with deadline(budget if budget > 0 else None):
+            response = self._send(call, lambda: self._timeout(None), budget if budget > 0 else None)
         return Response(response.status, response.headers, response.data)
 
-    def _send(self, call: _Call, timeout: Callable[[], urllib3.Timeout]) -> urllib3.BaseHTTPResponse:
-        """Attempt `call` under the retry policy; surface the last failure itself, not a retry wrapper."""
+    def _send(
+        self, call: _Call, timeout: Callable[[], urllib3.Timeout], budget: float | None
+    ) -> urllib3.BaseHTTPResponse:
+        """Attempt `call` under the retry policy; surface the last failure itself, not a retry wrapper — an
+        `UnreachableError` when it was the connection's."""
+        failures: list[HTTPError] = []
+
+        def attempt() -> urllib3.BaseHTTPResponse:
+            try:
+                return self._attempt(call, timeout())
+            except _RetryableError as failure:
+                if isinstance(failure.cause, HTTPError):
+                    failures.append(failure.cause)
+                raise
+            except HTTPError as exc:
+                failures.append(exc)
+                raise
+
         try:
-            return self._retrying(lambda: self._attempt(call, timeout()))
+            return self._retrying(attempt)
         except _RetryableError as failure:
             cause = failure.cause
         except HTTPError as exc:
             cause = exc
+        except DeadlineExceededError:
+            if not failures:  # out of time before the server was ever asked: the caller's deadline, as it was
+                raise
+            cause = failures[-1]
         if isinstance(cause, HTTPError):
-            raise ConnectionError(f"{call.method} {call.path}: {cause}") from cause
+            raise self._unreachable(call, cause, budget) from cause
         raise cause
+
+    def _unreachable(self, call: _Call, cause: HTTPError, budget: float | None) -> UnreachableError:
+        """The failure of a connection as an `UnreachableError`: for a timeout, the deadline that passed — the
+        request's budget once too little of it was left for another connection, else the connection's."""
+        detail = _connection_detail(cause)
+        if not _timed_out(cause):
+            return UnreachableError(self._host, detail, method=call.method, path=call.path)
+        remaining = remaining_time()
+        exhausted = budget is not None and (remaining is None or remaining < self.config.connect_timeout)
+        limit = budget if exhausted and budget is not None else self.config.connect_timeout
+        return UnreachableError(self._host, detail, deadline=limit, method=call.method, path=call.path)
 
     def stream(
         self,
@@ -422,7 +526,7 @@ class Transport:
         `read_timeout` bounds each socket read — a silent stream past it raises `ReadTimeoutError`.
         """
         call = _Call(method, self.url(path, params), path, None, self._headers(accept, None), stream=True)
-        return self._send(call, lambda: self._timeout(None, read_timeout))
+        return self._send(call, lambda: self._timeout(read_timeout), None)
 
     def close(self) -> None:
         self._pool.clear()
@@ -439,6 +543,22 @@ def warning_texts(headers: list[str]) -> list[str]:
     return texts
 
 
+def _timed_out(error: HTTPError) -> bool:
+    """Whether a deadline passed (urllib3's NewConnectionError, a refusal, is a ConnectTimeoutError by descent)."""
+    return isinstance(error, (ConnectTimeoutError, ReadTimeoutError)) and not isinstance(error, NewConnectionError)
+
+
+def _connection_detail(cause: HTTPError) -> str:
+    """What urllib3 saw, without its pool's repr: "connection refused", "read timed out (read timeout=1)", …"""
+    reason = getattr(cause, "reason", None)
+    text = str(reason if isinstance(reason, BaseException) else cause)
+    if "Connection refused" in text:
+        return "connection refused"
+    if _timed_out(cause):
+        return "no answer (TCP connect, TLS handshake or response)"
+    return text.split(": ", 1)[-1] if "Pool(" in text else text
+
+
 def _retry_after(value: str | None) -> float | None:
     if not value:
         return None
@@ -449,11 +569,15 @@ def _retry_after(value: str | None) -> float | None:
 
 
 __all__ = [
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_TIMEOUT",
     "WARNING_INTERVAL",
     "APIStatusError",
+    "ConfigLoadError",
     "RESTConfig",
     "Response",
     "Transport",
+    "UnreachableError",
     "cancellable",
     "cancelled",
     "check_call",

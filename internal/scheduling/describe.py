@@ -1,5 +1,6 @@
 """The scheduling policies of a pod, in words: the ones admission merged into it (its `scheduling-policies`
-annotation) and whether today's policies would give the same list. Today's list is `select_policies` over the
+annotation, which leaves out a policy skipped as contradictory) and whether today's policies would give the same
+list. Today's list is `select_policies` over the
 pod's labels and its namespace's labels, the webhook's own selection, so a policy created, changed or deleted
 since the pod was admitted shows up as added or removed; the pod's spec itself only changes when it is
 re-created."""
@@ -7,14 +8,16 @@ re-created."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ballast.internal.scheduling import (
     CLUSTER_KIND,
+    CONFLICT,
     POLICIES_ANNOTATION,
     is_daemonset_pod,
     is_mirror_pod,
-    policy_ref,
+    merge_detailed,
     select_policies,
 )
 
@@ -29,11 +32,22 @@ def stamped_policies(pod: Mapping[str, Any]) -> tuple[str, ...] | None:
     return tuple(ref.strip() for ref in str(value).split(",") if ref.strip())
 
 
+@dataclass(frozen=True, slots=True)
+class Today:
+    """What today's policies would do to the pod: the refs that would be merged, in merge order; `ref (why)` of
+    each one skipped as contradictory (every required node-affinity term unsatisfiable: merged nowhere, so never
+    in the annotation) and of each invalid one (left out, as admission leaves it out)."""
+
+    merged: tuple[str, ...]
+    contradictory: tuple[str, ...]
+    invalid: tuple[str, ...]
+
+
 def policies_today(
     pod: Mapping[str, Any], namespace_labels: Mapping[str, str], policies: Sequence[Mapping[str, Any]]
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The refs of the policies that select the pod today, in merge order, and `ref: why` of each invalid
-    one (left out, as admission leaves it out). Only the cluster's policies and the pod namespace's are read."""
+) -> Today:
+    """The webhook's selection and merge over the pod today. Only the cluster's policies and the pod namespace's
+    are read."""
     metadata = pod.get("metadata") or {}
     namespace = metadata.get("namespace")
     candidates = [
@@ -42,8 +56,12 @@ def policies_today(
         if policy.get("kind") == CLUSTER_KIND or (policy.get("metadata") or {}).get("namespace") == namespace
     ]
     selection = select_policies(candidates, namespace_labels, metadata.get("labels") or {})
-    invalid = tuple(f"{error.ref} ({error.message})" for error in selection.errors)
-    return tuple(policy_ref(policy) for policy in selection.matched), invalid
+    outcomes = merge_detailed(pod.get("spec") or {}, selection.matched).outcomes if selection.matched else ()
+    return Today(
+        merged=tuple(outcome.ref for outcome in outcomes if outcome.result != CONFLICT),
+        contradictory=tuple(f"{o.ref} ({o.message})" for o in outcomes if o.result == CONFLICT),
+        invalid=tuple(f"{error.ref} ({error.message})" for error in selection.errors),
+    )
 
 
 def comparison(stamped: Sequence[str], today: Sequence[str]) -> str:
@@ -81,7 +99,8 @@ def scheduling_lines(
         if stamped and not daemonset:
             lines.append("  today: unknown (the scheduling policies or the namespace's labels could not be read)")
         return lines
-    today, invalid = policies_today(pod, namespace_labels, policies)
+    found = policies_today(pod, namespace_labels, policies)
+    today = found.merged
     if daemonset:
         if today:
             lines.append(f"  today its template would get: {', '.join(today)}")
@@ -89,5 +108,6 @@ def scheduling_lines(
         lines.append(f"  today: {comparison(stamped, today)}")
     elif today:
         lines.append(f"  today: {', '.join(today)} would match (it applies when the pod is re-created)")
-    lines += [f"  skipped as invalid: {text}" for text in invalid]
+    lines += [f"  skipped as contradictory: {text}" for text in found.contradictory]
+    lines += [f"  skipped as invalid: {text}" for text in found.invalid]
     return lines

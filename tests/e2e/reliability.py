@@ -226,6 +226,20 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
     ),
     Scenario(
+        "silent_api_server",
+        "API server that accepts and never answers",
+        "a listener that accepts TCP and never answers stands for the API server: `ballast profiles` fails in one "
+        "line naming the server and the deadline; `ballastd` logs where it connects and each attempt, answers "
+        "/healthz, fails /readyz naming the reason, and becomes ready on the real API server once it answers",
+        "`ballast-envtest netns -- pytest tests/integration/internal/cmd/ballastd/test_unreachable.py`",
+        lambda f: (
+            f"`ballast profiles` clear error after {f['cli_seconds_request_timeout_1s']} s (--request-timeout 1s) and "
+            f"{f['cli_seconds_default']} s (default); ballastd alive through {f['attempts_logged']} attempts "
+            f"(/healthz {f['healthz_status']}, /readyz {f['readyz_status']} naming the server), ready "
+            f"{f['ready_seconds_after_answer']} s after the server answered; {f['tracebacks']} tracebacks"
+        ),
+    ),
+    Scenario(
         "fuzz_reviews",
         "Raw AdmissionReviews fuzzed at the webhook server",
         "a valid AdmissionReview or an HTTP 4xx for every request; the server never dies",

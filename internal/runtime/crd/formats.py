@@ -40,8 +40,11 @@ def duration() -> CRDSchema:
 
 def positive_duration() -> CRDSchema:
     """A Go duration longer than 0 (`pollInterval`): the pattern checks the syntax, the CEL rule the value (only
-    once the syntax is right, so a bad string gets one message, the pattern's)."""
-    rule = f"!self.matches(r'{UNSIGNED_DURATION_PATTERN}') || duration(self) > duration('0s')"
+    once the syntax is right, so a bad string gets one message, the pattern's). Without a sign, a duration is
+    longer than 0 exactly when one of its digits is not 0 — read from the text, because CEL's `duration()` fails
+    on one beyond its range (`999999999h`), and the API server would show that failure as `Invalid value:
+    "string"`."""
+    rule = f"!self.matches(r'{UNSIGNED_DURATION_PATTERN}') || self.matches('[1-9]')"
     validation = {"rule": rule, "message": 'must be a Go duration longer than 0, such as "60s"'}
     return CRDSchema(
         {

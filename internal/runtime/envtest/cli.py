@@ -14,7 +14,7 @@ import contextlib
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ballast import __version__
 
@@ -22,6 +22,7 @@ from .assets import DEFAULT_ETCD_VERSION, build_assets, cache_root, cached_versi
 from .environment import Environment
 from .errors import EnvtestError
 from .network import run_in_private_network
+from .process import ControlPlaneProcess
 from .tools import TOOLS, find_tool
 
 
@@ -100,8 +101,26 @@ def _run(args: argparse.Namespace) -> int:
         print("Stop with Ctrl-C. In another shell:", file=sys.stderr)
         print(f"export KUBECONFIG={env.kubeconfig_path}", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
-            stopped.wait()
+            dead = first_exited(lambda: env.processes, stopped)
+            if dead is not None:
+                print(
+                    f"ballast-envtest: {dead.name} exited with code {dead.exit_code()}; the last lines of "
+                    f"{dead.log_path}:\n{dead.output_tail()}",
+                    file=sys.stderr,
+                )
+                return 1
     return 0
+
+
+def first_exited(
+    processes: Callable[[], Sequence[ControlPlaneProcess]], stopped: threading.Event, interval: float = 1.0
+) -> ControlPlaneProcess | None:
+    """Wait until `stopped` is set (None) or one of the control plane's processes has exited (that one)."""
+    while not stopped.wait(interval):
+        for process in processes():
+            if process.exit_code() is not None:
+                return process
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -200,6 +200,26 @@ def test_a_conflicting_policy_that_is_not_enforced_is_skipped_and_counted(
     assert after == before + 1
 
 
+def test_a_policy_skipped_as_contradictory_is_not_named_in_the_annotation(
+    api: FakeAPI, mutator: SchedulingMutator
+) -> None:
+    zones = etcd_policy("zones", nodeSelector=None, tolerations=None)  # zone In a,b: contradicts the pod's zone c
+    pool = etcd_policy("pool", affinity=None, tolerations=None)
+    create(api, zones, pool)
+    request = review(pod(affinity=required(term(req("zone", "In", "c")))))
+    result = applied(request, mutator(request))
+    assert result["spec"]["nodeSelector"] == {"pool": "etcd"}
+    assert result["metadata"]["annotations"] == {POLICIES_ANNOTATION: "ClusterPodSchedulingPolicy/pool"}
+
+
+def test_only_contradictory_policies_leave_no_annotation(api: FakeAPI, mutator: SchedulingMutator) -> None:
+    create(api, etcd_policy(nodeSelector=None, tolerations=None))
+    request = review(pod(affinity=required(term(req("zone", "In", "c")))))
+    response = mutator(request)
+    assert response.allowed
+    assert POLICIES_ANNOTATION not in (applied(request, response)["metadata"].get("annotations") or {})
+
+
 def test_an_invalid_stored_policy_disables_only_itself(api: FakeAPI, mutator: SchedulingMutator) -> None:
     broken = etcd_policy("broken", podSelector={"matchExpressions": [{"key": "app", "operator": "In"}]},
                          nodeSelector={"broken": "yes"})  # fmt: skip

@@ -3,7 +3,10 @@ backoff (docs/compatibility.md; docs/design.md, differences 3 and 19)."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+
+import pytest
 
 from ballast.internal.metricsources import FetchError, FetchResult, UsageSample
 from ballast.internal.operator import DryRun
@@ -136,6 +139,24 @@ def test_a_refused_cycle_is_skipped_not_held(world: World) -> None:
     world.cycle()
     assert HISTORY_CYCLES_BUFFERED.value() == 0
     assert world.collector.pending.cycles == 0
+
+
+def test_a_failing_source_is_logged_once_with_its_next_attempt_not_at_every_cycle_of_its_backoff(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    measured_by_two_sources(world)
+    caplog.set_level(logging.INFO)
+    world.kubelet.answers.append(FetchError("no node answered"))
+    world.cycle("kubelet")
+    for _ in range(5):  # cycles inside the backoff
+        world.clock.advance(0.1)
+        world.cycle("kubelet")
+    lines = [
+        r.getMessage() for r in caplog.records if r.levelno >= logging.INFO and "no node answered" in r.getMessage()
+    ]
+    backing_off = [r for r in caplog.records if r.levelno >= logging.INFO and "backing off" in r.getMessage()]
+    assert lines == ["failed to fetch metrics: no node answered; next attempt in 1s"]
+    assert backing_off == []
 
 
 def test_a_failing_source_is_counted_per_profile_backs_off_and_reports_missing_samples(world: World) -> None:

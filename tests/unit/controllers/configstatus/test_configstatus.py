@@ -110,3 +110,20 @@ def test_fixing_a_config_flips_the_condition_and_moves_its_transition_time(world
     assert fixed.observed_generation == 2
     assert fixed.last_transition_time == START + datetime.timedelta(seconds=60)
     assert len(world.events("ballast")) == 1  # no event for a valid spec
+
+
+def test_a_config_not_named_ballast_is_never_read_and_says_so(world: World) -> None:
+    world.create("BallastConfig", "ballast-prod", {"identityLabels": ["app.kubernetes.io/name"]})
+    condition = eventually(lambda: world.valid(BallastConfig, "ballast-prod"), "the config's Valid condition")
+    assert (condition.status, condition.reason) == ("False", "InvalidConfig")
+    assert condition.message == 'metadata.name: only the BallastConfig named "ballast" is read; "ballast-prod" never is'
+
+
+def test_a_poll_interval_below_a_second_is_invalid(world: World) -> None:
+    world.create("MetricsSource", "metrics", {"type": "kubernetesMetrics", "config": {"pollInterval": "1ns"}})
+    condition = eventually(lambda: world.valid(MetricsSource, "metrics"), "the source's Valid condition")
+    assert (condition.status, condition.reason) == ("False", "InvalidSource")
+    assert condition.message == (
+        'spec.config.pollInterval: invalid duration "1ns": must be at least 1s (the collector polls a source at '
+        "most once a second)"
+    )

@@ -45,3 +45,13 @@ def test_envtest_errors_become_one_clear_line_and_exit_code_1(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert envtest_cli.main(["use", "1.30.1", "--installed-only"]) == 1
     assert capsys.readouterr().err.startswith("ballast-envtest: no control-plane binaries for Kubernetes v1.30.1")
+
+
+def test_ballastd_help_says_metrics_are_off_by_default() -> None:
+    scripts = Path(sys.executable).parent
+    result = subprocess.run([str(scripts / "ballastd"), "--help"], capture_output=True, text=True, check=True)
+    flat = " ".join(result.stdout.split())
+    assert (
+        "--metrics-bind-address METRICS_BIND_ADDRESS serve Prometheus /metrics there, e.g. :8080 (default: 0, "
+        "metrics off" in flat
+    )

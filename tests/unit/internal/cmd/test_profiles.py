@@ -113,6 +113,15 @@ def test_json_and_yaml_are_a_v1_list_with_sorted_keys() -> None:
     assert yaml.safe_load(render([SUFFICIENT], "yaml", NOW)) == document
 
 
+def test_json_and_yaml_leave_managed_fields_out_as_kubectl_does() -> None:
+    managed = [{"manager": "ballastd", "operation": "Apply", "fieldsV1": {"f:status": {}}}]
+    stored = {**SUFFICIENT, "metadata": {**SUFFICIENT["metadata"], "managedFields": managed}}
+    for output in ("json", "yaml"):
+        [item] = yaml.safe_load(render([stored], output, NOW))["items"]
+        assert item == SUFFICIENT
+        assert "managedFields" not in render([stored], output, NOW)
+
+
 def test_no_profiles_is_an_empty_table_but_still_a_list_document() -> None:
     assert render([], None, NOW) == ""
     assert json.loads(render([], "json", NOW))["items"] == []

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from ballast.internal.cmd import ballast as cli
 from ballast.internal.cmd import scheduling
 from ballast.internal.scheduling import preview_report
 from ballast.runtime import FakeAPI, GroupVersionKind
+from tests.paths import REPOSITORY
 
 KUPID = "kupid.gardener.cloud/v1alpha1"
 POLICY = f"""
@@ -57,7 +60,14 @@ def test_a_file_that_is_not_a_policy_exits_1_naming_the_document_before_connecti
         f"ballast: {path}: document 2: kind 'Deployment' is neither ClusterPodSchedulingPolicy nor PodSchedulingPolicy"
     )
     assert cli.main(["scheduling", "preview", "-f", str(tmp_path / "missing.yaml")]) == 1
-    assert "No such file" in capsys.readouterr().err
+    assert capsys.readouterr().err == f"ballast: {tmp_path / 'missing.yaml'}: No such file or directory\n"
+
+
+def test_a_binary_file_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "policy.bin"
+    path.write_bytes(b"kind: \xca\xfe")
+    assert cli.main(["scheduling", "preview", "-f", str(path)]) == 1
+    assert capsys.readouterr().err == f"ballast: {path}: not a text file (byte 0xca at offset 6 is not UTF-8)\n"
 
 
 def test_the_listing_scope_is_n_or_the_one_namespace_of_namespaced_policies() -> None:
@@ -159,3 +169,15 @@ def test_unserved_kinds_are_named_and_previewed_as_absent() -> None:
         "cronjobs",
         "mutatingwebhookconfigurations",
     ]
+
+
+def test_the_preview_help_uses_only_resource_names_the_crds_define(capsys: pytest.CaptureFixture[str]) -> None:
+    served: set[str] = set()
+    for path in (REPOSITORY / "config" / "crd" / "bases").glob("kupid.gardener.cloud_*.yaml"):
+        names = yaml.safe_load(path.read_text())["spec"]["names"]
+        served |= {names["plural"], names["singular"], names["kind"].lower(), *names.get("shortNames", ())}
+    with pytest.raises(SystemExit):
+        cli.main(["scheduling", "preview", "--help"])
+    used = re.findall(r"kubectl get (\S+)", capsys.readouterr().out)
+    assert used
+    assert set(used) <= served, f"{used} not among {sorted(served)}"

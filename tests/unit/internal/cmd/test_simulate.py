@@ -3,11 +3,14 @@ naming what was wrong."""
 
 from __future__ import annotations
 
+import errno
+import socket
 from pathlib import Path
 
 import orjson
 import pytest
 
+from ballast.internal.cmd import simulate as simulate_cmd
 from ballast.internal.cmd.ballast import main
 
 SMALL = ["--apps", "3", "--namespaces", "2", "--days", "1", "--jobs", "2"]
@@ -72,3 +75,57 @@ def test_long_adds_the_production_policy_as_its_own_column(tmp_path: Path, capsy
     header = (tmp_path / "report.md").read_text().splitlines()
     assert any("ballast-production" in line for line in header)
     assert "ballast-production" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--out", "/proc/nope"], "ballast: --out /proc/nope: cannot write there: No such file or directory"),
+        (
+            ["--store", "banana://x"],
+            "ballast: --store: store URL 'banana://x': unsupported scheme 'banana'; use one of redis, rediss, sqlite",
+        ),
+        (
+            ["--store", "sqlite:////proc/nope/h.db"],
+            "ballast: --store /proc/nope: cannot write there: No such file or directory",
+        ),
+        (["--usage", "/nope.csv", "--side", "/nope.yaml"], "ballast: --usage /nope.csv: No such file or directory"),
+        (["--apps", "0"], "ballast: --apps must be at least 1, got 0"),
+        (["--days", "-1"], "ballast: --days must be at least 1, got -1"),
+    ],
+)
+def test_every_argument_is_checked_before_anything_is_simulated(
+    flags: list[str], message: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(simulate_cmd, "_run_all", lambda *_, **__: pytest.fail("simulated before checking"))
+    assert main(["simulate", *flags]) == 1
+    assert capsys.readouterr().err.splitlines() == [message]
+
+
+def test_a_store_that_does_not_answer_is_refused_before_anything_is_simulated(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(simulate_cmd, "_run_all", lambda *_, **__: pytest.fail("simulated before checking"))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again: nothing listens there
+    assert main(["simulate", "--store", f"redis://127.0.0.1:{port}/15"]) == 1
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"ballast: --store: ping: Redis at 127.0.0.1:{port} is unavailable: "), line
+
+
+@pytest.mark.timeout(300)
+def test_the_figures_are_printed_before_the_report_is_written_and_a_write_failure_names_the_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ballast.internal.fleetsim import report  # noqa: PLC0415
+
+    def disk_full(out_dir: Path, *_: object, **__: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(out_dir / "figures.json"))
+
+    monkeypatch.setattr(report, "write_report", disk_full)
+    assert main(["simulate", *SMALL, "--out", str(tmp_path / "out")]) == 1
+    printed = capsys.readouterr()
+    assert "verdict:" in printed.out
+    written = tmp_path / "out" / "figures.json"
+    assert printed.err == f"ballast: writing the report to {written}: No space left on device\n"

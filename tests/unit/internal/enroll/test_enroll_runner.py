@@ -156,7 +156,13 @@ def test_ignored_names_are_skipped() -> None:
 
 
 def args(**flags: Any) -> argparse.Namespace:
-    defaults: dict[str, Any] = {"mode": "measure", "ignore": None}
+    defaults: dict[str, Any] = {
+        "mode": "measure",
+        "ignore": None,
+        "timeout": 300,
+        "settle": 8.0,
+        "identity_labels": None,
+    }
     return argparse.Namespace(**(defaults | flags))
 
 

@@ -479,7 +479,7 @@ def test_configuration_fields_are_checked_by_pattern_and_cel_on_the_server() -> 
     poll = at(_schema(MetricsSource), "spec.config.pollInterval")
     assert poll["pattern"] == UNSIGNED_DURATION_PATTERN
     assert poll["x-kubernetes-validations"] == [{
-        "rule": f"!self.matches(r'{UNSIGNED_DURATION_PATTERN}') || duration(self) > duration('0s')",
+        "rule": f"!self.matches(r'{UNSIGNED_DURATION_PATTERN}') || self.matches('[1-9]')",
         "message": 'must be a Go duration longer than 0, such as "60s"',
     }]  # fmt: skip
     config = _schema(BallastConfig)

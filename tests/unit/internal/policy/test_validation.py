@@ -375,3 +375,40 @@ def test_any_string_values_give_messages_never_exceptions(spec: dict[str, Any]) 
     compiled = compile_policy(crp("p", **spec))
     assert list(compiled.messages) == messages
     assert compiled.matchable is not any(p.blocks_matching for p in compiled.problems)
+
+
+# docs/design.md, difference 70: values no pod or profile can ever meet.
+@pytest.mark.parametrize(
+    ("spec", "messages"),
+    [
+        (
+            {"selector": {"kinds": ["", "x/y/z", "ReplicaSet", "apps/v1/Deployment"]}},
+            [
+                'spec.selector.kinds[0]: "" is not a kind name such as Deployment or ReplicaSet (no group or version; '
+                "leave kinds out to match every pod)",
+                'spec.selector.kinds[1]: "x/y/z" is not a kind name such as Deployment or ReplicaSet (no group or '
+                "version; leave kinds out to match every pod)",
+                'spec.selector.kinds[3]: "apps/v1/Deployment" is not a kind name such as Deployment or ReplicaSet (no '
+                "group or version; leave kinds out to match every pod)",
+            ],
+        ),
+        (
+            {"readiness": {"minDataPoints": 99999999999}},
+            [
+                "spec.readiness.minDataPoints: 99999999999 samples can never be collected: at most 31536000 (a year "
+                "of polls once a second)"
+            ],
+        ),
+    ],
+    ids=["kinds", "min-data-points"],
+)
+def test_values_that_can_never_match_or_be_met_are_problems(spec: dict[str, Any], messages: list[str]) -> None:
+    assert validate_policy(spec) == messages
+    compiled = compile_policy(crp("p", **spec))
+    assert list(compiled.messages) == messages
+    assert compiled.matcher is not None  # reported, never blocking: a stored policy matches as the Go operator's
+
+
+@pytest.mark.parametrize("kinds", [["Deployment"], ["ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronTab"]])
+def test_kind_names_are_not_problems(kinds: list[str]) -> None:
+    assert validate_policy({"selector": {"kinds": kinds}, "readiness": {"minDataPoints": 31536000}}) == []

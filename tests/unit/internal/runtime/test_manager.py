@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from ballast.runtime import FakeAPI, FakeClock, Manager
+from ballast.runtime import FakeAPI, FakeClock, Manager, NotFoundError
 from ballast.runtime.manager import ManagerError, needs_leader_election
 from ballast.runtime.recorder import EventRecorder
+from ballast.runtime.rest import UnreachableError
 from tests.unit.internal.runtime.support import eventually, running
 
 
@@ -146,6 +147,31 @@ def test_a_failing_runnable_stops_the_manager(api: FakeAPI, journal: Journal) ->
     assert journal.read()[-1] == "stop survivor"
     with pytest.raises(RuntimeError, match="already started"):
         manager.start()
+
+
+@pytest.mark.parametrize(
+    ("failure", "traceback"),
+    [
+        (NotFoundError(404, "NotFound", 'namespaces "nope" not found', method="POST", path="/api/v1/x"), False),
+        (UnreachableError("https://127.0.0.1:6443", "connection refused"), False),
+        (RuntimeError("a bug"), True),
+    ],
+)
+def test_a_failing_runnable_is_logged_with_a_traceback_only_when_unexpected(
+    api: FakeAPI, journal: Journal, caplog: pytest.LogCaptureFixture, failure: Exception, traceback: bool
+) -> None:
+    def fail(stop: threading.Event) -> None:
+        raise failure
+
+    manager = _manager(api)
+    failing = Recording("failing", journal, leader=False)
+    failing.start = fail  # type: ignore[method-assign]
+    manager.add(failing)
+    with pytest.raises(ManagerError):
+        manager.start()
+    [record] = [r for r in caplog.records if r.getMessage().startswith("runnable ")]
+    assert record.getMessage() == f"runnable failing failed: {failure}"
+    assert (record.exc_info is not None) is traceback
 
 
 def test_caches_that_never_sync_stop_the_manager_before_any_runnable_starts(api: FakeAPI, journal: Journal) -> None:

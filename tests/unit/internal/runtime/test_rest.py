@@ -242,7 +242,10 @@ def test_a_refused_connection_is_retried_then_raised_as_connection_error(
     make_transport: TransportFactory, sleeps: list[float]
 ) -> None:
     port = _free_port()
-    with pytest.raises(ConnectionError, match=r"^POST /api/v1/pods: ") as error:
+    with pytest.raises(
+        rest.UnreachableError,
+        match=rf"^cannot reach the API server http://127.0.0.1:{port} \(POST /api/v1/pods\): connection refused$",
+    ) as error:
         make_transport(port).request("POST", "/api/v1/pods", body=b"{}")  # nothing was sent: safe to retry
     assert not isinstance(error.value, apierrors.APIStatusError)
     assert len(sleeps) == 4  # five attempts

@@ -98,6 +98,19 @@ def test_unreadable_policies_make_today_unknown_and_invalid_ones_are_named() -> 
     ]
 
 
+def test_a_policy_skipped_as_contradictory_is_named_as_such_not_as_matched() -> None:
+    zone_c = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["c"]}]}]}
+    zone_a = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}
+    contradicting = cluster("zone-a")
+    contradicting["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": zone_a}}
+    stamped = pod("PodSchedulingPolicy/shop/spot")
+    stamped["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": zone_c}}
+    lines = scheduling_lines(stamped, PROD, [contradicting, SPOT])
+    assert lines[2:4] == ["  matched at admission: PodSchedulingPolicy/shop/spot", "  today: same policies today"]
+    assert len(lines) == 5
+    assert lines[4].startswith("  skipped as contradictory: ClusterPodSchedulingPolicy/zone-a (")
+
+
 def test_daemonset_and_mirror_pods_say_why_admission_leaves_them() -> None:
     owner = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "uid": "u", "controller": True}
     lines = scheduling_lines(pod(ownerReferences=[owner]), PROD, [ETCD])

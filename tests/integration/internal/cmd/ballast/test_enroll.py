@@ -78,7 +78,7 @@ def test_dry_run_plans_every_workload_with_the_tuple_and_changes_nothing(
     ns = namespace
     assert set(plans) == {f"deployment {ns}/web", f"deployment {ns}/solo", f"statefulset {ns}/db",
                           f"statefulset {ns}/db3", f"daemonset {ns}/agent"}  # fmt: skip
-    assert "rolling restart; then label 3 unlabeled pod(s)" in plans[f"deployment {ns}/web"]
+    assert plans[f"deployment {ns}/web"].endswith("rolling restart; every pod replaced, born labeled")
     assert "in place (adopt, no rollout); then label 1 unlabeled pod(s)" in plans[f"deployment {ns}/solo"]
     assert plans[f"statefulset {ns}/db"].startswith("no restart: raise partition 0 -> 1;")
     assert plans[f"statefulset {ns}/db3"].endswith("restart; wait on rollout up to 300s")
