@@ -36,7 +36,7 @@ _SETUP = f"ip link set lo up && ip route add local {TEST_NETWORK} dev lo"
 # .1-.9 are left for the user; backends get FIRST_BACKEND_HOST..LAST_BACKEND_HOST (host numbers in TEST_NETWORK).
 FIRST_BACKEND_HOST = 10
 LAST_BACKEND_HOST = 254
-_state_lock = threading.Lock()  # flock is per open file: threads of one process also take this
+_state_lock = threading.Lock()  # one thread of this process at a time; the file lock orders the processes
 
 
 def mode_from_environment() -> Literal["loopback", "private"]:
