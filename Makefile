@@ -10,6 +10,36 @@ BIN := $(VENV)/bin
 HACK_SCRIPTS := hack/gen-manifests hack/audit hack/record-builtin-schemas
 KIND_CLUSTER ?= ballast-dev
 KIND_IMAGE ?= ballast:dev
+# Worker processes for the integration and e2e suites (pytest-xdist, whole modules per worker, each worker with its
+# own control plane); the tests marked `alone` run afterwards, one at a time. 0: one process, everything in order.
+INTEGRATION_WORKERS ?= 2
+E2E_WORKERS ?= 2
+# Suites a caller has just run and need not run again (.ci/run runs lint, typecheck, unit and packaging while the
+# tools build): `make test ALREADY_PASSED="lint typecheck unit packaging"`.
+ALREADY_PASSED ?=
+TEST_SUITES := lint typecheck unit packaging integration test-e2e
+
+# Which half of a parallel suite to run: all, shared (the workers' part) or alone (the serial part). .ci/run runs
+# integration's shared half while the e2e tools still build, and its alone half once nothing else runs.
+TEST_PART ?= all
+
+# $(call in_test_network,WORKERS,PYTEST ARGUMENTS): pytest inside the private test network — in WORKERS processes
+# for the tests that can share the machine, then the `alone` tests serially (TEST_PART picks one half); exit code 5
+# (nothing selected) is no failure for either half. WORKERS 0: one process, everything in order.
+define in_test_network
+	if [[ "$(1)" -gt 0 ]]; then \
+	  if [[ "$(TEST_PART)" != alone ]]; then \
+	    rc=0; $(BIN)/ballast-envtest netns -- $(PY) -m pytest -n $(1) --dist loadfile -m "not alone" $(2) || rc=$$?; \
+	    [[ $$rc -eq 0 || $$rc -eq 5 ]] || exit $$rc; \
+	  fi; \
+	  if [[ "$(TEST_PART)" != shared ]]; then \
+	    rc=0; $(BIN)/ballast-envtest netns -- $(PY) -m pytest -m alone $(2) || rc=$$?; \
+	    [[ $$rc -eq 0 || $$rc -eq 5 ]] || exit $$rc; \
+	  fi; \
+	else \
+	  $(BIN)/ballast-envtest netns -- $(PY) -m pytest $(2); \
+	fi
+endef
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -56,15 +86,16 @@ packaging: venv envtest ## the built wheel in a clean venv: console scripts and 
 	$(PY) -m pytest tests/packaging
 
 integration: venv envtest helm ## integration tests on the real kube-apiserver (and docs/examples/cronjob), inside the private test network
-	$(BIN)/ballast-envtest netns -- $(PY) -m pytest tests/integration docs/examples/cronjob
+	$(call in_test_network,$(INTEGRATION_WORKERS),tests/integration docs/examples/cronjob)
 
 test-e2e: venv envtest e2e-tools ## the e2e suite on the mini-cluster (kube-scheduler, kwok, metrics-server), in the test network
-	$(BIN)/ballast-envtest netns -- $(PY) -m pytest tests/e2e
+	$(call in_test_network,$(E2E_WORKERS),tests/e2e)
 
 test-karpenter: venv envtest e2e-tools ## only the e2e scenario side by side with Karpenter v1.15.0 (part of test-e2e; ~1.5 min)
 	$(BIN)/ballast-envtest netns -- $(PY) -m pytest tests/e2e -m karpenter
 
-test: lint typecheck unit packaging integration test-e2e ## everything CI runs
+test: $(filter-out $(ALREADY_PASSED),$(TEST_SUITES)) ## everything CI runs (less the suites in ALREADY_PASSED)
+	@echo "make test: passed $(filter-out $(ALREADY_PASSED),$(TEST_SUITES))$(if $(filter $(TEST_SUITES),$(ALREADY_PASSED)), (already passed: $(filter $(TEST_SUITES),$(ALREADY_PASSED))))"
 
 test-load: venv envtest e2e-tools ## the operator at scale (1,000 enrolled among 20,000 kwok pods; ~15 min): figures in RELIABILITY.md
 	$(BIN)/ballast-envtest netns -- $(PY) -m pytest tests/load --timeout=1800

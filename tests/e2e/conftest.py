@@ -28,8 +28,10 @@ from tests.paths import CRD_DIR
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """RELIABILITY.md's table follows the figures this run recorded."""
-    if FIGURES_DIR.is_dir() and session.testscollected and not session.config.option.collectonly:
+    """RELIABILITY.md's table follows the figures this run recorded (rendered once: by the pytest-xdist controller,
+    not by each of its workers)."""
+    worker = hasattr(session.config, "workerinput")
+    if FIGURES_DIR.is_dir() and session.testscollected and not session.config.option.collectonly and not worker:
         reliability.main([])
 
 

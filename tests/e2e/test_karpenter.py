@@ -60,7 +60,8 @@ from tests.e2e.karpenter_support import (
 from tests.e2e.karpenter_support import wait_settled as wait_for
 from tests.e2e.support import create_namespace, deployment
 
-pytestmark = pytest.mark.karpenter
+# alone: a mini-cluster of its own plus Karpenter's controller, too much beside another worker's
+pytestmark = [pytest.mark.karpenter, pytest.mark.alone]
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ import socket
 import ssl
 import time
 
+import pytest
 from cryptography import x509
 
 from ballast.runtime.envtest import MiniCluster
@@ -16,6 +17,7 @@ from tests.e2e.figures import record
 from tests.e2e.load import AdmissionLoad
 from tests.e2e.support import Operator, create_namespace
 
+pytestmark = pytest.mark.alone  # 200 admissions a second, and its rate and p99 go to RELIABILITY.md
 RATE = 200.0
 ROTATIONS = 2
 

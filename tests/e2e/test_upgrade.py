@@ -14,6 +14,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from ballast.runtime.envtest import MiniCluster
 from ballast.runtime.envtest.wait import poll_until
 from tests.e2e.figures import record
@@ -23,6 +25,7 @@ from tests.e2e.test_failover import LeaderSamples
 from tests.integration.redis_server import RedisServer
 from tests.paths import REPOSITORY
 
+pytestmark = pytest.mark.alone  # 200 admissions a second, and its rate and p99 go to RELIABILITY.md
 RATE = 200.0
 NEW_FLAG = "--stats-refresh-fraction=0.2"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"

@@ -49,7 +49,9 @@ def test_ci_runs_the_readme_test_command() -> None:
     (test_command,) = [c for c in commands(code_blocks(README.read_text())[0][1]) if "test" in c]
     ci = (REPOSITORY / ".ci" / "run").read_text()
     assert "README's test command" in ci
-    assert test_command in [line.strip() for line in ci.splitlines()]
+    # `phase "<name>" make test ALREADY_PASSED=...`: the suites CI ran beside the tool builds are not run twice
+    lines = [re.sub(r'^phase "[^"]*" ', "", line.strip()) for line in ci.splitlines()]
+    assert any(line == test_command or line.startswith(f"{test_command} ") for line in lines)
 
 
 def test_every_docs_page_is_linked_from_the_readme() -> None:

@@ -5,12 +5,16 @@ kubelets and several backends behind one Service need other addresses. `ballast-
 in a fresh network namespace (`unshare --net` as root, `unshare -rn` otherwise; Python 3.11 cannot enter one
 itself) whose only interface is `lo`, with TEST-NET-2 (198.51.100.0/24) routed locally on it, and sets
 `BALLAST_ENVTEST_NETWORK=private`. Nothing sent there can leave the machine.
+
+Every process in one namespace (pytest-xdist workers, a test and the operator it starts) draws backend
+addresses from one state file, `$XDG_CACHE_HOME/ballast/envtest/network.json` (`BALLAST_ENVTEST_NETWORK_STATE`
+overrides), under a file lock: an address is leased to the process that drew it, per namespace, until that
+process exits, so two processes never get the same address.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import itertools
 import os
 import shutil
 import socket
@@ -18,16 +22,21 @@ import subprocess
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
+import orjson
+
+from . import _filelock
 from .errors import NetworkError
 
 TEST_NETWORK = ipaddress.ip_network("198.51.100.0/24")
 ENV_VAR = "BALLAST_ENVTEST_NETWORK"
+STATE_ENV_VAR = "BALLAST_ENVTEST_NETWORK_STATE"
 _SETUP = f"ip link set lo up && ip route add local {TEST_NETWORK} dev lo"
-# .1-.9 are left for the user; backends get .10 upwards.
-_next_host = itertools.count(10)
-_next_host_lock = threading.Lock()
+# .1-.9 are left for the user; backends get FIRST_BACKEND_HOST..LAST_BACKEND_HOST (host numbers in TEST_NETWORK).
+FIRST_BACKEND_HOST = 10
+LAST_BACKEND_HOST = 254
+_state_lock = threading.Lock()  # one thread of this process at a time; the file lock orders the processes
 
 
 def mode_from_environment() -> Literal["loopback", "private"]:
@@ -66,13 +75,79 @@ def require_private_network() -> None:
         )
 
 
+def state_path() -> Path:
+    """The allocator's state file: `BALLAST_ENVTEST_NETWORK_STATE`, else under the ballast cache."""
+    override = os.environ.get(STATE_ENV_VAR)
+    if override:
+        return Path(override)
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "ballast" / "envtest" / "network.json"
+
+
+def _namespace_id() -> str:
+    """This process's network namespace (`net:[inode]`): addresses collide only inside one namespace."""
+    return os.readlink("/proc/self/ns/net")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def _read_state(path: Path) -> dict[str, Any]:
+    try:
+        state = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        return {}
+    except orjson.JSONDecodeError:
+        return {}  # a torn or foreign file: its leases are lost, the worst case is one reused address
+    return state if isinstance(state, dict) else {}
+
+
+def _write_state(path: Path, state: dict[str, Any]) -> None:
+    staging = path.with_name(f".{path.name}.{os.getpid()}")
+    staging.write_bytes(orjson.dumps(state))
+    staging.replace(path)
+
+
+def _lease(leases: dict[str, int], start: int, pid: int) -> int:
+    """The first host number from `start` (round robin) not leased to a live process; recorded for `pid`."""
+    count = LAST_BACKEND_HOST - FIRST_BACKEND_HOST + 1
+    for step in range(count):
+        host = FIRST_BACKEND_HOST + (start - FIRST_BACKEND_HOST + step) % count
+        holder = leases.get(str(host))
+        if holder is None or (holder != pid and not _alive(holder)):
+            leases[str(host)] = pid
+            return host
+    raise NetworkError(
+        f"all {count} backend addresses of {TEST_NETWORK} (.{FIRST_BACKEND_HOST}-.{LAST_BACKEND_HOST}) are leased "
+        f"to live processes in this network namespace (state: {state_path()})"
+    )
+
+
 def allocate_address() -> str:
-    """A fresh TEST-NET-2 address for a backend; only bindable inside the private network."""
-    with _next_host_lock:
-        index = next(_next_host)
-    if index >= TEST_NETWORK.num_addresses - 1:
-        raise NetworkError(f"all addresses of {TEST_NETWORK} are in use")
-    return str(TEST_NETWORK[index])
+    """A fresh TEST-NET-2 address for a backend; only bindable inside the private network.
+
+    Leased to this process until it exits: no other process in this network namespace gets it meanwhile.
+    """
+    path = state_path()
+    with _state_lock, _filelock.locked(path.with_name(f"{path.name}.lock")):
+        state = _read_state(path)
+        namespaces: dict[str, dict[str, Any]] = state.setdefault("namespaces", {})
+        for key in list(namespaces):  # forget namespaces whose every lease holder has exited
+            leases = namespaces[key].get("leases", {})
+            if not any(_alive(pid) for pid in leases.values()):
+                del namespaces[key]
+        mine = namespaces.setdefault(_namespace_id(), {"next": FIRST_BACKEND_HOST, "leases": {}})
+        host = _lease(mine["leases"], int(mine["next"]), os.getpid())
+        mine["next"] = host + 1
+        _write_state(path, state)
+    return str(TEST_NETWORK[host])
 
 
 def _unshare_command() -> list[str]:
@@ -113,6 +188,9 @@ def run_in_private_network(argv: Sequence[str]) -> int:
 
 __all__ = [
     "ENV_VAR",
+    "FIRST_BACKEND_HOST",
+    "LAST_BACKEND_HOST",
+    "STATE_ENV_VAR",
     "TEST_NETWORK",
     "allocate_address",
     "in_private_network",
@@ -120,4 +198,5 @@ __all__ = [
     "mode_from_environment",
     "require_private_network",
     "run_in_private_network",
+    "state_path",
 ]

@@ -2,7 +2,9 @@
 
 A reservation is a marker file `<host>-<port>` under `$XDG_CACHE_HOME/ballast/envtest/ports/` (shared by every
 test process of the user); each `suggest_port` first removes the markers that have expired, so the directory
-holds only the last `RESERVATION_SECONDS` of reservations.
+holds only the last `RESERVATION_SECONDS` of reservations. Sweeping and reserving happen under one file lock
+(`ports.lock` beside the directory), so that an expired marker one process removes cannot be a fresh marker
+another process has just written.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import socket
 import time
 from pathlib import Path
 
+from . import _filelock
 from .errors import PortInUseError
 
 # A port handed out recently is not handed out again for this long, even by another test process:
@@ -60,15 +63,22 @@ def _reserve(host: str, port: int) -> bool:
     return True
 
 
+def _lock_path() -> Path:
+    return _reservation_dir().with_name("ports.lock")
+
+
 def suggest_port(host: str = "127.0.0.1", attempts: int = 50) -> int:
     """Return a port on `host` that is free now and was not handed out in the last two minutes."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sweep_expired()
+    with _filelock.locked(_lock_path()):
+        sweep_expired()
     for _ in range(attempts):
         with socket.socket(family, socket.SOCK_STREAM) as probe:
             probe.bind((host, 0))
             port: int = probe.getsockname()[1]
-        if _reserve(host, port):
+        with _filelock.locked(_lock_path()):
+            reserved = _reserve(host, port)
+        if reserved:
             return port
     raise PortInUseError(f"no free port found on {host} after {attempts} attempts")
 

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from ballast.runtime.envtest import Environment
 from tests.e2e.load import GoAdmissionLoad
 
+pytestmark = pytest.mark.alone  # offers 200 admissions a second: load of its own
 RATE = 200.0
 SECONDS = 10.0
 

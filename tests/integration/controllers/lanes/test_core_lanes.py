@@ -22,6 +22,9 @@ from tests.unit.internal.runtime.support import running
 
 from .conftest import CRP, Operator, ballast_config, pod
 
+# The operator's lanes are given 20 s to react: beside another worker on a busy machine they did not (2026-12-06).
+pytestmark = pytest.mark.alone
+
 
 @pytest.fixture
 def namespaces(new_namespace: Callable[[str], str]) -> list[str]:

@@ -155,6 +155,7 @@ def test_deleting_and_reinstalling_the_crd_under_a_running_operator_keeps_every_
     assert not tracebacks, [f"{r.name}: {r.getMessage()}" for r in tracebacks[:5]]
 
 
+@pytest.mark.alone  # the finalizer must come back inside a 5 s quiet period
 def test_uninstall_under_a_running_operator_names_it_instead_of_calling_the_crds_deletable(
     operator: Operator,
     operator_client: Client,

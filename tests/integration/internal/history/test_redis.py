@@ -185,6 +185,7 @@ def test_purge_deletes_every_key_of_the_profile_and_nothing_else(redis_server: R
     ]
 
 
+@pytest.mark.alone  # asserts the error comes within the timeout + 0.5 s
 def test_a_paused_server_gives_a_typed_error_within_the_timeout_and_a_restart_keeps_committed_history(
     redis_server: RedisServer,
 ) -> None:

@@ -33,6 +33,7 @@ from ballast.runtime.manager import ManagerError
 from ballast.runtime.rest import Transport
 
 # A margin between step-down (retry + renew deadline = 4 s after the last renewal) and lease expiry (6 s).
+pytestmark = pytest.mark.alone  # step-down bounds in seconds: a busy neighbour would stretch them
 TIMINGS = {"lease_duration": 6.0, "renew_deadline": 3.0, "retry_period": 1.0}
 # A request that had passed its cancellation check just before the step-down may still arrive after it.
 IN_FLIGHT = 0.1

@@ -21,6 +21,7 @@ import pytest
 from ballast.runtime import Client, LeaderElectionConfig, LeaseLeaderElector, ProcessLeaderElector, RESTConfig
 from ballast.runtime.envtest.wait import poll_until
 
+pytestmark = pytest.mark.alone  # lease timings in seconds: a busy neighbour would stretch them
 LEASE = "coordination.k8s.io/v1/Lease"
 TIMINGS: dict[str, Any] = {"lease_duration": 3.0, "renew_deadline": 2.0, "retry_period": 0.5}
 

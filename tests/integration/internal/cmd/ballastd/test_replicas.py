@@ -34,6 +34,7 @@ from .conftest import (
     remove_operator_objects,
 )
 
+pytestmark = pytest.mark.alone  # a handover bound in seconds: a busy neighbour would stretch it
 SERVICE = "ballast-webhook"
 ELECTION = ["--leader-elect-lease-duration=4", "--leader-elect-renew-deadline=3", "--leader-elect-retry-period=1"]
 HANDOVER_BOUND = 4 + 2 * 1 * (1 + 1.2)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -50,3 +52,27 @@ def test_expired_reservations_are_removed_and_live_ones_kept(tmp_path: Path) -> 
     port = suggest_port()
 
     assert sorted(path.name for path in directory.iterdir()) == sorted(["127.0.0.1-40100", f"127.0.0.1-{port}"])
+
+
+SUGGESTER = """
+import sys
+from ballast.runtime.envtest.ports import suggest_port
+print(" ".join(str(suggest_port()) for _ in range(int(sys.argv[1]))), flush=True)
+"""
+
+
+def test_processes_suggesting_at_once_never_get_the_same_port(tmp_path: Path) -> None:
+    """Four processes (as pytest-xdist workers starting their control planes) draw disjoint ports."""
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", SUGGESTER, "25"],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)},
+        )
+        for _ in range(4)
+    ]
+    ports = [int(port) for child in children for port in child.communicate(timeout=60)[0].split()]
+    assert all(child.returncode == 0 for child in children)
+    assert len(ports) == len(set(ports)) == 100
+    assert (tmp_path / "ballast" / "envtest" / "ports.lock").is_file()
