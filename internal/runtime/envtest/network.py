@@ -25,7 +25,9 @@ from .errors import NetworkError
 TEST_NETWORK = ipaddress.ip_network("198.51.100.0/24")
 ENV_VAR = "BALLAST_ENVTEST_NETWORK"
 _SETUP = f"ip link set lo up && ip route add local {TEST_NETWORK} dev lo"
-# .1-.9 are left for the user; backends get .10 upwards.
+# .1-.9 are left for the user; backends get .10 up to LAST_ALLOCATED_HOST; above it is the real node's pod range.
+LAST_ALLOCATED_HOST = 191
+REAL_NODE_BRIDGE = "ballast0"  # the real node's pod bridge; its veth peers are the other interfaces it adds
 _next_host = itertools.count(10)
 _next_host_lock = threading.Lock()
 
@@ -46,8 +48,9 @@ def interfaces() -> list[str]:
 
 
 def in_private_network() -> bool:
-    """True inside a namespace whose only interface is `lo` and where TEST-NET-2 addresses bind."""
-    if interfaces() != ["lo"]:
+    """True inside a namespace whose only interface is `lo` (besides a real node's pod bridge and veths) and
+    where TEST-NET-2 addresses bind."""
+    if [i for i in interfaces() if i != REAL_NODE_BRIDGE and not i.startswith("veth")] != ["lo"]:
         return False
     with socket.socket() as probe:
         try:
@@ -70,7 +73,7 @@ def allocate_address() -> str:
     """A fresh TEST-NET-2 address for a backend; only bindable inside the private network."""
     with _next_host_lock:
         index = next(_next_host)
-    if index >= TEST_NETWORK.num_addresses - 1:
+    if index > LAST_ALLOCATED_HOST:
         raise NetworkError(f"all addresses of {TEST_NETWORK} are in use")
     return str(TEST_NETWORK[index])
 
@@ -113,6 +116,8 @@ def run_in_private_network(argv: Sequence[str]) -> int:
 
 __all__ = [
     "ENV_VAR",
+    "LAST_ALLOCATED_HOST",
+    "REAL_NODE_BRIDGE",
     "TEST_NETWORK",
     "allocate_address",
     "in_private_network",
