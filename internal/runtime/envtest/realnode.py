@@ -47,6 +47,7 @@ BRIDGE = network.REAL_NODE_BRIDGE
 RUNC = Path("/usr/sbin/runc")
 CNI_BIN = Path("/usr/lib/cni")
 LAB = Path(tempfile.gettempdir()) / "ballast-real-node"
+DEFAULT_NAME = "real-node-0"
 NODE_LABEL = "ballast.test/real-node"
 READY_TIMEOUT = 90.0
 DRAIN_TIMEOUT = 90.0
@@ -169,7 +170,7 @@ def kubelet_config(lab: Path, node_ip: str, port: int, healthz_port: int, ca_fil
 class RealNode:
     """A kubelet + containerd Node named `name` on the control plane of `env` (started in private mode)."""
 
-    def __init__(self, env: Environment, *, name: str = "real-node-0") -> None:
+    def __init__(self, env: Environment, *, name: str = DEFAULT_NAME) -> None:
         self.env = env
         self.name = name
         self.lab = LAB
@@ -242,9 +243,13 @@ class RealNode:
             _ip("route", "add", "local", net, "dev", "lo", "table", "local")
         self._routes_split = True
         self.node_ip = network.allocate_address()
+        # The kubelet reports a --node-ip only if an interface carries it; the local route alone is not enough.
+        _ip("addr", "add", f"{self.node_ip}/32", "dev", "lo")
 
     def _restore_network(self) -> None:
         subprocess.run(["ip", "link", "del", BRIDGE], capture_output=True, check=False)
+        if self.node_ip:
+            subprocess.run(["ip", "addr", "del", f"{self.node_ip}/32", "dev", "lo"], capture_output=True, check=False)
         if self._routes_split:
             for net in network.TEST_NETWORK.address_exclude(POD_CIDR):  # type: ignore[arg-type]
                 subprocess.run(["ip", "route", "del", "local", str(net), "dev", "lo", "table", "local"],
@@ -382,6 +387,7 @@ def _ip(*args: str) -> None:
 
 __all__ = [
     "BRIDGE",
+    "DEFAULT_NAME",
     "LAB",
     "NODE_LABEL",
     "POD_CIDR",

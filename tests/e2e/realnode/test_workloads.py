@@ -1,0 +1,134 @@
+"""The operator against a real kubelet: real OOM kills, real in-place resizes, the real Summary API.
+
+Every assertion on what happened to a container reads what the kernel or the kubelet reports — cgroup files on
+the host, the container's exit code and reason — never a value the harness wrote. Usage reaches the operator
+through metrics-server scraping the real kubelet, and through the kubelet's own `/stats/summary`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ballast.internal.quantity import parse_quantity
+from ballast.runtime.envtest import MiniCluster
+from ballast.runtime.envtest.wait import poll_until
+from tests.e2e.realnode.conftest import KUBELET_SUMMARY
+from tests.e2e.realnode.support import (
+    cgroup_values,
+    container_status,
+    expected_cgroup_values,
+    get_pod,
+    profile_of,
+    real_pod,
+    samples,
+    wait_running,
+)
+from tests.e2e.support import Operator, create_namespace
+
+MIB = 2**20
+
+
+def test_a_container_leaking_past_its_limit_is_oom_killed_and_the_collector_keeps_measuring(
+    real_cluster: MiniCluster, real_operator: Operator
+) -> None:
+    env = real_cluster.env
+    namespace = create_namespace(real_cluster, "real-leak")
+    # Steady at 16 MiB long enough to be measured, then a leak far past the 48 MiB limit, in PID 1 (cgroup v1's
+    # OOM killer picks the largest process of the memory cgroup).
+    body = real_pod("leaky", app="leaky", mode="measure", args=["mem:16:1", "sleep:20", "mem:96:6"],
+                    requests={"cpu": "50m", "memory": "48Mi"}, limits={"cpu": "200m", "memory": "48Mi"})  # fmt: skip
+    env.rest.create(f"/api/v1/namespaces/{namespace}/pods", body)
+    first = wait_running(real_cluster, namespace, "leaky")
+    assert cgroup_values(real_cluster, first)["memory"] == 48 * MIB
+    measured = poll_until(lambda: samples(profile_of(real_cluster, "leaky"), "memory") or None, timeout=120,
+                          interval=1.0, what="memory samples of the leaky app", last_error=real_operator.output)  # fmt: skip
+
+    def killed() -> dict[str, Any] | None:
+        pod = get_pod(real_cluster, namespace, "leaky")
+        return pod if container_status(pod).get("lastState", {}).get("terminated") else None
+
+    pod = poll_until(killed, timeout=120, interval=0.5, what="the leaky container to be killed")
+    status = container_status(pod)
+    terminated = status["lastState"]["terminated"]
+    assert (terminated["reason"], terminated["exitCode"]) == ("OOMKilled", 137)
+    assert status["restartCount"] >= 1
+    # The kubelet restarted it with the same limit: a kill is not a resize.
+    restarted = wait_running(real_cluster, namespace, "leaky", timeout=60)
+    assert container_status(restarted)["containerID"] != terminated["containerID"]
+    assert cgroup_values(real_cluster, restarted)["memory"] == 48 * MIB
+    assert restarted["spec"]["containers"][0]["resources"]["limits"]["memory"] == "48Mi"
+    # The collector stays healthy through the kill: samples keep arriving, nothing failed in the operator.
+    poll_until(lambda: samples(profile_of(real_cluster, "leaky"), "memory") > measured, timeout=60, interval=1.0,
+               what="memory samples after the OOM kill", last_error=real_operator.output)  # fmt: skip
+    assert "Traceback" not in real_operator.output()
+
+
+def test_the_operator_resizes_a_running_container_in_place_and_the_kernel_enforces_it(
+    real_cluster: MiniCluster, real_operator: Operator
+) -> None:
+    env = real_cluster.env
+    namespace = create_namespace(real_cluster, "real-resize")
+    # ~25 MiB and ~60m of real usage under requests of 500m / 128Mi and limits of 1 / 256Mi: all four shrink.
+    body = real_pod("steady", app="steady", mode="resize", args=["mem:24:2", "cpu:60:100000"],
+                    requests={"cpu": "500m", "memory": "128Mi"}, limits={"cpu": "1", "memory": "256Mi"})  # fmt: skip
+    env.rest.create(f"/api/v1/namespaces/{namespace}/pods", body)
+    started = wait_running(real_cluster, namespace, "steady")
+    container_id = container_status(started)["containerID"]
+    assert cgroup_values(real_cluster, started) == {"memory": 256 * MIB, "shares": 512, "quota": 100_000}
+    seen_cpu: list[str] = []
+
+    def resized_and_settled() -> tuple[dict[str, Any], dict[str, int]] | None:
+        before = get_pod(real_cluster, namespace, "steady")
+        spec = before["spec"]["containers"][0]["resources"]
+        if not seen_cpu or seen_cpu[-1] != spec["requests"]["cpu"]:
+            seen_cpu.append(spec["requests"]["cpu"])
+        if spec["requests"]["cpu"] == "500m" or container_status(before).get("resources") != spec:
+            return None  # not resized yet, or the kubelet has not finished the last step
+        values = cgroup_values(real_cluster, before)
+        after = get_pod(real_cluster, namespace, "steady")
+        same = after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+        return (after, values) if same and len(seen_cpu) >= 3 else None
+
+    pod, enforced = poll_until(resized_and_settled, timeout=240, interval=0.5, what="two in-place resize steps",
+                               last_error=real_operator.output)  # fmt: skip
+    status = container_status(pod)
+    assert enforced == expected_cgroup_values(status["resources"])
+    assert enforced["memory"] < 256 * MIB
+    assert enforced["quota"] < 100_000
+    assert (status["restartCount"], status["containerID"]) == (0, container_id)  # in place: never restarted
+    steps = [float(parse_quantity(cpu)) for cpu in seen_cpu]
+    assert steps == sorted(steps, reverse=True), seen_cpu  # stepped down, never up and down
+
+
+def test_the_kubelet_summary_source_reads_real_ephemeral_storage(
+    real_cluster: MiniCluster, real_operator: Operator
+) -> None:
+    env = real_cluster.env
+    node = real_cluster.real_node
+    assert node is not None
+    namespace = create_namespace(real_cluster, "real-summary")
+    write = "dd if=/dev/zero of=/tmp/blob bs=1048576 count=12 && exec sleep 3600"
+    body = real_pod("writer", app="writer", mode="measure", image="busybox", command=["/bin/sh", "-c", write],
+                    requests={"cpu": "20m", "memory": "16Mi", "ephemeral-storage": "1Mi"})  # fmt: skip
+    env.rest.create(f"/api/v1/namespaces/{namespace}/pods", body)
+    wait_running(real_cluster, namespace, "writer")
+
+    def summary_entry() -> dict[str, Any] | None:
+        summary = env.rest.get(f"/api/v1/nodes/{node.name}/proxy/stats/summary")
+        for pod in summary.get("pods", []):
+            used = pod.get("ephemeral-storage", {}).get("usedBytes", 0)
+            if pod["podRef"]["name"] == "writer" and used >= 12 * MIB:
+                return dict(pod)
+        return None
+
+    entry = poll_until(summary_entry, timeout=90, interval=1.0, what="the writer's 12 MiB in /stats/summary")
+    (container,) = entry["containers"]
+    assert container["memory"]["workingSetBytes"] > 0
+    # The operator's kubeletSummary source reads the same endpoint and records ephemeral-storage samples.
+    profile = poll_until(
+        lambda: (p := profile_of(real_cluster, "writer")) and samples(p, "ephemeral-storage", KUBELET_SUMMARY) and p,
+        timeout=120, interval=1.0, what="ephemeral-storage samples from the kubelet", last_error=real_operator.output,
+    )  # fmt: skip
+    (stats,) = [s for c in profile["status"]["containers"] for s in c["usageStats"]
+                if s["resource"] == "ephemeral-storage"]  # fmt: skip
+    assert parse_quantity(stats["p99"]) >= 12 * MIB
