@@ -62,7 +62,12 @@ class MiniCluster:
         kubernetes_version: str | None = None,
         real_node: bool = False,
     ) -> None:
-        node_authorization = ("--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction")
+        # The kubelet's Hostname address resolves nowhere (no DNS in the test network): proxy to its InternalIP.
+        node_authorization = (
+            "--authorization-mode=Node,RBAC",
+            "--enable-admission-plugins=NodeRestriction",
+            "--kubelet-preferred-address-types=InternalIP",
+        )
         self.env = Environment(
             kubernetes_version=kubernetes_version,
             crd_paths=crd_paths,
