@@ -236,12 +236,12 @@ class RealNode:
                 for name in ("cpuset.cpus", "cpuset.mems"):
                     (tree / name).write_text((hierarchy / name).read_text())
         # The test network routes all of TEST-NET-2 to lo; the pods' range must reach the bridge instead.
-        local = str(network.TEST_NETWORK)
-        keep = [str(n) for n in network.TEST_NETWORK.address_exclude(POD_CIDR)]  # type: ignore[arg-type]
-        _ip("route", "del", "local", local, "dev", "lo", "table", "local")
-        for net in keep:
-            _ip("route", "add", "local", net, "dev", "lo", "table", "local")
+        # (Idempotent: a killed run in this same namespace may have split them already.)
+        subprocess.run(["ip", "route", "del", "local", str(network.TEST_NETWORK), "dev", "lo", "table", "local"],
+                       capture_output=True, check=False)  # fmt: skip
         self._routes_split = True
+        for net in network.TEST_NETWORK.address_exclude(POD_CIDR):  # type: ignore[arg-type]
+            _ip("route", "replace", "local", str(net), "dev", "lo", "table", "local")
         self.node_ip = network.allocate_address()
         # The kubelet reports a --node-ip only if an interface carries it; the local route alone is not enough.
         _ip("addr", "add", f"{self.node_ip}/32", "dev", "lo")
