@@ -22,8 +22,8 @@ from ballast import __version__
 from .assets import DEFAULT_ETCD_VERSION, build_assets, cache_root, cached_versions, default_version, find_assets
 from .environment import Environment
 from .errors import EnvtestError
-from .network import run_in_private_network
 from .images import find_node_images
+from .network import run_in_private_network
 from .nodebuild import NODE_TOOLS, find_node_tool
 from .tools import TOOLS, find_tool
 

@@ -81,7 +81,7 @@ def _build_kubelet(version: str, work: Path, output: Path, progress: TextIO) -> 
     _go(["mod", "tidy"], work, log)
     stamp = {
         "gitVersion": f"v{version}",
-        "gitMajor": version.split(".")[0],
+        "gitMajor": version.split(".", maxsplit=1)[0],
         "gitMinor": version.split(".")[1],
         "gitTreeState": "clean",
         "buildDate": rfc3339(datetime.datetime.now(datetime.UTC)),

@@ -57,7 +57,9 @@ def require_host_tools() -> None:
     """Root, runc, the CNI plugins and busybox (Debian packages `hack/setup-real-node` installs)."""
     if os.geteuid() != 0:
         raise AssetsNotFoundError("a real node needs root (cgroups, mounts, network namespaces)")
-    missing = [str(p) for p in (RUNC, CNI_BIN / "bridge", CNI_BIN / "host-local", CNI_BIN / "loopback") if not p.exists()]
+    missing = [
+        str(p) for p in (RUNC, CNI_BIN / "bridge", CNI_BIN / "host-local", CNI_BIN / "loopback") if not p.exists()
+    ]
     if missing:
         raise AssetsNotFoundError(
             f"a real node needs {', '.join(missing)}: install Debian's runc and containernetworking-plugins "
@@ -144,8 +146,11 @@ def kubelet_config(lab: Path, node_ip: str, port: int, healthz_port: int, ca_fil
         "healthzPort": healthz_port,
         "tlsCertFile": str(lab / "pki" / "kubelet.crt"),
         "tlsPrivateKeyFile": str(lab / "pki" / "kubelet.key"),
-        "authentication": {"anonymous": {"enabled": False}, "webhook": {"enabled": True},
-                           "x509": {"clientCAFile": str(ca_file)}},  # fmt: skip
+        "authentication": {
+            "anonymous": {"enabled": False},
+            "webhook": {"enabled": True},
+            "x509": {"clientCAFile": str(ca_file)},
+        },
         "authorization": {"mode": "Webhook"},
         "containerRuntimeEndpoint": f"unix://{lab}/containerd/containerd.sock",
         "cgroupDriver": "cgroupfs",
@@ -156,8 +161,12 @@ def kubelet_config(lab: Path, node_ip: str, port: int, healthz_port: int, ca_fil
         "podLogsDir": str(lab / "pod-logs"),
         "resolvConf": "",
         "volumePluginDir": str(lab / "kubelet" / "volume-plugins"),
-        "evictionHard": {"memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%",
-                         "nodefs.inodesFree": "1%"},  # fmt: skip
+        "evictionHard": {
+            "memory.available": "100Mi",
+            "nodefs.available": "1%",
+            "imagefs.available": "1%",
+            "nodefs.inodesFree": "1%",
+        },
         # The images were imported by hand and cannot be pulled again: never garbage-collect them.
         "imageGCHighThresholdPercent": 100,
         "imageGCLowThresholdPercent": 99,
@@ -199,7 +208,7 @@ class RealNode:
             self._start_containerd(containerd)
             self.timings["containerd"] = time.monotonic() - began
             self._start_kubelet(kubelet)
-            poll_until(lambda: self.ready(), timeout=READY_TIMEOUT, interval=0.2,
+            poll_until(self.ready, timeout=READY_TIMEOUT, interval=0.2,
                        what=f"real Node {self.name} to be Ready", last_error=self._kubelet_tail)  # fmt: skip
             # The kubelet set its kernel tunables at start; put the machine's values back right away.
             self.guard.restore_sysctls()
@@ -313,7 +322,7 @@ class RealNode:
         self.kubelet.stop(10.0)
         self.kubelet.start()
         self.guard.record_pid(self.kubelet.pid or 0)
-        poll_until(lambda: self._kubelet_healthy(), timeout=READY_TIMEOUT, what="the restarted kubelet")
+        poll_until(self._kubelet_healthy, timeout=READY_TIMEOUT, what="the restarted kubelet")
         self.guard.restore_sysctls()
 
     def _kubelet_healthy(self) -> bool:

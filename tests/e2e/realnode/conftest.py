@@ -66,7 +66,9 @@ def real_operator(real_cluster: MiniCluster, tmp_path_factory: pytest.TempPathFa
     source = {"apiVersion": GROUP_VERSION, "kind": "MetricsSource", "metadata": {"name": KUBELET_SUMMARY},
               "spec": {"type": "kubeletSummary", "config": {"pollInterval": "2s"}}}  # fmt: skip
     env.rest.apply(f"/apis/ballast.tightlinesoftware.com/v1/metricssources/{KUBELET_SUMMARY}", source)
-    env.rest.apply("/apis/ballast.tightlinesoftware.com/v1/clusterresourcepolicies/default", fast_policy(metrics=METRICS))
+    env.rest.apply(
+        "/apis/ballast.tightlinesoftware.com/v1/clusterresourcepolicies/default", fast_policy(metrics=METRICS)
+    )
     webhook_port = suggest_port()
     secret = MountedSecret(env, work / "webhook-certs", hosts=("localhost", "127.0.0.1"))
     running = Operator(

@@ -14,21 +14,34 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from ballast.runtime.envtest import MiniCluster, network
-from ballast.runtime.envtest.hostguard import CONTAINERD_RUN, HostGuard, cgroup_trees, leftovers, read_sysctls
+from ballast.runtime.envtest.hostguard import (
+    CONTAINERD_RUN,
+    HostBusyError,
+    HostGuard,
+    cgroup_trees,
+    leftovers,
+    read_sysctls,
+)
 from ballast.runtime.envtest.realnode import LAB
 from ballast.runtime.envtest.wait import poll_until
 from tests.e2e.realnode.conftest import start_real_cluster
 from tests.e2e.realnode.support import real_pod, wait_running
 from tests.e2e.support import create_namespace
 
-SLEEPER = {"image": "busybox", "command": ["/bin/sh", "-c", "exec sleep 3600"], "requests": {"cpu": "10m",
-           "memory": "8Mi"}}  # fmt: skip
+SLEEP = ["/bin/sh", "-c", "exec sleep 3600"]
 
 
 def run_a_pod(cluster: MiniCluster, name: str) -> None:
     namespace = create_namespace(cluster, "real-lifecycle")
-    cluster.env.rest.create(f"/api/v1/namespaces/{namespace}/pods", real_pod(name, app=name, mode="measure", **SLEEPER))
+    cluster.env.rest.create(
+        f"/api/v1/namespaces/{namespace}/pods",
+        real_pod(
+            name, app=name, mode="measure", image="busybox", command=SLEEP, requests={"cpu": "10m", "memory": "8Mi"}
+        ),
+    )
     wait_running(cluster, namespace, name)
 
 
@@ -45,7 +58,8 @@ def host_as_found() -> dict[str, object]:
 
 def test_a_stopped_real_node_leaves_nothing_behind_and_kept_the_machines_sysctls() -> None:
     before = host_as_found()
-    assert before["leftovers"] == [] and before["state files"] == []
+    assert before["leftovers"] == []
+    assert before["state files"] == []
     cluster = start_real_cluster(metrics=False)
     try:
         run_a_pod(cluster, "sleeper")
@@ -93,13 +107,8 @@ def test_another_run_waits_for_the_machine_lock(tmp_path: Path) -> None:
     guard = HostGuard()
     guard.acquire(tmp_path / "lab", wait=0)
     try:
-        contender = HostGuard()
-        try:
-            contender.acquire(tmp_path / "other", wait=0)
-        except Exception as exc:  # noqa: BLE001 - the message is what is checked
-            assert "one per machine" in str(exc)
-        else:
-            raise AssertionError("a second real node took the lock")
+        with pytest.raises(HostBusyError, match="one per machine"):
+            HostGuard().acquire(tmp_path / "other", wait=0)
     finally:
         guard.release()
     assert not guard.state_path.exists()

@@ -40,8 +40,10 @@ def test_a_container_leaking_past_its_limit_is_oom_killed_and_the_collector_keep
     env.rest.create(f"/api/v1/namespaces/{namespace}/pods", body)
     first = wait_running(real_cluster, namespace, "leaky")
     assert cgroup_values(real_cluster, first)["memory"] == 48 * MIB
-    measured = poll_until(lambda: samples(profile_of(real_cluster, "leaky"), "memory") or None, timeout=120,
-                          interval=1.0, what="memory samples of the leaky app", last_error=real_operator.output)  # fmt: skip
+    measured = poll_until(
+        lambda: samples(profile_of(real_cluster, "leaky"), "memory") or None,
+        timeout=120, interval=1.0, what="memory samples of the leaky app", last_error=real_operator.output,
+    )  # fmt: skip
 
     def killed() -> dict[str, Any] | None:
         pod = get_pod(real_cluster, namespace, "leaky")
@@ -124,11 +126,14 @@ def test_the_kubelet_summary_source_reads_real_ephemeral_storage(
     entry = poll_until(summary_entry, timeout=90, interval=1.0, what="the writer's 12 MiB in /stats/summary")
     (container,) = entry["containers"]
     assert container["memory"]["workingSetBytes"] > 0
+
     # The operator's kubeletSummary source reads the same endpoint and records ephemeral-storage samples.
-    profile = poll_until(
-        lambda: (p := profile_of(real_cluster, "writer")) and samples(p, "ephemeral-storage", KUBELET_SUMMARY) and p,
-        timeout=120, interval=1.0, what="ephemeral-storage samples from the kubelet", last_error=real_operator.output,
-    )  # fmt: skip
+    def measured() -> dict[str, Any] | None:
+        profile = profile_of(real_cluster, "writer")
+        return profile if samples(profile, "ephemeral-storage", KUBELET_SUMMARY) else None
+
+    profile = poll_until(measured, timeout=120, interval=1.0, what="ephemeral-storage samples from the kubelet",
+                         last_error=real_operator.output)  # fmt: skip
     (stats,) = [s for c in profile["status"]["containers"] for s in c["usageStats"]
                 if s["resource"] == "ephemeral-storage"]  # fmt: skip
     assert parse_quantity(stats["p99"]) >= 12 * MIB
