@@ -27,6 +27,7 @@ from ballast.runtime.envtest.hostguard import (
 )
 from ballast.runtime.envtest.realnode import LAB
 from ballast.runtime.envtest.wait import poll_until
+from tests.e2e.figures import record
 from tests.e2e.realnode.conftest import start_real_cluster
 from tests.e2e.realnode.support import real_pod, wait_running
 from tests.e2e.support import create_namespace
@@ -69,6 +70,14 @@ def test_a_stopped_real_node_leaves_nothing_behind_and_kept_the_machines_sysctls
     finally:
         cluster.stop()
     assert host_as_found() == before
+    node = cluster.real_node
+    assert node is not None
+    record("real_node_lifecycle", {
+        "containerd_ready_seconds": round(node.timings["containerd"], 1),
+        "node_ready_seconds": round(node.timings["ready"], 1),
+        "teardown_seconds": round(node.timings["teardown"], 1), "leftovers": len(leftovers(LAB)),
+        "sysctls_changed": sum(1 for k, v in read_sysctls().items() if before["sysctls"][k] != v),
+    })  # fmt: skip
 
 
 def test_a_run_after_a_killed_one_starts_clean(tmp_path: Path) -> None:
@@ -78,7 +87,8 @@ def test_a_run_after_a_killed_one_starts_clean(tmp_path: Path) -> None:
     victim = textwrap.dedent(f"""
         import os, signal, sys
         sys.path.insert(0, {str(Path(__file__).parents[3])!r})
-        from tests.e2e.realnode.conftest import start_real_cluster
+        from tests.e2e.figures import record
+from tests.e2e.realnode.conftest import start_real_cluster
         from tests.e2e.realnode.test_lifecycle import run_a_pod
         from ballast.runtime.envtest.hostguard import write_sysctls
         cluster = start_real_cluster(metrics=False)

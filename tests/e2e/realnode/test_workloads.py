@@ -7,11 +7,14 @@ through metrics-server scraping the real kubelet, and through the kubelet's own 
 
 from __future__ import annotations
 
+import datetime
+import time
 from typing import Any
 
 from ballast.internal.quantity import parse_quantity
 from ballast.runtime.envtest import MiniCluster
 from ballast.runtime.envtest.wait import poll_until
+from tests.e2e.figures import record
 from tests.e2e.realnode.conftest import KUBELET_SUMMARY
 from tests.e2e.realnode.support import (
     cgroup_values,
@@ -26,6 +29,11 @@ from tests.e2e.realnode.support import (
 from tests.e2e.support import Operator, create_namespace
 
 MIB = 2**20
+STEADY_SECONDS = 21  # the leaky app's steady phase before its leak
+
+
+def _time(stamp: str) -> datetime.datetime:
+    return datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
 def test_a_container_leaking_past_its_limit_is_oom_killed_and_the_collector_keeps_measuring(
@@ -35,7 +43,7 @@ def test_a_container_leaking_past_its_limit_is_oom_killed_and_the_collector_keep
     namespace = create_namespace(real_cluster, "real-leak")
     # Steady at 16 MiB long enough to be measured, then a leak far past the 48 MiB limit, in PID 1 (cgroup v1's
     # OOM killer picks the largest process of the memory cgroup).
-    body = real_pod("leaky", app="leaky", mode="measure", args=["mem:16:1", "sleep:20", "mem:96:6"],
+    body = real_pod("leaky", app="leaky", mode="measure", args=["mem:16:1", f"sleep:{STEADY_SECONDS - 1}", "mem:96:6"],
                     requests={"cpu": "50m", "memory": "48Mi"}, limits={"cpu": "200m", "memory": "48Mi"})  # fmt: skip
     env.rest.create(f"/api/v1/namespaces/{namespace}/pods", body)
     first = wait_running(real_cluster, namespace, "leaky")
@@ -60,9 +68,19 @@ def test_a_container_leaking_past_its_limit_is_oom_killed_and_the_collector_keep
     assert cgroup_values(real_cluster, restarted)["memory"] == 48 * MIB
     assert restarted["spec"]["containers"][0]["resources"]["limits"]["memory"] == "48Mi"
     # The collector stays healthy through the kill: samples keep arriving, nothing failed in the operator.
-    poll_until(lambda: samples(profile_of(real_cluster, "leaky"), "memory") > measured, timeout=60, interval=1.0,
-               what="memory samples after the OOM kill", last_error=real_operator.output)  # fmt: skip
+    at_kill = samples(profile_of(real_cluster, "leaky"), "memory")
+    after = poll_until(
+        lambda: (n := samples(profile_of(real_cluster, "leaky"), "memory")) > max(measured, at_kill) and n,
+        timeout=60, interval=1.0, what="memory samples after the OOM kill", last_error=real_operator.output,
+    )  # fmt: skip
     assert "Traceback" not in real_operator.output()
+    record("real_node_oom", {
+        "leak_to_kill_seconds": (_time(terminated["finishedAt"]) - _time(terminated["startedAt"])).total_seconds()
+        - STEADY_SECONDS,
+        "exit_code": terminated["exitCode"], "reason": terminated["reason"], "restarts": status["restartCount"],
+        "memory_limit_bytes_after": cgroup_values(real_cluster, restarted)["memory"],
+        "samples_at_kill": at_kill, "samples_after": after,
+    })  # fmt: skip
 
 
 def test_the_operator_resizes_a_running_container_in_place_and_the_kernel_enforces_it(
@@ -78,20 +96,27 @@ def test_the_operator_resizes_a_running_container_in_place_and_the_kernel_enforc
     container_id = container_status(started)["containerID"]
     assert cgroup_values(real_cluster, started) == {"memory": 256 * MIB, "shares": 512, "quota": 100_000}
     seen_cpu: list[str] = []
+    patched_at: dict[str, float] = {}  # cpu request → when the spec was first seen asking for it
+    enforced_at: dict[str, float] = {}  # cpu request → when the cgroup first held its shares
 
     def resized_and_settled() -> tuple[dict[str, Any], dict[str, int]] | None:
         before = get_pod(real_cluster, namespace, "steady")
         spec = before["spec"]["containers"][0]["resources"]
-        if not seen_cpu or seen_cpu[-1] != spec["requests"]["cpu"]:
-            seen_cpu.append(spec["requests"]["cpu"])
-        if spec["requests"]["cpu"] == "500m" or container_status(before).get("resources") != spec:
-            return None  # not resized yet, or the kubelet has not finished the last step
+        cpu = spec["requests"]["cpu"]
+        if not seen_cpu or seen_cpu[-1] != cpu:
+            seen_cpu.append(cpu)
+            patched_at.setdefault(cpu, time.monotonic())
         values = cgroup_values(real_cluster, before)
+        if values["shares"] == expected_cgroup_values(spec)["shares"]:
+            enforced_at.setdefault(cpu, time.monotonic())
+        if cpu == "500m" or container_status(before).get("resources") != spec:
+            return None  # not resized yet, or the kubelet has not finished the last step
         after = get_pod(real_cluster, namespace, "steady")
         same = after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
         return (after, values) if same and len(seen_cpu) >= 3 else None
 
-    pod, enforced = poll_until(resized_and_settled, timeout=240, interval=0.5, what="two in-place resize steps",
+    began = time.monotonic()
+    pod, enforced = poll_until(resized_and_settled, timeout=240, interval=0.2, what="two in-place resize steps",
                                last_error=real_operator.output)  # fmt: skip
     status = container_status(pod)
     assert enforced == expected_cgroup_values(status["resources"])
@@ -100,6 +125,12 @@ def test_the_operator_resizes_a_running_container_in_place_and_the_kernel_enforc
     assert (status["restartCount"], status["containerID"]) == (0, container_id)  # in place: never restarted
     steps = [float(parse_quantity(cpu)) for cpu in seen_cpu]
     assert steps == sorted(steps, reverse=True), seen_cpu  # stepped down, never up and down
+    latencies = [enforced_at[cpu] - patched_at[cpu] for cpu in seen_cpu[1:] if cpu in enforced_at]
+    record("real_node_resize", {
+        "steps": len(seen_cpu) - 1, "cpu_requests": seen_cpu,
+        "settled_after_seconds": round(time.monotonic() - began, 1),
+        "max_patch_to_cgroup_seconds": round(max(latencies), 2), "cgroup": enforced, "restarts": status["restartCount"],
+    })  # fmt: skip
 
 
 def test_the_kubelet_summary_source_reads_real_ephemeral_storage(
