@@ -87,8 +87,7 @@ def test_a_run_after_a_killed_one_starts_clean(tmp_path: Path) -> None:
     victim = textwrap.dedent(f"""
         import os, signal, sys
         sys.path.insert(0, {str(Path(__file__).parents[3])!r})
-        from tests.e2e.figures import record
-from tests.e2e.realnode.conftest import start_real_cluster
+        from tests.e2e.realnode.conftest import start_real_cluster
         from tests.e2e.realnode.test_lifecycle import run_a_pod
         from ballast.runtime.envtest.hostguard import write_sysctls
         cluster = start_real_cluster(metrics=False)

@@ -158,13 +158,18 @@ def test_the_kubelet_summary_source_reads_real_ephemeral_storage(
     (container,) = entry["containers"]
     assert container["memory"]["workingSetBytes"] > 0
 
-    # The operator's kubeletSummary source reads the same endpoint and records ephemeral-storage samples.
-    def measured() -> dict[str, Any] | None:
+    # The operator's kubeletSummary source reads the same endpoint and records ephemeral-storage samples; the
+    # first may predate the write, so wait for the statistics to hold it.
+    def storage_stats() -> dict[str, Any] | None:
         profile = profile_of(real_cluster, "writer")
-        return profile if samples(profile, "ephemeral-storage", KUBELET_SUMMARY) else None
+        if not samples(profile, "ephemeral-storage", KUBELET_SUMMARY):
+            return None
+        assert profile is not None
+        (stats,) = [s for c in profile["status"]["containers"] for s in c["usageStats"]
+                    if s["resource"] == "ephemeral-storage"]  # fmt: skip
+        return dict(stats) if parse_quantity(stats["p99"]) >= 12 * MIB else None
 
-    profile = poll_until(measured, timeout=120, interval=1.0, what="ephemeral-storage samples from the kubelet",
-                         last_error=real_operator.output)  # fmt: skip
-    (stats,) = [s for c in profile["status"]["containers"] for s in c["usageStats"]
-                if s["resource"] == "ephemeral-storage"]  # fmt: skip
-    assert parse_quantity(stats["p99"]) >= 12 * MIB
+    stats = poll_until(storage_stats, timeout=120, interval=1.0, what="12 MiB of ephemeral storage in the profile",
+                       last_error=real_operator.output)  # fmt: skip
+    assert stats["source"] == KUBELET_SUMMARY
+    assert parse_quantity(stats["p99"]) <= 64 * MIB  # the writer's file and its logs, not the node's disk
