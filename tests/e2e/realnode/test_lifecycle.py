@@ -57,7 +57,7 @@ def host_as_found() -> dict[str, object]:
     }
 
 
-def test_a_stopped_real_node_leaves_nothing_behind_and_kept_the_machines_sysctls() -> None:
+def test_a_stopped_real_node_leaves_nothing_behind_and_kept_the_machines_sysctls_across_restarts() -> None:
     before = host_as_found()
     assert before["leftovers"] == []
     assert before["state files"] == []
@@ -65,7 +65,11 @@ def test_a_stopped_real_node_leaves_nothing_behind_and_kept_the_machines_sysctls
     try:
         run_a_pod(cluster, "sleeper")
         assert cgroup_trees(), "the kubelet's cgroups exist while it runs"
-        # The kubelet changed the six kernel-wide sysctls at its start; they were put back right after it.
+        # The kubelet changed the six kernel-wide sysctls at its start; they were put back right after it, and
+        # again after a restart (which sets them again).
+        assert read_sysctls() == before["sysctls"]
+        assert cluster.real_node is not None
+        cluster.real_node.restart_kubelet()
         assert read_sysctls() == before["sysctls"]
     finally:
         cluster.stop()
