@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from ballast.internal.enrollment import MODE_LABEL, RESIZE_BLOCKED
 from ballast.internal.quantity import parse_quantity
 from ballast.runtime.envtest import MiniCluster
 from ballast.runtime.envtest.wait import poll_until
@@ -192,3 +193,55 @@ def test_the_kubelet_summary_source_reads_real_ephemeral_storage(
                        last_error=real_operator.output)  # fmt: skip
     assert stats["source"] == KUBELET_SUMMARY
     assert parse_quantity(stats["p99"]) <= 64 * MIB  # the writer's file and its logs, not the node's disk
+
+
+def test_a_resize_the_node_has_no_room_for_is_deferred_unblocked_and_done_by_the_kubelet_when_room_frees(
+    real_cluster: MiniCluster, real_operator: Operator
+) -> None:
+    env = real_cluster.env
+    node = real_cluster.real_node
+    assert node is not None
+    namespace = create_namespace(real_cluster, "real-deferred")
+    # ~100 MiB used under a 32Mi request: the operator raises the request (and lowers the 512Mi limit).
+    body = real_pod("grower", app="grower", mode="resize", args=["mem:100:2"],
+                    requests={"cpu": "50m", "memory": "32Mi"}, limits={"cpu": "500m", "memory": "512Mi"})  # fmt: skip
+    env.rest.create(f"/api/v1/namespaces/{namespace}/pods", body)
+    wait_running(real_cluster, namespace, "grower")
+    # Fill the node's allocatable memory but 8Mi with a pod that asks and uses nothing: no room for any upsize.
+    allocatable = int(parse_quantity(env.rest.get(f"/api/v1/nodes/{node.name}")["status"]["allocatable"]["memory"]))
+    pods = env.rest.get("/api/v1/pods", {"fieldSelector": f"spec.nodeName={node.name}"})["items"]
+    requested = sum(int(parse_quantity(c["resources"].get("requests", {}).get("memory", "0")))
+                    for p in pods for c in p["spec"]["containers"])  # fmt: skip
+    filler = real_pod("filler", app="filler", mode="off", image="pause",
+                      requests={"cpu": "10m", "memory": str(allocatable - requested - 8 * MIB)})  # fmt: skip
+    del filler["metadata"]["labels"][MODE_LABEL]
+    env.rest.create(f"/api/v1/namespaces/{namespace}/pods", filler)
+    wait_running(real_cluster, namespace, "filler")
+
+    def deferred() -> dict[str, Any] | None:
+        pod = get_pod(real_cluster, namespace, "grower")
+        pending = [c for c in pod["status"].get("conditions", []) if c["type"] == "PodResizePending"]
+        return pod if pending and pending[0].get("reason") == "Deferred" else None
+
+    pod = poll_until(deferred, timeout=180, interval=0.5, what="the kubelet to defer the upsize",
+                     last_error=real_operator.output)  # fmt: skip
+    assert cgroup_values(real_cluster, pod)["memory"] == 512 * MIB  # nothing of it applied yet
+    time.sleep(8)  # a few resize intervals: Deferred is waited out, never marked blocked
+    annotations = get_pod(real_cluster, namespace, "grower")["metadata"].get("annotations", {})
+    assert RESIZE_BLOCKED not in annotations
+    env.rest.request("DELETE", f"/api/v1/namespaces/{namespace}/pods/filler", params={"gracePeriodSeconds": "0"})
+
+    def actuated() -> tuple[dict[str, Any], dict[str, int]] | None:
+        pod = get_pod(real_cluster, namespace, "grower")
+        spec = pod["spec"]["containers"][0]["resources"]
+        if container_status(pod).get("resources") != spec:
+            return None
+        return pod, cgroup_values(real_cluster, pod)
+
+    pod, enforced = poll_until(actuated, timeout=120, interval=0.5, what="the deferred resize done once room freed",
+                               last_error=real_operator.output)  # fmt: skip
+    status = container_status(pod)
+    assert parse_quantity(status["resources"]["requests"]["memory"]) > 32 * MIB
+    assert enforced == expected_cgroup_values(status["resources"])
+    assert enforced["memory"] < 512 * MIB
+    assert status["restartCount"] == 0
