@@ -64,7 +64,7 @@ integration: venv envtest helm ## integration tests on the real kube-apiserver (
 test-e2e: venv envtest e2e-tools real-node-tools ## the e2e suite on the mini-cluster (kube-scheduler, kwok, metrics-server; one real kubelet + containerd node), in the test network
 	$(BIN)/ballast-envtest netns -- $(PY) -m pytest tests/e2e
 
-test-real-node: venv envtest e2e-tools real-node-tools ## only the e2e scenarios on the real node (part of test-e2e; ~4 min)
+test-real-node: venv envtest e2e-tools real-node-tools ## only the e2e scenarios on the real node (part of test-e2e; ~5 min)
 	$(BIN)/ballast-envtest netns -- $(PY) -m pytest tests/e2e -m real_node
 
 test-karpenter: venv envtest e2e-tools ## only the e2e scenario side by side with Karpenter v1.15.0 (part of test-e2e; ~1.5 min)
