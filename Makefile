@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: help venv envtest e2e-tools helm karpenter-oracle generate lint typecheck unit packaging integration test-e2e test-karpenter test test-load audit dev demo dev-cluster bench kind-deploy clean
+.PHONY: help venv envtest e2e-tools real-node-tools test-real-node helm karpenter-oracle generate lint typecheck unit packaging integration test-e2e test-karpenter test test-load audit dev demo dev-cluster bench kind-deploy clean
 
 HACK_SCRIPTS := hack/gen-manifests hack/audit hack/record-builtin-schemas
 KIND_CLUSTER ?= ballast-dev
@@ -61,6 +61,9 @@ e2e-tools: venv ## build (or find) kwok and metrics-server v0.8.0, and Karpenter
 	$(BIN)/ballast-envtest tool karpenter
 	hack/setup-admission-load
 
+real-node-tools: venv ## the e2e real node: Debian's runc, CNI plugins, busybox-static and gcc when missing; kubelet and containerd v2.4.2 built from their Go modules; the pause, busybox and loadgen images
+	hack/setup-real-node
+
 helm: venv ## build (or find) helm v3.22.0 for the chart tests; prints its path
 	hack/setup-helm
 
@@ -88,8 +91,11 @@ packaging: venv envtest ## the built wheel in a clean venv: console scripts and 
 integration: venv envtest helm ## integration tests on the real kube-apiserver (and docs/examples/cronjob), inside the private test network
 	$(call in_test_network,$(INTEGRATION_WORKERS),tests/integration docs/examples/cronjob)
 
-test-e2e: venv envtest e2e-tools ## the e2e suite on the mini-cluster (kube-scheduler, kwok, metrics-server), in the test network
+test-e2e: venv envtest e2e-tools real-node-tools ## the e2e suite on the mini-cluster (kube-scheduler, kwok, metrics-server; one real kubelet + containerd node), in the test network
 	$(call in_test_network,$(E2E_WORKERS),tests/e2e)
+
+test-real-node: venv envtest e2e-tools real-node-tools ## only the e2e scenarios on the real node (part of test-e2e; ~5 min)
+	$(BIN)/ballast-envtest netns -- $(PY) -m pytest tests/e2e -m real_node
 
 test-karpenter: venv envtest e2e-tools ## only the e2e scenario side by side with Karpenter v1.15.0 (part of test-e2e; ~1.5 min)
 	$(BIN)/ballast-envtest netns -- $(PY) -m pytest tests/e2e -m karpenter

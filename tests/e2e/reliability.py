@@ -124,6 +124,42 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
     ),
     Scenario(
+        "real_node_resize",
+        "Real node: the operator resizes a running container in place (kubelet v1.37.2, containerd v2.4.2)",
+        "the container's cgroup (cpu.shares, cpu.cfs_quota_us, memory.limit_in_bytes) holds what the kubelet reports; "
+        "stepped down only; restartCount 0, same container",
+        _e2e("realnode/test_workloads.py -k resizes"),
+        lambda f: (
+            f"{f['steps']} steps ({' → '.join(f['cpu_requests'])} CPU); spec to cgroup within "
+            f"{f['max_patch_to_cgroup_seconds']} s per step; settled after {f['settled_after_seconds']} s; "
+            f"{f['restarts']} restarts"
+        ),
+    ),
+    Scenario(
+        "real_node_oom",
+        "Real node: a container leaking past its memory limit",
+        "killed by the kernel (exit 137, OOMKilled), restarted with the same cgroup limit; the collector keeps "
+        "sampling, no traceback",
+        _e2e("realnode/test_workloads.py -k oom"),
+        lambda f: (
+            f"{f['reason']} ({f['exit_code']}) {f['leak_to_kill_seconds']:g} s into the leak; memory.limit_in_bytes "
+            f"{f['memory_limit_bytes_after']} after {f['restarts']} restart(s); samples {f['samples_at_kill']} → "
+            f"{f['samples_after']}"
+        ),
+    ),
+    Scenario(
+        "real_node_lifecycle",
+        "Real node: start and teardown",
+        "after the stop no process, mount, cgroup, /run/containerd or changed sysctl remains; a run after a killed "
+        "one starts clean",
+        _e2e("realnode/test_lifecycle.py"),
+        lambda f: (
+            f"containerd ready {f['containerd_ready_seconds']} s, Node Ready {f['node_ready_seconds']} s after the "
+            f"control plane; teardown {f['teardown_seconds']} s; {f['leftovers']} leftovers; "
+            f"{f['sysctls_changed']} sysctls changed"
+        ),
+    ),
+    Scenario(
         "karpenter_delete",
         "Load: a consolidation DELETE side by side with Karpenter v1.15.0",
         "Karpenter deletes the node the advisor's first move deletes, with the same score, in one command",

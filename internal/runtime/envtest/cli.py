@@ -2,7 +2,8 @@
 
 ballast-envtest use [VERSION]       build if needed; the last line printed is the asset directory
 ballast-envtest list                Kubernetes versions in the cache
-ballast-envtest tool NAME           build kwok, metrics-server or karpenter if needed; the last line is the binary
+ballast-envtest tool NAME           build kwok, metrics-server, karpenter, kubelet, containerd or node-images
+                                    (the real node's) if needed; the last line is the binary (or directory)
 ballast-envtest run [--crd PATH]    start etcd + kube-apiserver and wait; prints KUBECONFIG
 ballast-envtest netns -- CMD ...    run CMD inside a private network namespace (TEST-NET-2 on lo)
 """
@@ -21,9 +22,13 @@ from ballast import __version__
 from .assets import DEFAULT_ETCD_VERSION, build_assets, cache_root, cached_versions, default_version, find_assets
 from .environment import Environment
 from .errors import EnvtestError
+from .images import find_node_images
 from .network import run_in_private_network
+from .nodebuild import NODE_TOOLS, find_node_tool
 from .process import ControlPlaneProcess
 from .tools import TOOLS, find_tool
+
+NODE_IMAGES = "node-images"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -44,9 +49,10 @@ def _parser() -> argparse.ArgumentParser:
 
     tool = commands.add_parser(
         "tool",
-        help="print the path of kwok, metrics-server or karpenter (its kwok provider), building it first if needed",
+        help="print the path of kwok, metrics-server, karpenter (its kwok provider), or the real node's kubelet, "
+        "containerd or test images, building it first if needed",
     )
-    tool.add_argument("name", choices=sorted(TOOLS), help="the tool")
+    tool.add_argument("name", choices=sorted([*TOOLS, *NODE_TOOLS, NODE_IMAGES]), help="the tool")
     tool.add_argument("-i", "--installed-only", action="store_true", help="fail instead of building")
 
     run = commands.add_parser("run", help="start a control plane and wait (Ctrl-C stops it)")
@@ -123,6 +129,14 @@ def first_exited(
     return None
 
 
+def _tool(name: str, *, build: bool) -> object:
+    if name == NODE_IMAGES:
+        return find_node_images(build=build).pause.tarball.parent
+    if name in NODE_TOOLS:
+        return find_node_tool(name, build=build)
+    return find_tool(name, build=build)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -133,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "run":
             return _run(args)
         if args.command == "tool":
-            print(find_tool(args.name, build=not args.installed_only))
+            print(_tool(args.name, build=not args.installed_only))
             return 0
         command = list(args.argv)
         if command[:1] == ["--"]:

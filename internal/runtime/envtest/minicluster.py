@@ -9,6 +9,9 @@ Pods run on kwok's fake Nodes; their usage is whatever their annotations say (`k
 kwok does not emulate stays absent: no container runs, no Summary API, and an in-place resize is never
 reflected in `containerStatuses[].resources`. Needs the private test network (`ballast-envtest netns`):
 metrics-server's APIService must be reached on a non-loopback address.
+
+`real_node=True` adds one real Node (`realnode.RealNode`: a kubelet and containerd, real containers, real
+cgroups, one per machine) beside kwok's; the API server then also runs the Node authorizer and NodeRestriction.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from .errors import APIError
 from .kwok import Kwok
 from .manifests import Source
 from .metrics_server import MetricsServer
+from .realnode import RealNode
 from .wait import poll_until
 
 # Client rate limits raised as kwokctl raises them: the defaults (QPS 50) make binding thousands of Pods take
@@ -56,9 +60,20 @@ class MiniCluster:
         hpa_sync_seconds: int = 5,
         audit_log: bool = False,
         kubernetes_version: str | None = None,
+        real_node: bool = False,
     ) -> None:
+        # The kubelet's Hostname address resolves nowhere (no DNS in the test network): proxy to its InternalIP.
+        node_authorization = (
+            "--authorization-mode=Node,RBAC",
+            "--enable-admission-plugins=NodeRestriction",
+            "--kubelet-preferred-address-types=InternalIP",
+        )
         self.env = Environment(
-            kubernetes_version=kubernetes_version, crd_paths=crd_paths, audit_log=audit_log, network_mode="private"
+            kubernetes_version=kubernetes_version,
+            crd_paths=crd_paths,
+            audit_log=audit_log,
+            network_mode="private",
+            apiserver_args=node_authorization if real_node else (),
         )
         self.node_count = nodes
         self.node_cpu = node_cpu
@@ -67,6 +82,7 @@ class MiniCluster:
         self.hpa_sync_seconds = hpa_sync_seconds
         self.kwok = Kwok(self.env)
         self.metrics_server = MetricsServer(self.env, resolution_seconds=metric_resolution_seconds) if metrics else None
+        self.real_node = RealNode(self.env) if real_node else None
 
     def start(self) -> None:
         network.require_private_network()
@@ -86,6 +102,8 @@ class MiniCluster:
             self.kwok.start()
             for index in range(self.node_count):
                 self.add_node(f"kwok-node-{index}")
+            if self.real_node is not None:
+                self.real_node.start()
             if self.metrics_server is not None:
                 self.metrics_server.start()
         except BaseException:
@@ -93,7 +111,11 @@ class MiniCluster:
             raise
 
     def stop(self) -> None:
-        self.env.stop()
+        try:
+            if self.real_node is not None:
+                self.real_node.stop()  # first: it drains its pods through the running control plane
+        finally:
+            self.env.stop()
 
     def __enter__(self) -> MiniCluster:
         self.start()

@@ -33,9 +33,11 @@ TEST_NETWORK = ipaddress.ip_network("198.51.100.0/24")
 ENV_VAR = "BALLAST_ENVTEST_NETWORK"
 STATE_ENV_VAR = "BALLAST_ENVTEST_NETWORK_STATE"
 _SETUP = f"ip link set lo up && ip route add local {TEST_NETWORK} dev lo"
-# .1-.9 are left for the user; backends get FIRST_BACKEND_HOST..LAST_BACKEND_HOST (host numbers in TEST_NETWORK).
+# .1-.9 are left for the user; backends get FIRST_BACKEND_HOST..LAST_BACKEND_HOST (host numbers in TEST_NETWORK);
+# above LAST_BACKEND_HOST is the real node's pod range (realnode.POD_CIDR).
 FIRST_BACKEND_HOST = 10
-LAST_BACKEND_HOST = 254
+LAST_BACKEND_HOST = 191
+REAL_NODE_BRIDGE = "ballast0"  # the real node's pod bridge; its veth peers are the other interfaces it adds
 _state_lock = threading.Lock()  # one thread of this process at a time; the file lock orders the processes
 
 
@@ -55,8 +57,9 @@ def interfaces() -> list[str]:
 
 
 def in_private_network() -> bool:
-    """True inside a namespace whose only interface is `lo` and where TEST-NET-2 addresses bind."""
-    if interfaces() != ["lo"]:
+    """True inside a namespace whose only interface is `lo` (besides a real node's pod bridge and veths) and
+    where TEST-NET-2 addresses bind."""
+    if [i for i in interfaces() if i != REAL_NODE_BRIDGE and not i.startswith("veth")] != ["lo"]:
         return False
     with socket.socket() as probe:
         try:
@@ -190,6 +193,7 @@ __all__ = [
     "ENV_VAR",
     "FIRST_BACKEND_HOST",
     "LAST_BACKEND_HOST",
+    "REAL_NODE_BRIDGE",
     "STATE_ENV_VAR",
     "TEST_NETWORK",
     "allocate_address",
