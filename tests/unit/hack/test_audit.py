@@ -55,7 +55,7 @@ def test_a_fix_counts_only_inside_the_allowed_range(
 def test_the_ranges_come_from_every_requirement_list_of_pyproject() -> None:
     assert RANGES["kubernetes"] == SpecifierSet(">=30")
     assert RANGES["redis"] == SpecifierSet(">=5.0")  # the operator extra
-    assert RANGES["pydantic"] == SpecifierSet(">=2.7,<3")
+    assert RANGES["pydantic"] == SpecifierSet(">=2.12,<3")
     assert RANGES["ruff"] == SpecifierSet(">=0.17,<0.18")  # the dev extra
     assert RANGES["opentelemetry-sdk"] == SpecifierSet(">=1.30")  # the otel extra
     assert RANGES["setuptools"] == SpecifierSet(">=77")  # build-system.requires
@@ -78,8 +78,8 @@ def _vulnerability(identifier: str, *fixes: str, aliases: tuple[str, ...] = ()) 
 
 def test_each_finding_gets_its_verdict_and_only_an_in_range_fix_fails() -> None:
     packages = [
-        _package("pydantic", "2.8.0", _vulnerability("PYSEC-1", "2.8.1")),
-        _package("pydantic", "2.8.0", _vulnerability("PYSEC-2", "3.0.0")),
+        _package("pydantic", "2.12.0", _vulnerability("PYSEC-1", "2.12.1")),
+        _package("pydantic", "2.12.0", _vulnerability("PYSEC-2", "3.0.0")),
         _package("ruff", "0.17.2", _vulnerability("GHSA-ruff", "0.18.0")),
         _package("certifi", "2024.1.1", _vulnerability("PYSEC-3", "2024.7.4")),
         _package("urllib3", "2.0.0", _vulnerability("PYSEC-4")),
@@ -90,7 +90,7 @@ def test_each_finding_gets_its_verdict_and_only_an_in_range_fix_fails() -> None:
     verdicts = [(f.vulnerability.id, f.verdict) for f in findings]
     assert verdicts == [("PYSEC-1", "FIX"), ("PYSEC-2", "CONSTRAINED"), ("GHSA-ruff", "CONSTRAINED"),
                         ("PYSEC-3", "FIX"), ("PYSEC-4", "NO FIX"), ("PYSEC-5", "ALLOWED")]  # fmt: skip
-    assert findings[0].detail == "upgrade to 2.8.1 (pyproject allows <3,>=2.7)"
+    assert findings[0].detail == "upgrade to 2.12.1 (pyproject allows <3,>=2.12)"
     assert findings[2].detail == "fixed in 0.18.0, outside what pyproject allows (<0.18,>=0.17)"
     assert findings[5].detail == "reviewed 2026-12: we only load our own files"
     assert audit.exit_code(findings) == audit.FIXABLE

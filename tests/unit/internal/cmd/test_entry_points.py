@@ -52,6 +52,6 @@ def test_ballastd_help_says_metrics_are_off_by_default() -> None:
     result = subprocess.run([str(scripts / "ballastd"), "--help"], capture_output=True, text=True, check=True)
     flat = " ".join(result.stdout.split())
     assert (
-        "--metrics-bind-address METRICS_BIND_ADDRESS serve Prometheus /metrics there, e.g. :8080 (default: 0, "
-        "metrics off" in flat
+        "--metrics-bind-address METRICS_BIND_ADDRESS serve Prometheus /metrics there: :8443 for HTTPS, :8080 for "
+        "HTTP (default: 0, metrics off" in flat
     )

@@ -83,7 +83,8 @@ def test_long_adds_the_production_policy_as_its_own_column(tmp_path: Path, capsy
         (["--out", "/proc/nope"], "ballast: --out /proc/nope: cannot write there: No such file or directory"),
         (
             ["--store", "banana://x"],
-            "ballast: --store: store URL 'banana://x': unsupported scheme 'banana'; use one of redis, rediss, sqlite",
+            "ballast: --store: store URL 'banana://x': unsupported scheme 'banana'; use one of redis, rediss, "
+            "redis+sentinel, rediss+sentinel, redis+cluster, rediss+cluster, sqlite",
         ),
         (
             ["--store", "sqlite:////proc/nope/h.db"],
