@@ -4,6 +4,7 @@ model, the server applies the CRD defaults the models have, and refuses what the
 from __future__ import annotations
 
 import copy
+import datetime
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
@@ -18,11 +19,14 @@ from ballast.api.ballast.v1 import (
     MetricsSource,
     ResourcePolicy,
     WorkloadProfile,
+    WorkloadProfileStatus,
 )
 from ballast.api.customresource import CustomResource
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
 from ballast.api.scheme import KINDS
 from ballast.internal.manifests.ballast_crds import crd_name
+from ballast.runtime.clock import FakeClock
+from ballast.runtime.conditions import set_status_condition
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.errors import APIError
 from tests.paths import CRD_DIR
@@ -248,9 +252,6 @@ REJECTED_STATUSES = [
               "status.conditions[0].status", 'Unsupported value: "Maybe"'),
     Rejection("condition-reason-pattern", Balancer, _set("status.conditions", [{**CONDITION, "reason": "not ok!"}]),
               "status.conditions[0].reason", "should match"),
-    Rejection("condition-time-required", WorkloadProfile,
-              _set("status.conditions", [{**CONDITION, "lastTransitionTime": None}]),
-              "status.conditions[0].lastTransitionTime", "Required value"),
 ]  # fmt: skip
 
 
@@ -292,6 +293,28 @@ def test_server_and_model_refuse_a_bad_status(server: Server, rejection: Rejecti
         rejection.kind.model_validate({**created.to_wire(), **body})
 
     _assert_same_field(refused.value, invalid.value, rejection)
+
+
+def test_a_condition_without_its_time_is_refused_by_the_server_and_filled_in_by_set_status_condition(
+    server: Server,
+) -> None:
+    # The model lets lastTransitionTime be left out (as a Go metav1.Condition may be zero in memory) because
+    # set_status_condition fills it; the CRD still requires it on the wire.
+    created = WorkloadProfile.model_validate(server.create(WorkloadProfile, server.body(WorkloadProfile)))
+    untimed = {key: value for key, value in CONDITION.items() if key != "lastTransitionTime"}
+
+    with pytest.raises(APIError) as refused:
+        server.rest.patch_status(created.path, {"status": {"conditions": [{**untimed, "lastTransitionTime": None}]}})
+    status = WorkloadProfileStatus()
+    set_status_condition(
+        status.conditions, untimed, clock=FakeClock(datetime.datetime(2026, 12, 6, tzinfo=datetime.UTC))
+    )
+    server.rest.patch_status(created.path, {"status": status.to_wire()})
+
+    assert "status.conditions[0].lastTransitionTime" in str(refused.value)
+    assert "Required value" in str(refused.value)
+    stored = server.rest.get(created.path)["status"]["conditions"]
+    assert [(c["type"], c["lastTransitionTime"]) for c in stored] == [(CONDITION["type"], "2026-12-06T00:00:00Z")]
 
 
 # Policy decimals outside the syntax and magnitude the CRD's patterns allow (docs/design.md, difference 25); the

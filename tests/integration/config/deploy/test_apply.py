@@ -215,6 +215,7 @@ def test_config_and_chart_grant_the_same_rules(helm: Path) -> None:
     chart = render(helm, settings={"certManager.enabled": "true"})
     chart += render(helm, settings={"certManager.enabled": "false"})  # the self-signed rights
     chart += render(helm, settings={"consolidation.enabled": "true", "consolidation.karpenter": "true"})
+    chart += render(helm, settings={"telemetry.prometheus.secure": "true"})  # config/'s metrics-auth Component
     chart_rules = _rbac_rules(chart, "ballast-")
     config_rules = _rbac_rules(_config_rbac(), "ballast-")
     # Both hooks' rights included: the chart's hook objects are config/'s crd-installer and uninstall Components.

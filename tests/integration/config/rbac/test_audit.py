@@ -70,8 +70,15 @@ from .config_rbac import (
 OPERATOR = user_of(OPERATOR_NAMESPACE, "ballast")
 INSTALLER = user_of(OPERATOR_NAMESPACE, "ballast-crd-installer")
 UNINSTALLER = user_of(OPERATOR_NAMESPACE, "ballast-uninstall")
-UNEXERCISED: dict[Grant, str] = {}
-"""Grants no test can exercise, each with the reason. Empty: every grant of config/rbac/ is used below."""
+_SECURE_METRICS = (
+    "the metrics-auth Component, used only with --metrics-secure: this scenario scrapes plain HTTP (its metric() "
+    "polls), and tests/integration/internal/runtime/test_metrics_secure.py reviews tokens on the real API server"
+)
+UNEXERCISED: dict[Grant, str] = {
+    Grant("authentication.k8s.io", "tokenreviews", "", "create"): _SECURE_METRICS,
+    Grant("authorization.k8s.io", "subjectaccessreviews", "", "create"): _SECURE_METRICS,
+}
+"""Grants this scenario does not exercise, each with the reason; every other grant of config/rbac/ is used below."""
 
 SERVICE = "ballast-webhook"
 NODE = "node-a"
