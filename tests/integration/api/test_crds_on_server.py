@@ -25,7 +25,7 @@ from ballast.api.customresource import CustomResource
 from ballast.api.kupid.v1alpha1 import ClusterPodSchedulingPolicy, PodSchedulingPolicy
 from ballast.api.scheme import KINDS
 from ballast.internal.manifests.ballast_crds import crd_name
-from ballast.runtime.clock import FakeClock
+from ballast.runtime import FakeClock
 from ballast.runtime.conditions import set_status_condition
 from ballast.runtime.envtest import Environment
 from ballast.runtime.envtest.errors import APIError
