@@ -4,11 +4,12 @@ kube-controller-manager's garbage collector once the owner goes (the memcached t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from pydantic import Field
 
-from ballast.runtime import NotFoundError, Scheme, controllerutil, set_controller_reference
+from ballast.runtime import ConflictError, NotFoundError, Scheme, controllerutil, set_controller_reference
 from ballast.runtime.client import APIServerClient
 from ballast.runtime.controllerutil import OperationResult
 from ballast.runtime.crd import ConditionList, Conditions, CustomResource, Int32, ObjectMeta, Scope, WireModel, crd_for
@@ -37,6 +38,16 @@ class Cache(CustomResource):
     status: CacheStatus = Field(default_factory=CacheStatus)
 
 
+def _retried_on_conflict(write: Callable[[], OperationResult], attempts: int = 5) -> OperationResult:
+    """client-go's RetryOnConflict: `write` again, from a fresh read, while the API server answers 409."""
+    for _ in range(attempts - 1):
+        try:
+            return write()
+        except ConflictError:
+            continue
+    return write()
+
+
 def test_an_owned_deployment_is_created_updated_and_garbage_collected(cluster: MiniCluster) -> None:
     cluster.env.install_crds([crd_for(Cache)])
     namespace = create_namespace(cluster, "owned-deployment-gc")
@@ -61,9 +72,16 @@ def test_an_owned_deployment_is_created_updated_and_garbage_collected(cluster: M
         assert controllerutil.create_or_update(client, dict(body), wanted) is OperationResult.NONE
 
         owner = client.patch(owner, {"spec": {"size": 3}})
-        again: dict[str, Any] = {"apiVersion": "apps/v1", "kind": "Deployment",
-                                 "metadata": {"name": "cache", "namespace": namespace}}  # fmt: skip
-        assert controllerutil.create_or_update(client, again, wanted) is OperationResult.UPDATED
+        again: dict[str, Any] = {}
+
+        def update() -> OperationResult:
+            again.clear()
+            again.update({"apiVersion": "apps/v1", "kind": "Deployment",
+                          "metadata": {"name": "cache", "namespace": namespace}})  # fmt: skip
+            return controllerutil.create_or_update(client, again, wanted)
+
+        # kube-controller-manager writes the Deployment too: a conflict is retried, as a reconciler is requeued.
+        assert _retried_on_conflict(update) is OperationResult.UPDATED
         assert again["spec"]["replicas"] == 3
 
         client.delete(owner)
