@@ -143,17 +143,32 @@ def _cluster_policy(name: str, **spec: Any) -> ClusterResourcePolicy:
     return ClusterResourcePolicy.model_validate({"metadata": {"name": name}, "spec": spec})
 
 
+def _sized_by(admission: Admission, namespace: str, created: list[Any], status: dict[str, Any], *, held: str) -> None:
+    """Policy `sizing` in `namespace` and the app's profile with `status`, once the admission cache holds the
+    policy and the status field `held`."""
+    client = admission.client
+    client.create(ResourcePolicy.model_validate({"metadata": {"name": "sizing", "namespace": namespace}}))
+    disc = policy_discriminator("ResourcePolicy", namespace, "sizing")
+    name = profile_name(tuple_labels(APP_LABELS, IDENTITY), IDENTITY, disc)
+    profile = client.create(WorkloadProfile.model_validate({"metadata": {"name": name}}))
+    created.append(profile)
+    client.status().patch(profile, {"status": status})
+    poll_until(
+        lambda: (
+            admission.reader.list(ResourcePolicy, namespace)
+            and getattr(admission.reader.get(WorkloadProfile, name).status, held, None)
+        ),
+        timeout=10,
+        what=f"the cache to hold the policy and the profile's {held}",
+    )
+
+
 # ------------------------------------------------------------------------------------------------- tests
 
 
 def test_a_pod_created_gets_the_recommendations_of_its_profile(admission: Admission, envtest_namespace: str) -> None:
     client = admission.client
     with deleted_afterwards(client) as created:
-        client.create(ResourcePolicy.model_validate({"metadata": {"name": "sizing", "namespace": envtest_namespace}}))
-        disc = policy_discriminator("ResourcePolicy", envtest_namespace, "sizing")
-        name = profile_name(tuple_labels(APP_LABELS, IDENTITY), IDENTITY, disc)
-        profile = client.create(WorkloadProfile.model_validate({"metadata": {"name": name}}))
-        created.append(profile)
         status = {
             "meetsThreshold": True,
             "state": "Sufficient",
@@ -163,15 +178,7 @@ def test_a_pod_created_gets_the_recommendations_of_its_profile(admission: Admiss
                 {"name": "proxy", "usageStats": [{"resource": "cpu"}], "recommendations": {"cpu": {"request": "50m"}}},
             ],
         }  # fmt: skip
-        client.status().patch(profile, {"status": status})
-        poll_until(
-            lambda: (
-                admission.reader.list(ResourcePolicy, envtest_namespace)
-                and getattr(admission.reader.get(WorkloadProfile, name).status, "meets_threshold", False)
-            ),
-            timeout=10,
-            what="the cache to hold the policy and the profile's status",
-        )
+        _sized_by(admission, envtest_namespace, created, status, held="meets_threshold")
         body = pod(
             "web-0",
             envtest_namespace,
@@ -198,11 +205,6 @@ def test_the_next_pod_after_an_oom_kill_gets_the_raised_limit(admission: Admissi
     # The OOM watcher's record (tests/integration/controllers/oom): a kill at 256Mi set the floor 356Mi.
     client = admission.client
     with deleted_afterwards(client) as created:
-        client.create(ResourcePolicy.model_validate({"metadata": {"name": "sizing", "namespace": envtest_namespace}}))
-        disc = policy_discriminator("ResourcePolicy", envtest_namespace, "sizing")
-        name = profile_name(tuple_labels(APP_LABELS, IDENTITY), IDENTITY, disc)
-        profile = client.create(WorkloadProfile.model_validate({"metadata": {"name": name}}))
-        created.append(profile)
         status = {
             "meetsThreshold": True,
             "state": "Sufficient",
@@ -211,15 +213,7 @@ def test_the_next_pod_after_an_oom_kill_gets_the_raised_limit(admission: Admissi
             "oomKills": [{"container": "app", "count": 1, "lastLimit": "256Mi", "floor": "356Mi",
                           "floorUntil": "2099-01-01T00:00:00Z", "namespaces": ["team-a", "team-b"]}],
         }  # fmt: skip
-        client.status().patch(profile, {"status": status})
-        poll_until(
-            lambda: (
-                admission.reader.list(ResourcePolicy, envtest_namespace)
-                and getattr(admission.reader.get(WorkloadProfile, name).status, "oom_kills", None)
-            ),
-            timeout=10,
-            what="the cache to hold the policy and the profile's OOM floor",
-        )
+        _sized_by(admission, envtest_namespace, created, status, held="oom_kills")
         made = client.create(pod("web-0", envtest_namespace, "apply"))
     assert made["spec"]["containers"][0]["resources"] == {
         "requests": {"memory": "192Mi"},
