@@ -109,8 +109,11 @@ def _pod(name: str, namespace: str) -> dict[str, Any]:
 
 
 def _enforced_policy(cluster: Cluster, namespace: str) -> None:
-    """Create it, and wait until the operator has read it: from then on no admission may miss it (before, a pod
-    can race any policy's watch event, CRDs or not)."""
+    """Create it, and wait until the operator has read it and the lane has applied conditions made from it, as a
+    caller that wrote a policy does (`rendered_record`): from then on no admission may miss it. Before, a pod
+    races the policy's watch event, the lane's apply and the API server's view of it, CRDs or not (the lag the
+    controller's docstring names).
+    """
     client = cluster.client
     selector = {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": [namespace]}]}
     policy = {"metadata": {"name": f"etcd-{namespace}", "annotations": {ENFORCE_ANNOTATION: "true"}},
@@ -123,6 +126,13 @@ def _enforced_policy(cluster: Cluster, namespace: str) -> None:
         timeout=30,
         what="the operator to read the policy",
     )
+    ref = f"{ClusterPodSchedulingPolicy.KIND}/{made.metadata.name}={version}"
+    poll_until(lambda: ref in _configuration_annotation(cluster, schedulingpolicy.RENDERED_ANNOTATION).split(","),
+               timeout=30, what=f"the lane to render from {ref}")  # fmt: skip
+    # The API server reads webhook configurations through its own informer: a dry-run admission shows them in force.
+    probe = _pod("probe", namespace)
+    poll_until(lambda: client.create(probe, dry_run=True)["spec"].get("nodeSelector") == POOL, timeout=30,
+               what="the API server to send the namespace's pods to the webhook")  # fmt: skip
 
 
 def _delete_crds(env: Environment) -> None:
@@ -157,10 +167,14 @@ def _create_pods(cluster: Cluster, round_: str) -> list[str]:
     return outcomes
 
 
-def _configuration_state(cluster: Cluster) -> str:
+def _configuration_annotation(cluster: Cluster, key: str) -> str:
     path = f"/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/{configuration_name(NAME)}"
     annotations = cluster.env.rest.get(path)["metadata"].get("annotations") or {}
-    return str(annotations.get(schedulingpolicy.STATE_ANNOTATION, ""))
+    return str(annotations.get(key, ""))
+
+
+def _configuration_state(cluster: Cluster) -> str:
+    return _configuration_annotation(cluster, schedulingpolicy.STATE_ANNOTATION)
 
 
 def test_a_with_the_crds_missing_the_operator_starts_and_a_pod_elsewhere_is_admitted(cluster: Cluster) -> None:

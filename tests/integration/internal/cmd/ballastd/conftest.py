@@ -65,8 +65,13 @@ class Ballastd:
         self._log = self.log_path.open("wb")
         self.process = subprocess.Popen(argv, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
 
+    def log(self) -> str:
+        """The whole log, for assertions on what was said (a line said early scrolls out of `output()`)."""
+        return self.log_path.read_text(errors="replace")
+
     def output(self) -> str:
-        return self.log_path.read_text(errors="replace")[-6000:]
+        """The log's tail, for failure messages."""
+        return self.log()[-6000:]
 
     def wait_ready(self, timeout: float = 60) -> None:
         http = urllib3.PoolManager(retries=False, timeout=2.0)

@@ -149,27 +149,27 @@ def test_ballast_fails_in_one_line_and_ballastd_waits_with_probes_then_becomes_r
     )
     try:
         poll_until(
-            lambda: "retrying (attempt 2" in process.output(),
+            lambda: "retrying (attempt 2" in process.log(),
             timeout=60,
             what="two failed attempts logged",
             last_error=process.output,
         )
-        assert f"connecting to {proxy.url}" in process.output()
+        assert f"connecting to {proxy.url}" in process.log()
         assert process.process.poll() is None
         assert probe(process.health_port, "/healthz") == (200, "ok")
         status, body = probe(process.health_port, "/readyz")
         assert status == 500
         assert f"[-]api-server failed: the API server {proxy.url} did not answer within 1s (GET /version)" in body
-        assert "Traceback" not in process.output()
+        assert "Traceback" not in process.log()
 
-        attempts = process.output().count("retrying (attempt ")
+        attempts = process.log().count("retrying (attempt ")
 
         proxy.open()
         began = time.monotonic()
         process.wait_ready(timeout=90)  # on a kept-alive connection, opened while waiting
         ready_seconds = time.monotonic() - began
-        assert f"connected to {proxy.url}" in process.output()
-        tracebacks = process.output().count("Traceback")
+        assert f"connected to {proxy.url}" in process.log()
+        tracebacks = process.log().count("Traceback")
         write_figures(
             "silent_api_server",
             {
