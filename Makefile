@@ -14,6 +14,8 @@ KIND_IMAGE ?= ballast:dev
 # own control plane); the tests marked `alone` run afterwards, one at a time. 0: one process, everything in order.
 INTEGRATION_WORKERS ?= 2
 E2E_WORKERS ?= 2
+# Worker processes for the unit suite (pytest-xdist); 0: one process.
+UNIT_WORKERS ?= 2
 # Suites a caller has just run and need not run again (.ci/run runs lint, typecheck, unit and packaging while the
 # tools build): `make test ALREADY_PASSED="lint typecheck unit packaging"`.
 ALREADY_PASSED ?=
@@ -82,8 +84,8 @@ typecheck: venv ## mypy --strict over the package and the tests
 	$(BIN)/mypy docs/examples/cronjob/tutorial  # a project of its own: its modules are tutorial.*
 	for script in $(HACK_SCRIPTS); do $(BIN)/mypy $$script || exit 1; done  # each is its own __main__
 
-unit: venv ## unit tests (no binaries, no namespace)
-	$(PY) -m pytest tests/unit
+unit: venv ## unit tests (no binaries, no namespace), in UNIT_WORKERS processes
+	$(PY) -m pytest $(if $(filter 0,$(UNIT_WORKERS)),,-n $(UNIT_WORKERS)) tests/unit
 
 packaging: venv envtest ## the built wheel in a clean venv: console scripts and the pytest plugin
 	$(PY) -m pytest tests/packaging

@@ -41,7 +41,8 @@ def test_a_plain_rate_limiting_queue_is_used_and_requeue_after_works() -> None:
     calls = Calls()
 
     def reconcile(ctx: Context, request: Request) -> Result | None:
-        return Result(requeue_after=0.01) if calls.record(request) < 3 else None
+        count = calls.record(request)  # only REQUEST is requeued: every other count stays put once reached
+        return Result(requeue_after=0.01) if request == REQUEST and count < 3 else None
 
     controller = Controller(f"plain-{uuid.uuid4().hex[:8]}", FuncReconciler(reconcile), queue=given)
     stop = _running(controller)
