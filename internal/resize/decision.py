@@ -39,6 +39,12 @@ DEFERRED = "deferred"
 OOM_RAISE = "oom_raise"
 """A resize's reason when it raises memory limits to their OOM floor (docs/design.md, difference 64)."""
 
+# Why a pod is marked blocked by the kubelet's verdict.
+INFEASIBLE = "infeasible"
+"""`PodResizePending`/`Infeasible`: the node can never fit the resize."""
+KUBELET_ERROR = "kubelet_error"
+"""`PodResizeInProgress`/`Error`: the kubelet failed to actuate the resize (difference 74)."""
+
 # Actions.
 SKIP = "skip"
 MARK_BLOCKED = "mark_blocked"
@@ -67,10 +73,14 @@ def _gate(pod: Mapping[str, Any], settings: ResizeSettings, now: datetime.dateti
     if within(annotations.get(RESIZE_BLOCKED_AT), now, settings.interval):
         return Decision(SKIP, BLOCKED, "resize recently failed, backing off")
     outcome = resize_outcome(pod)
+    # A failed actuation is reported once, like an Infeasible verdict; then the interval and the planner decide,
+    # so a later recommendation can replace the spec the kubelet keeps failing on (difference 74).
+    if outcome.failed and RESIZE_BLOCKED not in annotations:
+        return Decision(MARK_BLOCKED, KUBELET_ERROR, outcome.error_message or "")
     if outcome.in_progress:
         return Decision(SKIP, IN_PROGRESS, "the kubelet is actuating a resize; not stacking another")
     if outcome.infeasible and RESIZE_BLOCKED not in annotations:
-        return Decision(MARK_BLOCKED, message=outcome.pending_message or REASON_INFEASIBLE)
+        return Decision(MARK_BLOCKED, INFEASIBLE, outcome.pending_message or REASON_INFEASIBLE)
     if not within(annotations.get(LAST_RESIZE), now, settings.interval):
         return None
     if outcome.deferred:
