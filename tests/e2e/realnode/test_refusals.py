@@ -146,7 +146,7 @@ def test_a_memory_limit_below_usage_is_reported_once_not_looped_and_replaced_by_
          "headroom": "0.5"},
     ]  # fmt: skip
     policy = namespaced_policy(namespace, below, maxChangePerCycle="100%")
-    created = env.rest.create(POLICIES.format(namespace), policy)
+    env.rest.create(POLICIES.format(namespace), policy)
     body = real_pod("holder", app="holder", mode="resize", args=["mem:80:2"],
                     requests={"cpu": "50m", "memory": "64Mi"}, limits={"cpu": "200m", "memory": "256Mi"})  # fmt: skip
     env.rest.create(f"/api/v1/namespaces/{namespace}/pods", body)
@@ -189,9 +189,8 @@ def test_a_memory_limit_below_usage_is_reported_once_not_looped_and_replaced_by_
     # A recommendation above usage replaces the failing spec: the operator sends it (it would not while the
     # failure counted as a resize in progress), and the kubelet applies it.
     above = [dict(m, headroom=h) for m, h in zip(below, ("1.2", "2"), strict=True)]
-    replacement = namespaced_policy(namespace, above, maxChangePerCycle="100%")
-    replacement["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"]
-    env.rest.request("PUT", f"{POLICIES.format(namespace)}/{namespace}", replacement)
+    env.rest.request("PATCH", f"{POLICIES.format(namespace)}/{namespace}", {"spec": {"metrics": above}},
+                     content_type="application/merge-patch+json")  # fmt: skip
     replaced_from = time.monotonic()
 
     def applied() -> tuple[dict[str, Any], dict[str, int]] | None:
