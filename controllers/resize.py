@@ -1,6 +1,6 @@
 """In-place resize (`resourceadjuster`): move running `resize`-mode pods toward their profile's recommendations.
 
-Per WorkloadProfile (docs/compatibility.md, with docs/design.md, differences 4, 5, 10 and 20): once the profile has
+Per WorkloadProfile (docs/compatibility.md, with docs/design.md, differences 4, 5, 10, 20 and 74): once the profile has
 ready containers and its policy is loaded, every cached pod of the profile in `resize` mode is checked in turn —
 backoff after a block, the kubelet's verdict on the previous resize, the cooldown — then each cpu/memory field
 whose recommendation drifts beyond its threshold moves one capped step toward it (snapping when close). The
