@@ -80,14 +80,18 @@ def test_an_upsize_above_the_nodes_allocatable_is_refused_blocked_and_tried_at_m
     metrics = [{"resource": "memory", "field": "request", "source": "kubernetes-metrics", "aggregation": "p75",
                 "headroom": f"{headroom:.3f}"}]  # fmt: skip
     env.rest.create(POLICIES.format(namespace), namespaced_policy(namespace, metrics, maxChangePerCycle="100%"))
+    # With a memory limit, which the resize would raise with the request (keeping their ratio, difference 4): what
+    # the kernel enforces shows whether anything of it was applied.
     body = real_pod("hungry", app="hungry", mode="resize", args=[f"mem:{resident}:2"],
-                    requests={"cpu": "50m", "memory": f"{resident + 32}Mi"})  # fmt: skip
+                    requests={"cpu": "50m", "memory": f"{resident + 32}Mi"},
+                    limits={"memory": f"{resident + 64}Mi"})  # fmt: skip
     sidecar = copy.deepcopy(body["spec"]["containers"][0]) | {"name": "sidecar"}
     body["spec"]["containers"].append(sidecar)
     env.rest.create(f"/api/v1/namespaces/{namespace}/pods", body)
     started = wait_running(real_cluster, namespace, "hungry")
     container_id = container_status(started)["containerID"]
     initial = cgroup_values(real_cluster, started)
+    assert initial["memory"] == (resident + 64) * MIB
 
     pod = poll_until(lambda: _blocked(real_cluster, namespace, "hungry"), timeout=180, interval=0.5,
                      what="the refused upsize to block the pod", last_error=real_operator.output)  # fmt: skip
