@@ -1,6 +1,6 @@
 """In-place resize (`resourceadjuster`): move running `resize`-mode pods toward their profile's recommendations.
 
-Per WorkloadProfile (docs/compatibility.md, with docs/design.md, differences 4, 5, 10 and 20): once the profile has
+Per WorkloadProfile (docs/compatibility.md, with docs/design.md, differences 4, 5, 10, 20 and 74): once the profile has
 ready containers and its policy is loaded, every cached pod of the profile in `resize` mode is checked in turn —
 backoff after a block, the kubelet's verdict on the previous resize, the cooldown — then each cpu/memory field
 whose recommendation drifts beyond its threshold moves one capped step toward it (snapping when close). The
@@ -16,7 +16,9 @@ Where we differ from the Go operator, deliberately:
   limit:request ratio, and counted in `ballast_apply_limit_scaled_total` (difference 4).
 - The kubelet's outcome is followed (difference 20): `PodResizeInProgress` → skip (`in_progress`), no resize on
   top; `PodResizePending`/`Deferred` → wait out the interval since the last resize (`deferred`), then retry;
-  `PodResizePending`/`Infeasible` → blocked annotations and a `ResizeBlocked` event, as a rejected patch gets.
+  `PodResizePending`/`Infeasible` → blocked annotations and a `ResizeBlocked` event, as a rejected patch gets;
+  `PodResizeInProgress`/`Error` (the kubelet failed, e.g. a memory limit below usage) → the same, once, and not
+  taken for a resize in progress: after the interval the planner may replace the failing spec (difference 74).
 - On API servers older than in-place resize GA (1.35) nothing is patched: the profile gets the condition
   `InPlaceResize=False` (reason `Unsupported`), written by server-side apply as field manager `ballast-resize`.
 - A memory limit below the profile's OOM floor (controllers/oom.py) is raised to it in one step, inside the
@@ -64,6 +66,7 @@ from ballast.internal.resize import (
     DRY_RUN,
     IN_PLACE_RESIZE,
     KILL_SWITCH,
+    KUBELET_ERROR,
     MARK_BLOCKED,
     NO_POLICY,
     NOT_READY,
@@ -320,7 +323,8 @@ class ResourceAdjuster:
             logger.info(what, extra={"dry_run": True, "resources": decision.plan.patch()["spec"],
                                      "blocked_reason": decision.message})  # fmt: skip
         elif decision.action == MARK_BLOCKED:
-            self._blocked(logger, run, pod, decision.message, f"in-place resize infeasible: {decision.message}")
+            verdict = "failed on the node" if decision.reason == KUBELET_ERROR else "infeasible"
+            self._blocked(logger, run, pod, decision.message, f"in-place resize {verdict}: {decision.message}")
         else:
             self._resize(logger, run, pod, decision)
 

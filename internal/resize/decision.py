@@ -17,7 +17,7 @@ from ballast.runtime import objects
 
 from .annotations import within
 from .oomraise import plan_oom_raise
-from .outcome import REASON_INFEASIBLE, resize_outcome
+from .outcome import REASON_INFEASIBLE, ResizeOutcome, resize_outcome
 from .plan import Plan, Recommendations, plan_resize
 from .qos import BEST_EFFORT, pod_qos
 from .settings import ResizeSettings
@@ -38,6 +38,12 @@ DEFERRED = "deferred"
 """The kubelet reports `PodResizePending`/`Deferred` within the interval since the last resize."""
 OOM_RAISE = "oom_raise"
 """A resize's reason when it raises memory limits to their OOM floor (docs/design.md, difference 64)."""
+
+# Why a pod is marked blocked by the kubelet's verdict.
+INFEASIBLE = "infeasible"
+"""`PodResizePending`/`Infeasible`: the node can never fit the resize."""
+KUBELET_ERROR = "kubelet_error"
+"""`PodResizeInProgress`/`Error`: the kubelet failed to actuate the resize (difference 74)."""
 
 # Actions.
 SKIP = "skip"
@@ -61,16 +67,28 @@ class Decision:
         return self.action in (MARK_BLOCKED, RESIZE)
 
 
+def _verdict(annotations: Mapping[str, str], outcome: ResizeOutcome) -> Decision | None:
+    """What the kubelet's verdict on the last resize settles, if anything: a failure or an Infeasible verdict is
+    reported once (then the interval and the planner decide, so a later recommendation can replace the spec the
+    kubelet keeps failing on — difference 74); a resize being actuated gets nothing stacked on top."""
+    if outcome.failed and RESIZE_BLOCKED not in annotations:
+        return Decision(MARK_BLOCKED, KUBELET_ERROR, outcome.error_message or "")
+    if outcome.in_progress:
+        return Decision(SKIP, IN_PROGRESS, "the kubelet is actuating a resize; not stacking another")
+    if outcome.infeasible and RESIZE_BLOCKED not in annotations:
+        return Decision(MARK_BLOCKED, INFEASIBLE, outcome.pending_message or REASON_INFEASIBLE)
+    return None
+
+
 def _gate(pod: Mapping[str, Any], settings: ResizeSettings, now: datetime.datetime) -> Decision | None:
     """Backoff, the kubelet's outcome, cooldown: a decision when one of them settles the pod, else None."""
     annotations = objects.annotations(pod)
     if within(annotations.get(RESIZE_BLOCKED_AT), now, settings.interval):
         return Decision(SKIP, BLOCKED, "resize recently failed, backing off")
     outcome = resize_outcome(pod)
-    if outcome.in_progress:
-        return Decision(SKIP, IN_PROGRESS, "the kubelet is actuating a resize; not stacking another")
-    if outcome.infeasible and RESIZE_BLOCKED not in annotations:
-        return Decision(MARK_BLOCKED, message=outcome.pending_message or REASON_INFEASIBLE)
+    verdict = _verdict(annotations, outcome)
+    if verdict is not None:
+        return verdict
     if not within(annotations.get(LAST_RESIZE), now, settings.interval):
         return None
     if outcome.deferred:

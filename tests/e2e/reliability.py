@@ -148,6 +148,45 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
     ),
     Scenario(
+        "real_node_refused_upsize",
+        "Real node: an in-place upsize above the node's allocatable (refused by the API server)",
+        "two containers each recommended 0.75 × the node's allocatable memory: 403 before the kubelet sees it; the "
+        "pod gets the blocked annotation and a ResizeBlocked event; at most one attempt per resize interval in the "
+        "API server's audit log; spec, status and cgroup unchanged; restartCount 0",
+        _e2e("realnode/test_refusals.py -k allocatable"),
+        lambda f: (
+            f"HTTP {f['code']}; {f['attempts']} attempts in {f['window_seconds']} s (interval "
+            f"{f['interval_seconds']} s, closest {f['min_gap_seconds']} s apart); cgroup unchanged; "
+            f"{f['restarts']} restarts"
+        ),
+    ),
+    Scenario(
+        "real_node_below_usage",
+        "Real node: a memory limit below the container's usage (the kubelet's Error)",
+        "the kubelet keeps the old cgroup limit and the container (restartCount 0); the pod is marked blocked once "
+        "with the kubelet's message and nothing more is sent (audit log); a later recommendation above usage "
+        "replaces the failing spec and the kernel enforces it (docs/design.md, difference 74)",
+        _e2e("realnode/test_refusals.py -k below_usage"),
+        lambda f: (
+            f"limit {f['wanted_limit_bytes'] / 2**20:.0f} MiB asked under {f['usage_bytes'] / 2**20:.0f} MiB used: "
+            f"{f['attempts_before_block']} patch, then {f['attempts_in_window']} in {f['window_seconds']} s; "
+            f"memory.limit_in_bytes kept at {f['kept_limit_bytes'] / 2**20:.0f} MiB, then "
+            f"{f['limit_after_bytes'] / 2**20:.0f} MiB {f['replaced_after_seconds']} s after the new "
+            f"recommendation; {f['restarts']} restarts"
+        ),
+    ),
+    Scenario(
+        "real_node_metrics_server",
+        "Real node: metrics-server v0.8.0 scraping the real kubelet",
+        "a running container's PodMetrics against the kernel's own counters: memory within 10 % (or 4 MiB) of "
+        "memory.usage_in_bytes − total_inactive_file, CPU within 20 % of cpuacct.usage over the same window",
+        _e2e("realnode/test_workloads.py -k metrics_server"),
+        lambda f: (
+            f"memory {f['memory_reported_mib']} MiB (cgroup {f['memory_cgroup_mib']} MiB); CPU "
+            f"{f['cpu_reported_millicores']}m (cgroup {f['cpu_cgroup_millicores']}m) over {f['window']}"
+        ),
+    ),
+    Scenario(
         "real_node_lifecycle",
         "Real node: start and teardown",
         "after the stop no process, mount, cgroup, /run/containerd or changed sysctl remains; a run after a killed "

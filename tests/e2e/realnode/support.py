@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from ballast.internal.enrollment import MODE_LABEL
 from ballast.internal.quantity import parse_quantity
@@ -12,6 +16,7 @@ from ballast.runtime.envtest import MiniCluster
 from ballast.runtime.envtest.images import find_node_images
 from ballast.runtime.envtest.realnode import DEFAULT_NAME
 from ballast.runtime.envtest.wait import poll_until
+from tests.integration.internal.cmd.ballastd.conftest import fast_policy
 
 PROFILES = "/apis/ballast.tightlinesoftware.com/v1/workloadprofiles"
 CFS_PERIOD_US = 100_000  # the kubelet's default cpu.cfs_period_us
@@ -108,3 +113,60 @@ def samples(profile: Mapping[str, Any] | None, resource: str, source: str | None
             if stats.get("resource") == resource and (source is None or stats.get("source") == source):
                 total += int(stats.get("samples") or 0)
     return total
+
+
+def cgroup_counter(cluster: MiniCluster, pod: Mapping[str, Any], controller: str, name: str) -> int:
+    """One number the kernel keeps for the container, e.g. ("memory", "memory.usage_in_bytes")."""
+    node = cluster.real_node
+    assert node is not None
+    return int(node.container_cgroup_file(dict(pod), "app", controller, name))
+
+
+def cgroup_memory_stat(cluster: MiniCluster, pod: Mapping[str, Any]) -> dict[str, int]:
+    """The container's `memory.stat` (cgroup v1: `total_inactive_file` and the rest), by key."""
+    node = cluster.real_node
+    assert node is not None
+    text = node.container_cgroup_file(dict(pod), "app", "memory", "memory.stat")
+    return {key: int(value) for key, value in (line.split() for line in text.splitlines())}
+
+
+@dataclass(frozen=True)
+class ResizeAttempt:
+    """One `pods/<name>/resize` PATCH as the API server's audit log saw it."""
+
+    received: datetime.datetime
+    code: int
+    user: str
+
+
+def resize_attempts(cluster: MiniCluster, namespace: str, name: str) -> list[ResizeAttempt]:
+    """Every answered PATCH of `pods/<name>/resize` in the API server's audit log (the cluster must run with
+    `audit_log=True`), oldest first: what reached the API server, whatever the operator says it sent."""
+    attempts = []
+    with cluster.env.audit_log_path.open("rb") as lines:
+        for line in lines:
+            event = orjson.loads(line)
+            ref = event.get("objectRef") or {}
+            what = (event.get("stage"), event.get("verb"), ref.get("subresource"))
+            where = (ref.get("namespace"), ref.get("name"))
+            if what != ("ResponseComplete", "patch", "resize") or where != (namespace, name):
+                continue
+            received = datetime.datetime.fromisoformat(event["requestReceivedTimestamp"].replace("Z", "+00:00"))
+            attempts.append(ResizeAttempt(received, int(event["responseStatus"]["code"]), event["user"]["username"]))
+    return attempts
+
+
+def events_of(cluster: MiniCluster, namespace: str, name: str, reason: str) -> list[dict[str, Any]]:
+    """The core/v1 Events about pod `name` with `reason`."""
+    selector = f"involvedObject.name={name},reason={reason}"
+    return list(cluster.env.rest.get(f"/api/v1/namespaces/{namespace}/events", {"fieldSelector": selector})["items"])
+
+
+def namespaced_policy(namespace: str, metrics: Sequence[Mapping[str, str]], **resize: str) -> dict[str, Any]:
+    """The suite's fast policy as a ResourcePolicy of `namespace` only (it wins there over the cluster's), with its
+    own `metrics` and `behaviors.resize` settings."""
+    policy = fast_policy(namespace, metrics=[dict(m) for m in metrics])
+    policy["kind"] = "ResourcePolicy"
+    policy["metadata"]["namespace"] = namespace
+    policy["spec"]["behaviors"]["resize"].update(resize)
+    return policy

@@ -8,6 +8,8 @@ through metrics-server scraping the real kubelet, and through the kubelet's own 
 from __future__ import annotations
 
 import datetime
+import itertools
+import threading
 import time
 from typing import Any
 
@@ -15,11 +17,14 @@ import pytest
 
 from ballast.internal.enrollment import MODE_LABEL, RESIZE_BLOCKED
 from ballast.internal.quantity import parse_quantity
-from ballast.runtime.envtest import MiniCluster
+from ballast.internal.stats import parse_duration
+from ballast.runtime.envtest import APIError, MiniCluster
 from ballast.runtime.envtest.wait import poll_until
 from tests.e2e.figures import record
 from tests.e2e.realnode.conftest import KUBELET_SUMMARY
 from tests.e2e.realnode.support import (
+    cgroup_counter,
+    cgroup_memory_stat,
     cgroup_values,
     container_status,
     expected_cgroup_values,
@@ -245,3 +250,86 @@ def test_a_resize_the_node_has_no_room_for_is_deferred_unblocked_and_done_by_the
     assert enforced == expected_cgroup_values(status["resources"])
     assert enforced["memory"] < 512 * MIB
     assert status["restartCount"] == 0
+
+
+class CpuCounter:
+    """The container's cpuacct.usage (ns), read every 0.2 s in a thread: what the kernel counted at any moment
+    since the start, interpolated — to compare with a rate over another reader's window."""
+
+    def __init__(self, cluster: MiniCluster, pod: dict[str, Any]) -> None:
+        self.cluster, self.pod = cluster, pod
+        self.samples: list[tuple[float, int]] = []
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stopping.is_set():
+            self.samples.append((time.time(), cgroup_counter(self.cluster, self.pod, "cpuacct", "cpuacct.usage")))
+            self.stopping.wait(0.2)
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.thread.join()
+
+    def at(self, moment: datetime.datetime) -> float:
+        when = moment.timestamp()
+        for (t0, u0), (t1, u1) in itertools.pairwise(self.samples):
+            if t0 <= when <= t1:
+                return u0 + (u1 - u0) * (when - t0) / (t1 - t0)
+        raise AssertionError(f"no cpuacct.usage samples around {moment}")
+
+    def cores(self, start: datetime.datetime, end: datetime.datetime) -> float:
+        return (self.at(end) - self.at(start)) / 1e9 / (end - start).total_seconds()
+
+
+def test_metrics_server_reads_the_real_kubelet_within_the_cgroups_own_counters(real_cluster: MiniCluster) -> None:
+    """metrics-server v0.8.0 scraping the real kubelet's /metrics/resource, on its own (the profile tests consume
+    it): a running container's PodMetrics agree with what the kernel counts for that container."""
+    env = real_cluster.env
+    namespace = create_namespace(real_cluster, "real-metrics")
+    # 40 MiB resident and 300m burned, steady once the first second is over.
+    body = real_pod("burner", app="burner", mode="measure", args=["mem:40:1", "cpu:300:100000"],
+                    requests={"cpu": "100m", "memory": "64Mi"}, limits={"cpu": "1", "memory": "128Mi"})  # fmt: skip
+    del body["metadata"]["labels"][MODE_LABEL]  # metrics-server alone: no operator in the way
+    env.rest.create(f"/api/v1/namespaces/{namespace}/pods", body)
+    pod = wait_running(real_cluster, namespace, "burner")
+    counter = CpuCounter(real_cluster, pod)
+    steady_from = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=2)
+
+    def steady_metrics() -> dict[str, Any] | None:
+        try:
+            metrics = env.rest.get(f"/apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods/burner")
+        except APIError:
+            return None  # not scraped yet
+        # A window that began after the growth: both scrapes of the rate saw the steady container.
+        window = datetime.timedelta(seconds=parse_duration(metrics["window"]) / 1e9)
+        return dict(metrics) if _time(metrics["timestamp"]) - window >= steady_from else None
+
+    try:
+        metrics = poll_until(steady_metrics, timeout=120, interval=1.0, what="PodMetrics of the burner, steady")
+    finally:
+        counter.stop()
+    (container,) = metrics["containers"]
+    assert container["name"] == "app"
+    reported_memory = int(parse_quantity(container["usage"]["memory"]))
+    reported_cpu = float(parse_quantity(container["usage"]["cpu"]))
+    # The kernel's figures now: the working set as the kubelet computes it on cgroup v1, and the CPU rate.
+    working_set = (
+        cgroup_counter(real_cluster, pod, "memory", "memory.usage_in_bytes")
+        - cgroup_memory_stat(real_cluster, pod)["total_inactive_file"]
+    )
+    # The kernel's CPU count over the same window as metrics-server's rate (the kubelet's two readings).
+    end = _time(metrics["timestamp"])
+    window = datetime.timedelta(seconds=parse_duration(metrics["window"]) / 1e9)
+    counted_cpu = counter.cores(end - window, end)
+    assert 40 * MIB <= reported_memory <= 48 * MIB, reported_memory
+    assert abs(reported_memory - working_set) <= max(0.1 * working_set, 4 * MIB), (reported_memory, working_set)
+    assert reported_cpu > 0
+    assert counted_cpu > 0.02, counted_cpu  # the burner is burning (asked 300m; it gets what a busy machine leaves)
+    assert abs(reported_cpu - counted_cpu) <= 0.2 * counted_cpu, (reported_cpu, counted_cpu)
+    record("real_node_metrics_server", {
+        "memory_reported_mib": round(reported_memory / MIB, 1), "memory_cgroup_mib": round(working_set / MIB, 1),
+        "cpu_reported_millicores": round(reported_cpu * 1000), "cpu_cgroup_millicores": round(counted_cpu * 1000),
+        "window": metrics["window"],
+    })  # fmt: skip

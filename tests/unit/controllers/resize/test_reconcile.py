@@ -283,6 +283,40 @@ def test_infeasible_blocks_at_once_then_retries_after_the_interval(harness: Harn
     assert RESIZE_BLOCKED not in harness.get_pod("web-0")["metadata"]["annotations"]
 
 
+def test_a_failed_actuation_blocks_once_and_a_later_recommendation_replaces_it(harness: Harness, name: str) -> None:
+    """The kubelet's `PodResizeInProgress`/`Error` (a memory limit below usage) is reported, not taken for a resize
+    in progress forever, and never retried in a loop (docs/design.md, difference 74)."""
+    _with_policy(harness)
+    harness.add_profile(name, {"app": {"cpu": ("288m", None)}})
+    harness.add_pod("web-0", name, [container("app", {"cpu": "340m"})])
+    harness.reconcile(name)
+    assert _cpu(harness, "web-0")["request"] == "288m"  # one step: the spec holds the recommendation
+    generation = harness.get_pod("web-0")["metadata"]["generation"]
+    message = 'cannot decrease memory limits: attempting to set container "app" memory limit below current usage'
+    harness.set_pod_condition("web-0", "PodResizeInProgress", "Error", message=message, observedGeneration=generation)
+    harness.advance(60)
+    harness.reconcile(name)
+    annotations = harness.get_pod("web-0")["metadata"]["annotations"]
+    assert annotations[RESIZE_BLOCKED] == message
+    [event] = _eventually_events(harness, "ResizeBlocked")
+    assert event["message"] == f"in-place resize failed on the node: {message}"
+    # The kubelet keeps failing on the same spec; the operator reported it once and sends nothing more.
+    for _ in range(3):
+        harness.advance(INTERVAL)
+        harness.reconcile(name)
+    assert len(harness.api.resize_patches()) == 1
+    assert counter(RESIZE_FAILED, profile=name, name="app", policy="default", namespace="shop") == 1
+    assert counter(RESIZE_SKIPPED, **skip_labels(name, "in_progress")) == 0
+    assert counter(RESIZE_SKIPPED, **skip_labels(name, "no_drift")) == 3
+    # A new recommendation replaces the failing spec (the kubelet actuates the newest), which it could not while
+    # the failure counted as a resize in progress.
+    harness.set_profile_status(name, {"app": {"cpu": ("400m", None)}})
+    harness.advance(INTERVAL)
+    harness.reconcile(name)
+    assert _cpu(harness, "web-0")["request"] == "344m"  # one capped step toward 400m
+    assert RESIZE_BLOCKED not in harness.get_pod("web-0")["metadata"]["annotations"]
+
+
 def test_a_verdict_on_an_older_generation_is_ignored(harness: Harness, name: str) -> None:
     _with_policy(harness)
     harness.add_profile(name, {"app": {"cpu": ("288m", None)}})

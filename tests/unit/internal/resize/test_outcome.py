@@ -37,6 +37,25 @@ def test_the_outcome_reads_true_conditions_only() -> None:
     assert resize_outcome(with_conditions(pending("Deferred"))).deferred
 
 
+def test_an_error_in_progress_is_a_failure_not_a_resize_being_actuated() -> None:
+    """`PodResizeInProgress` with reason `Error` (docs/design.md, difference 74)."""
+    message = "cannot decrease memory limits: attempting to set container memory limit below current usage"
+    error = {"type": "PodResizeInProgress", "status": "True", "reason": "Error", "message": message}
+    failed = resize_outcome(with_conditions(error))
+    assert (failed.in_progress, failed.failed, failed.error_message) == (False, True, message)
+    assert resize_outcome(with_conditions(error | {"message": ""})).error_message == "Error"
+    stale = resize_outcome(with_conditions(error | {"observedGeneration": 1}, generation=2))
+    assert (stale.in_progress, stale.failed) == (False, False)  # about an older spec: neither
+    assert not resize_outcome(with_conditions({"type": "PodResizeInProgress", "status": "True"})).failed
+    settings = ResizeSettings()
+    decision = decide(with_conditions(error), WANTED, settings, NOW)
+    assert (decision.action, decision.reason, decision.message) == ("mark_blocked", "kubelet_error", message)
+    marked = with_conditions(error, annotations={RESIZE_BLOCKED: message})
+    assert decide(marked, WANTED, settings, NOW).action == "resize"  # reported once; then the planner decides
+    cooling = with_conditions(error, annotations={RESIZE_BLOCKED: message, LAST_RESIZE: RECENT})
+    assert decide(cooling, WANTED, settings, NOW).reason == "cooldown"
+
+
 def test_a_pending_verdict_about_an_older_spec_no_longer_counts() -> None:
     assert resize_outcome(with_conditions(pending("Infeasible", observed=1), generation=2)) == ResizeOutcome()
     assert resize_outcome(with_conditions(pending("Infeasible", observed=2), generation=2)).infeasible
