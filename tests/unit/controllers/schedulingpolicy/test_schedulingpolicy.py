@@ -96,6 +96,11 @@ def recorded(api: FakeAPI, entry: str) -> dict[str, str]:
     return eventually(annotations, f"the record of {entry}")
 
 
+def gauge_settles(name: str, value: float, **labels: str) -> None:
+    """The lane sets its gauges (and logs) just after its apply, which `recorded` waits for: wait for them too."""
+    eventually(lambda: sample(name, **labels) == value, f"{name}{labels} == {value}")
+
+
 def test_the_apply_configuration_names_only_the_webhooks_conditions_and_the_annotations() -> None:
     condition = {"name": CONDITION_NAME, "expression": "false"}
     assert apply_configuration(CONFIGURATION, WEBHOOK, [condition], {RENDERED_ANNOTATION: ""}) == {
@@ -112,8 +117,8 @@ def test_a_policy_write_is_rendered_and_recorded(served: FakeAPI, manager: Manag
     assert annotations[STATE_ANNOTATION] == "rendered"
     (condition,) = ours(served)
     assert 'request.namespace == "team-a" && ("app" in labels && labels["app"] == "web")' in condition["expression"]
-    assert sample("ballast_scheduling_match_conditions", state="rendered", reason="rendered") == 1
-    assert sample("ballast_scheduling_match_condition_characters") == len(condition["expression"])
+    gauge_settles("ballast_scheduling_match_conditions", 1, state="rendered", reason="rendered")
+    gauge_settles("ballast_scheduling_match_condition_characters", len(condition["expression"]))
 
     entry = policy(served, "web", {"matchLabels": {"app": "api"}})
     recorded(served, entry)
@@ -133,9 +138,9 @@ def test_an_enforced_policy_removes_the_condition_and_says_why(
     assert annotations[STATE_ANNOTATION] == (
         "disabled: enforced: PodSchedulingPolicy/team-a/strict is enforced: every request is sent"
     )
-    assert sample("ballast_scheduling_match_conditions", state="disabled", reason="enforced") == 1
-    assert sample("ballast_scheduling_match_conditions", state="rendered", reason="rendered") == 0
-    assert sample("ballast_scheduling_match_condition_characters") == 0
+    gauge_settles("ballast_scheduling_match_conditions", 1, state="disabled", reason="enforced")
+    gauge_settles("ballast_scheduling_match_conditions", 0, state="rendered", reason="rendered")
+    gauge_settles("ballast_scheduling_match_condition_characters", 0)
     assert any("matchConditions are off: every request is sent" in r.getMessage() for r in caplog.records)
 
 
