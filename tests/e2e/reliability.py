@@ -86,6 +86,21 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
     ),
     Scenario(
+        "store_failover",
+        "Store primary SIGKILLed under collection on the mini-cluster (Sentinel: 1 primary, 2 replicas, 3 sentinels; "
+        "1 s cycles)",
+        "a replica promoted; the cycles meanwhile held and written after the promotion, none dropped; every sample "
+        "the collector wrote stored once and equal to the usage metrics.k8s.io served; the status moves within one "
+        "interval of the promotion",
+        _e2e("test_store_failover.py"),
+        lambda f: (
+            f"{f['samples_lost']} samples lost, {f['cycles_written_twice']} cycles twice (of "
+            f"{f['samples_checked']}); replica promoted {f['promotion_seconds']} s and held cycles written "
+            f"{f['failover_seconds']} s after the kill (down-after {f['down_after_ms']} ms); {f['cycles_buffered']} "
+            f"cycles buffered; status moved {f['status_resumed_seconds']} s after the promotion"
+        ),
+    ),
+    Scenario(
         "certificate_rotation",
         "5. Webhook certificate rotated under admission load",
         "zero failed admissions",
