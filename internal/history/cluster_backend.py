@@ -1,13 +1,14 @@
 """The Redis/Valkey Cluster backend: the tagged key layout, one pipelined round trip per shard per cycle
-(docs/design.md, difference 68).
+(docs/design.md, differences 68 and 80).
 
-Each profile's keys carry its measurement hash as a hash tag (keys.tagged_values_key), so a profile — its series,
-their `:ts` and `:first_seen`, its cycle markers — lives in one slot and is written by one WRITE_GROUP script. A
-cycle's scripts are grouped by the primary serving their slot and sent to every primary at once, one pipeline
-each, then the replies are read: one network round trip per shard. Atomicity and idempotency are per profile:
-each group's write carries its own marker, so a cycle is "all or nothing per profile", and a retry re-sends only
-the profiles not yet applied. `MOVED` refreshes the slot map and `ASK`/`TRYAGAIN` (a slot being migrated) are
-retried, a few times within one call.
+Each profile's keys carry its bucket (the measurement hash's last two hex digits) as a hash tag
+(keys.tagged_values_key), so a bucket of profiles — their series, the `:ts` and `:first_seen`, the bucket's cycle
+markers — lives in one slot and is written by one WRITE_GROUP script: a cycle sends at most 256 scripts, whatever
+the number of profiles. A cycle's scripts are grouped by the primary serving their slot and sent to every primary
+at once, one pipeline each, then the replies are read: one network round trip per shard. Atomicity and
+idempotency are per bucket: each bucket's write carries its own marker, so a cycle is "all or nothing per bucket"
+(a profile is never split), and a retry re-sends only the buckets not yet applied. `MOVED` refreshes the slot
+map and `ASK`/`TRYAGAIN` (a slot being migrated) are retried, a few times within one call.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from .keys import (
     PREFIX,
     TIMES_SUFFIX,
     UNOWNED_KEY,
+    bucket_of,
     group_marker_key,
     is_values_key,
     measurement_hash_of,
@@ -62,7 +64,7 @@ _SCAN_COUNT = 1000
 
 @dataclass(slots=True)
 class _Call:
-    """One script call for one hash-tag group."""
+    """One script call for one hash-tag group (a bucket of profiles)."""
 
     group: str
     script: str
@@ -281,17 +283,17 @@ class ClusterHistoryStore:
         elif isinstance(error, StoreNotReplicatedError):
             pass
         else:
-            raise StoreError(f"{self._where} refused a call for profile {call.group}: {error}")
+            raise StoreError(f"{self._where} refused a call for bucket {tag(call.group)}: {error}")
         return False
 
     # ------------------------------------------------------------------------------------------------ contract
 
     def write_cycle(self, cycle: Cycle) -> bool:
-        """One WRITE_GROUP per profile, one round trip per shard; all or nothing per profile. Returns `False`
-        when every profile had already applied this cycle id."""
+        """One WRITE_GROUP per bucket of profiles, one round trip per shard; all or nothing per bucket. Returns
+        `False` when every bucket had already applied this cycle id."""
         groups: dict[str, list[tuple[SeriesKey, list[int]]]] = {}
         for key, values in cycle.by_series().items():
-            groups.setdefault(key.measurement_hash, []).append((key, values))
+            groups.setdefault(bucket_of(key.measurement_hash), []).append((key, values))
         done = self._applied.get(cycle.cycle_id, set())
         head: list[str | int] = [
             self._cycle_ttl_s,
@@ -313,7 +315,7 @@ class ClusterHistoryStore:
                 args.extend(values)
             keys += _derived(keys[1:])
             calls.append(_Call(digest, WRITE_GROUP, self._shas[WRITE_GROUP], keys, args))
-        what = f"writing cycle {cycle.cycle_id} ({len(cycle.samples)} samples, {len(groups)} profiles)"
+        what = f"writing cycle {cycle.cycle_id} ({len(cycle.samples)} samples, {len(groups)} buckets)"
         try:
             self._run(calls, what, wait=self.min_replicas > 0)
         finally:
@@ -326,10 +328,10 @@ class ClusterHistoryStore:
         return any(call.reply == 1 for call in calls) or (bool(done) and not calls)
 
     def read_many(self, keys: Sequence[SeriesKey], *, with_times: bool = False) -> list[Series]:
-        """Every profile's series in one READ_SERIES (a snapshot per profile), one round trip per shard."""
+        """Every bucket's series in one READ_GROUP (a snapshot per bucket), one round trip per shard."""
         groups: dict[str, list[SeriesKey]] = {}
         for key in keys:
-            groups.setdefault(key.measurement_hash, []).append(key)
+            groups.setdefault(bucket_of(key.measurement_hash), []).append(key)
         calls: list[tuple[list[SeriesKey], _Call]] = []
         flag = "1" if with_times else "0"
         for digest, members in groups.items():
@@ -365,7 +367,8 @@ class ClusterHistoryStore:
             digest = series[0].key.measurement_hash
             if any(s.key.measurement_hash != digest for s in series):
                 raise ValueError("a profile's series must share one measurement hash")
-            calls.append(_Call(digest, IMPORT_GROUP, self._shas[IMPORT_GROUP], names + _derived(names), args))
+            call = _Call(bucket_of(digest), IMPORT_GROUP, self._shas[IMPORT_GROUP], names + _derived(names), args)
+            calls.append(call)
         self._run(calls, f"copying {len(calls)} profiles")
         return [call.reply == 1 for call in calls]
 
@@ -379,13 +382,14 @@ class ClusterHistoryStore:
         return [cluster.get_redis_connection(node) for node in primaries]
 
     def purge(self, measurement_hash: str) -> int:
-        """Delete a profile's keys (one slot: SCAN its node) and its marker list; returns the series count."""
+        """Delete a profile's keys (one slot: SCAN its node); returns the series count. Its bucket's marker list
+        stays: the bucket's other profiles share it (and it expires)."""
         pattern = tagged_profile_pattern(measurement_hash)
         series = 0
         with self._errors(f"purging history {measurement_hash}"):
             cluster = self._client()
             node: Any = cluster.get_redis_connection(
-                cluster.nodes_manager.get_node_from_slot(key_slot(tag(measurement_hash).encode()))
+                cluster.nodes_manager.get_node_from_slot(key_slot(tag(bucket_of(measurement_hash)).encode()))
             )
             execute: Callable[..., Any] = node.execute_command
             cursor = 0
@@ -396,7 +400,6 @@ class ClusterHistoryStore:
                     series += sum(1 for name in found if is_values_key(untagged(name.decode())))
                 if int(cursor) == 0:
                     break
-            execute("DEL", group_marker_key(measurement_hash))
             hdel: Callable[..., Any] = cluster.execute_command
             hdel("HDEL", UNOWNED_KEY, measurement_hash)
         return series

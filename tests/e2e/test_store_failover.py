@@ -36,7 +36,7 @@ NAME = "failover"
 IDENTITY = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/component": "api"}
 SOURCE = "kubernetes-metrics"
 POLL_SECONDS = 1.0  # the suite's MetricsSource pollInterval
-DOWN_AFTER_MS = 500  # Sentinel's down-after-milliseconds (failover-timeout is three times it)
+DOWN_AFTER_MS = 1000  # Sentinel's down-after-milliseconds (failover-timeout is three times it)
 CYCLES_AFTER = 5  # cycles written after the held ones, before the books are closed
 PROFILES = "/apis/ballast.tightlinesoftware.com/v1/workloadprofiles"
 
