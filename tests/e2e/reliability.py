@@ -96,8 +96,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         lambda f: (
             f"{f['samples_lost']} samples lost, {f['cycles_written_twice']} cycles twice (of "
             f"{f['samples_checked']}); replica promoted {f['promotion_seconds']} s and held cycles written "
-            f"{f['failover_seconds']} s after the kill (down-after {f['down_after_ms']} ms); cycles buffered meanwhile: "
-            f"{f['cycles_buffered']}; status moved {f['status_resumed_seconds']} s after the promotion"
+            f"{f['failover_seconds']} s after the kill (down-after {f['down_after_ms']} ms); cycles buffered "
+            f"meanwhile: {f['cycles_buffered']}; status moved {f['status_resumed_seconds']} s after the promotion"
         ),
     ),
     Scenario(

@@ -202,7 +202,10 @@ class SentinelGroup:
 class LocalCluster:
     """`primaries` primaries with `replicas_each` replicas, slots spread by `redis-cli --cluster create`."""
 
-    def __init__(self, binary: str, directory: Path, *, primaries: int = 3, replicas_each: int = 1) -> None:
+    def __init__(
+        self, binary: str, directory: Path, *, primaries: int = 3, replicas_each: int = 1, persistent: bool = True
+    ) -> None:
+        """`persistent=False`: no append-only file (a benchmark compares with a server without one)."""
         self.cli = redis_cli_or_skip()
         self.primaries = primaries
         self.replicas_each = replicas_each
@@ -219,6 +222,8 @@ class LocalCluster:
                 "--appendfsync", "everysec",
                 "--repl-diskless-sync-delay", "0",
             )  # fmt: skip
+            if not persistent:
+                server.extra += ("--appendonly", "no")
             self.servers.append(server)
 
     @property

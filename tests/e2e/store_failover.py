@@ -1,0 +1,194 @@
+"""The store primary SIGKILLed under collection, shared by the e2e scenario (one profile) and the load one (1,000
+pods): `ballastd` collects into a Sentinel group, its primary is killed, and the books are checked against the
+operator's own counters and the usage metrics.k8s.io served (docs/design.md, difference 67).
+
+`kill_primary_under_collection` asserts: a replica is promoted; while none answers, the collector holds its cycles
+(`ballast_history_cycles_buffered` > 0) and no profile's status moves; once one does, the held cycles are written
+(`ballast_history_writes_retried`) and none is dropped; every sample the collector counted as written is in the
+new primary exactly once, each equal to a usage metrics.k8s.io served; the operator names the new primary
+(`ballast_history_primary`); and the statuses move again within one poll interval of the promotion.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ballast.internal.history import HistoryStore, SeriesKey, open_store
+from ballast.internal.quantity import to_units
+from ballast.runtime.envtest import MiniCluster
+from ballast.runtime.envtest.errors import APIError
+from ballast.runtime.envtest.wait import poll_until
+from tests.integration.internal.cmd.ballastd.conftest import Ballastd
+from tests.integration.redis_topology import SentinelGroup
+
+SOURCE = "kubernetes-metrics"
+PROFILES = "/apis/ballast.tightlinesoftware.com/v1/workloadprofiles"
+SAMPLES = "ballast_samples_collected_total"
+RESOURCES = ("cpu", "memory")
+
+
+@dataclass(frozen=True, slots=True)
+class Scene:
+    """What the test set up: the profiles' name prefix, how many, their pods each, their namespaces and the
+    MetricsSource's poll interval."""
+
+    prefix: str
+    profiles: int
+    pods_per_profile: int
+    namespaces: Sequence[str]
+    poll_seconds: float
+
+
+def profiles(cluster: MiniCluster, prefix: str) -> list[dict[str, Any]]:
+    """The WorkloadProfiles whose names start with `prefix` (a name carries a hash of the namespace)."""
+    items = cluster.env.rest.get(PROFILES).get("items") or []
+    return [dict(item) for item in items if item["metadata"]["name"].startswith(prefix)]
+
+
+def cpu_samples(status: dict[str, Any]) -> int:
+    """The cpu sample count of a profile's status (0 before any)."""
+    for container in status.get("containers") or []:
+        for stats in container.get("usageStats") or []:
+            if stats.get("resource") == "cpu":
+                return int(stats.get("samples") or 0)
+    return 0
+
+
+def statuses(cluster: MiniCluster, prefix: str) -> dict[str, dict[str, Any]]:
+    """Each profile's status by name ({} before any profile; a transient API error reads as none)."""
+    try:
+        return {item["metadata"]["name"]: dict(item.get("status") or {}) for item in profiles(cluster, prefix)}
+    except APIError:
+        return {}
+
+
+def total(replica: Ballastd, family: str, **labels: str) -> float:
+    """The sum of every sample of `family` carrying `labels` (0 when there is none)."""
+    wanted = [f'{key}="{value}"' for key, value in labels.items()]
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in replica.metrics().splitlines()
+        if line.startswith((family + "{", family + " ")) and all(label in line for label in wanted)
+    )
+
+
+def served_usage(cluster: MiniCluster, namespaces: Sequence[str]) -> dict[str, set[int]]:
+    """The usages metrics.k8s.io serves now for container `app` of every pod in `namespaces`, in store units."""
+    served: dict[str, set[int]] = {resource: set() for resource in RESOURCES}
+    for namespace in namespaces:
+        for item in cluster.env.rest.get(f"/apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods")["items"]:
+            for container in item["containers"]:
+                if container["name"] == "app":
+                    for resource in RESOURCES:
+                        served[resource].add(to_units(container["usage"][resource], resource))
+    return served
+
+
+@dataclass(frozen=True, slots=True)
+class Books:
+    counted: float  # cpu samples the collector counted as written
+    stored: int  # cpu samples the store holds for the same series
+    values: dict[str, set[int]]  # every distinct value stored, by resource
+    twice: int  # (series, cycle time) pairs holding more cpu samples than the profile has pods
+
+
+def books(replica: Ballastd, store: HistoryStore, keys: Sequence[SeriesKey], pods_per_profile: int) -> Books:
+    """The collector's count against the store, read between two equal readings of the counter (no cycle
+    lands in between)."""
+    for _ in range(100):
+        before = total(replica, SAMPLES, resource="cpu", source=SOURCE)
+        series = store.read_many(keys, with_times=True)
+        if total(replica, SAMPLES, resource="cpu", source=SOURCE) == before:
+            cpu = [s for s in series if s.key.resource == "cpu"]
+            return Books(
+                counted=before,
+                stored=sum(len(s.values) for s in cpu),
+                values={r: {v for s in series if s.key.resource == r for v in s.values} for r in RESOURCES},
+                twice=sum(1 for s in cpu for n in Counter(s.times_s or ()).values() if n > pods_per_profile),
+            )
+    raise AssertionError("the collector's counter never held still for one store read")
+
+
+def kill_primary_under_collection(
+    cluster: MiniCluster, replica: Ballastd, group: SentinelGroup, scene: Scene, *, cycles_after: int = 5
+) -> dict[str, Any]:
+    """Kill the Sentinel group's primary while `replica` collects `scene`'s profiles; assert the module
+    docstring's outcomes and return the figures. Every profile must have samples in its status already."""
+    found = profiles(cluster, scene.prefix)
+    assert len(found) == scene.profiles, f"{len(found)} profiles named {scene.prefix}…, wanted {scene.profiles}"
+    hashes = [item["status"]["measurementHash"] for item in found]
+    keys = [SeriesKey(digest, "app", resource) for digest in hashes for resource in RESOURCES]
+    old_port = group.primary_port()
+
+    group.server_on(old_port).kill()  # SIGKILL: whatever it had not sent to a replica dies with it
+    killed = time.monotonic()
+    held_peak, promoted, first_write = 0.0, 0.0, 0.0
+    last: dict[str, dict[str, Any]] | None = None
+    while not first_write:
+        held = total(replica, "ballast_history_cycles_buffered")
+        held_peak = max(held_peak, held)
+        if not promoted and group.primary_port() != old_port:
+            promoted = time.monotonic()
+        now = statuses(cluster, scene.prefix)  # read before the counter: no write yet means no new status
+        if total(replica, "ballast_history_writes_retried_total", source=SOURCE) > 0:
+            first_write = time.monotonic()
+        elif last is not None:
+            moved = [name for name, status in now.items() if status.get("containers") != last.get(name, {}).get("containers")]
+            assert not moved, f"statuses moved with no primary: {moved[:5]}"
+        elif held:  # a cycle failed: the ones before it are done, their statuses included
+            last = now
+        assert time.monotonic() - killed < 90, f"no held cycle written 90 s after the kill\n{replica.output()}"
+        time.sleep(0.05)
+    assert last is not None, "no cycle was held: the kill was not under collection"
+    new_port = group.wait_for_new_primary(old_port)
+    promoted = promoted or time.monotonic()
+    samples_then = {name: cpu_samples(status) for name, status in last.items()}
+
+    def every_status_moved() -> bool:
+        now = statuses(cluster, scene.prefix)
+        return all(cpu_samples(now.get(name, {})) > count for name, count in samples_then.items())
+
+    poll_until(every_status_moved, timeout=60, interval=0.05, what="every status to move after the promotion",
+               last_error=replica.output)  # fmt: skip
+    statuses_resumed = time.monotonic() - promoted
+
+    def written() -> float:
+        return total(replica, SAMPLES, resource="cpu", source=SOURCE)
+
+    for cycle in range(1, cycles_after + 1):  # a few whole cycles after the held ones and the statuses
+        before = written()
+        poll_until(lambda: written() > before, timeout=60,  # noqa: B023 - called before the loop moves on
+                   what=f"cycle {cycle} after the failover", last_error=replica.output)  # fmt: skip
+    with open_store(group.url, min_replicas=0) as store:
+        book = books(replica, store, keys, scene.pods_per_profile)
+    served = served_usage(cluster, scene.namespaces)
+    retried = total(replica, "ballast_history_writes_retried_total", source=SOURCE)
+    dropped = total(replica, "ballast_history_cycles_dropped_total")
+    held_after = total(replica, "ballast_history_cycles_buffered")
+    primary = total(replica, "ballast_history_primary", address=f"127.0.0.1:{new_port}")
+    assert new_port != old_port
+    assert retried >= held_peak, f"{held_peak:.0f} cycles held, {retried:.0f} written after the promotion"
+    assert (dropped, held_after) == (0, 0), "held cycles dropped, or still held"
+    assert book.stored == book.counted, f"{book.counted:.0f} samples counted as written, {book.stored} stored"
+    assert book.twice == 0, f"{book.twice} cycles stored twice in a series"  # each pod gives one sample a cycle
+    assert book.values == served, f"stored {book.values}; metrics.k8s.io served {served}"
+    assert primary == 1, "ballast_history_primary does not name the promoted replica"
+    assert statuses_resumed <= scene.poll_seconds + 1.0, (
+        f"the statuses moved {statuses_resumed:.1f} s after the promotion"
+    )
+    return {
+        "samples_lost": int(book.counted - book.stored),
+        "cycles_written_twice": book.twice,
+        "samples_checked": book.stored,
+        "profiles": scene.profiles,
+        "pods_per_profile": scene.pods_per_profile,
+        "promotion_seconds": round(promoted - killed, 2),
+        "failover_seconds": round(first_write - killed, 2),
+        "status_resumed_seconds": round(statuses_resumed, 2),
+        "cycles_buffered": int(held_peak),
+        "poll_seconds": scene.poll_seconds,
+    }
