@@ -209,6 +209,20 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
     ),
     Scenario(
+        "store_failover_load",
+        "Load: store primary SIGKILLed while 1,000 pods are collected (Sentinel: 1 primary, 2 replicas, 3 sentinels)",
+        "as the mini-cluster scenario above, for 100 profiles of 10 pods: 0 samples lost, none twice, every held "
+        "cycle written once after the promotion, every status moving within one interval of it",
+        "`make test-load` (tests/load/test_store_failover.py)",
+        lambda f: (
+            f"{f['pods']} pods, {f['profiles']} profiles: {f['samples_lost']} samples lost, "
+            f"{f['cycles_written_twice']} cycles twice (of {f['samples_checked']} cpu samples); replica promoted "
+            f"{f['promotion_seconds']} s and held cycles written {f['failover_seconds']} s after the kill "
+            f"(down-after {f['down_after_ms']} ms); cycles buffered meanwhile: {f['cycles_buffered']}; statuses "
+            f"moved {f['status_resumed_seconds']} s after the promotion ({f['poll_seconds']:g} s cycles)"
+        ),
+    ),
+    Scenario(
         "admission_load",
         "Load: admissions offered at 200/s to 2 replicas in a 20,000-pod cluster",
         "zero failed admissions",

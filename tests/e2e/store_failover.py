@@ -66,6 +66,10 @@ def statuses(cluster: MiniCluster, prefix: str) -> dict[str, dict[str, Any]]:
         return {}
 
 
+def _containers(statuses: dict[str, dict[str, Any]], name: str) -> Any:
+    return statuses.get(name, {}).get("containers")
+
+
 def total(replica: Ballastd, family: str, **labels: str) -> float:
     """The sum of every sample of `family` carrying `labels` (0 when there is none)."""
     wanted = [f'{key}="{value}"' for key, value in labels.items()]
@@ -123,6 +127,12 @@ def kill_primary_under_collection(
     hashes = [item["status"]["measurementHash"] for item in found]
     keys = [SeriesKey(digest, "app", resource) for digest in hashes for resource in RESOURCES]
     old_port = group.primary_port()
+    # Killed half a second before the next cycle is due, so one is attempted while no primary answers whatever the
+    # interval (a cycle ends with its write; the next starts an interval after the previous one started).
+    before = total(replica, SAMPLES, resource="cpu", source=SOURCE)
+    poll_until(lambda: total(replica, SAMPLES, resource="cpu", source=SOURCE) > before, timeout=60, interval=0.05,
+               what="a cycle written before the kill", last_error=replica.output)  # fmt: skip
+    time.sleep(max(0.0, scene.poll_seconds - 1.0))
 
     group.server_on(old_port).kill()  # SIGKILL: whatever it had not sent to a replica dies with it
     killed = time.monotonic()
@@ -137,7 +147,7 @@ def kill_primary_under_collection(
         if total(replica, "ballast_history_writes_retried_total", source=SOURCE) > 0:
             first_write = time.monotonic()
         elif last is not None:
-            moved = [name for name, status in now.items() if status.get("containers") != last.get(name, {}).get("containers")]
+            moved = [name for name, status in now.items() if status.get("containers") != _containers(last, name)]
             assert not moved, f"statuses moved with no primary: {moved[:5]}"
         elif held:  # a cycle failed: the ones before it are done, their statuses included
             last = now
