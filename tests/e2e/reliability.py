@@ -86,21 +86,6 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
     ),
     Scenario(
-        "store_failover",
-        "Store primary SIGKILLed under collection on the mini-cluster (Sentinel: 1 primary, 2 replicas, 3 sentinels; "
-        "1 s cycles)",
-        "a replica promoted; the cycles meanwhile held and written after the promotion, none dropped; every sample "
-        "the collector wrote stored once and equal to the usage metrics.k8s.io served; the status moves within one "
-        "interval of the promotion",
-        _e2e("test_store_failover.py"),
-        lambda f: (
-            f"{f['samples_lost']} samples lost, {f['cycles_written_twice']} cycles twice (of "
-            f"{f['samples_checked']}); replica promoted {f['promotion_seconds']} s and held cycles written "
-            f"{f['failover_seconds']} s after the kill (down-after {f['down_after_ms']} ms); cycles buffered "
-            f"meanwhile: {f['cycles_buffered']}; status moved {f['status_resumed_seconds']} s after the promotion"
-        ),
-    ),
-    Scenario(
         "certificate_rotation",
         "5. Webhook certificate rotated under admission load",
         "zero failed admissions",
@@ -136,6 +121,21 @@ SCENARIOS: tuple[Scenario, ...] = (
             f"{f['freed_nodes']} node freed by {f['karpenter_commands']} command; {f['advisor_rejected']} rejected "
             f"move, rejected by Karpenter too; decided {f['decided_after_seconds']} s and converged "
             f"{f['converged_after_seconds']} s after the shrink; scenario {f['scenario_seconds']} s"
+        ),
+    ),
+    Scenario(
+        "store_failover",
+        "Store primary SIGKILLed under collection on the mini-cluster (Sentinel: 1 primary, 2 replicas, 3 sentinels; "
+        "1 s cycles)",
+        "a replica promoted; the cycles meanwhile held and written after the promotion, none dropped; every sample "
+        "the collector wrote stored once and equal to the usage metrics.k8s.io served; the status moves within one "
+        "interval of the promotion",
+        _e2e("test_store_failover.py"),
+        lambda f: (
+            f"{f['samples_lost']} samples lost, {f['cycles_written_twice']} cycles twice (of "
+            f"{f['samples_checked']}); replica promoted {f['promotion_seconds']} s and held cycles written "
+            f"{f['failover_seconds']} s after the kill (down-after {f['down_after_ms']} ms); cycles buffered "
+            f"meanwhile: {f['cycles_buffered']}; status moved {f['status_resumed_seconds']} s after the promotion"
         ),
     ),
     Scenario(
