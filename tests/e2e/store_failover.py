@@ -74,6 +74,12 @@ def collector_log(replica: Ballastd, lines: int = 60) -> str:
     return "\n".join(kept[-lines:])
 
 
+def _counters(replica: Ballastd) -> str:
+    families = (SAMPLES, "ballast_store_errors_total", "ballast_history_cycles_buffered",
+                "ballast_history_writes_retried_total", "ballast_history_cycles_dropped_total")  # fmt: skip
+    return ", ".join(f"{family} {total(replica, family):g}" for family in families)
+
+
 def _containers(statuses: dict[str, dict[str, Any]], name: str) -> Any:
     return statuses.get(name, {}).get("containers")
 
@@ -159,7 +165,9 @@ def kill_primary_under_collection(
             assert not moved, f"statuses moved with no primary: {moved[:5]}"
         elif held:  # a cycle failed: the ones before it are done, their statuses included
             last = now
-        assert time.monotonic() - killed < 90, f"no held cycle written 90 s after the kill\n{collector_log(replica)}"
+        assert time.monotonic() - killed < 90, (
+            f"no held cycle written 90 s after the kill; {_counters(replica)}\n{collector_log(replica)}"
+        )
         time.sleep(0.05)
     assert last is not None, "no cycle was held: the kill was not under collection"
     new_port = group.wait_for_new_primary(old_port)
