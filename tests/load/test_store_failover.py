@@ -34,7 +34,7 @@ PODS_PER_PROFILE = 10
 NAMESPACES = 10
 POLL = "2s"  # a cycle of 1,000 pods takes most of a second on two shared cores: the interval leaves room
 POLL_SECONDS = 2.0
-DOWN_AFTER_MS = 1000
+DOWN_AFTER_MS = 6000  # longer than a cycle of 1,000 pods here (3-4 s), so one falls in the outage
 PREFIX = "storefo-"
 ELECTION = ["--leader-elect-lease-duration=15", "--leader-elect-renew-deadline=10", "--leader-elect-retry-period=2"]
 """The defaults: the e2e suite's short lease is lost under this load, and the held cycles with it (counted)."""
