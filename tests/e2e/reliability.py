@@ -219,8 +219,8 @@ SCENARIOS: tuple[Scenario, ...] = (
             f"{f['cycles_written_twice']} cycles twice (of {f['samples_checked']} cpu samples); replica promoted "
             f"{f['promotion_seconds']} s and held cycles written {f['failover_seconds']} s after the kill "
             f"(down-after {f['down_after_ms']} ms); cycles buffered meanwhile: {f['cycles_buffered']}; statuses "
-            f"moved {f['status_resumed_seconds']} s after the promotion (a cycle every {f.get('cycle_seconds', '?')} s, "
-            f"poll interval {f['poll_seconds']:g} s)"
+            f"moved {f['status_resumed_seconds']} s after the promotion (a cycle every "
+            f"{f.get('cycle_seconds', '?')} s, poll interval {f['poll_seconds']:g} s)"
         ),
     ),
     Scenario(
