@@ -27,7 +27,7 @@ from tests.integration.internal.cmd.ballastd.conftest import install_operator_ob
 from tests.integration.redis_server import redis_server_or_skip
 from tests.integration.redis_topology import SentinelGroup
 from tests.load.conftest import NODES
-from tests.load.test_scale import count_running, create_all, pod
+from tests.load.pods import count_running, create_all, pod
 
 PODS = int(os.environ.get("BALLAST_LOAD_STORE_PODS", "1000"))
 PODS_PER_PROFILE = 10
