@@ -105,7 +105,7 @@ test-karpenter: venv envtest e2e-tools ## only the e2e scenario side by side wit
 test: $(filter-out $(ALREADY_PASSED),$(TEST_SUITES)) ## everything CI runs (less the suites in ALREADY_PASSED)
 	@echo "make test: passed $(filter-out $(ALREADY_PASSED),$(TEST_SUITES))$(if $(filter $(TEST_SUITES),$(ALREADY_PASSED)), (already passed: $(filter $(TEST_SUITES),$(ALREADY_PASSED))))"
 
-test-load: venv envtest e2e-tools ## the operator at scale (1,000 enrolled among 20,000 kwok pods; ~15 min): figures in RELIABILITY.md
+test-load: venv envtest e2e-tools ## the operator at scale (1,000 enrolled among 20,000 kwok pods; the store primary killed under 1,000; ~20 min): figures in RELIABILITY.md
 	$(BIN)/ballast-envtest netns -- $(PY) -m pytest tests/load --timeout=1800
 
 audit: venv ## pip-audit over `pip freeze`; fails on a vulnerability fixed inside pyproject's range (AUDIT_FLAGS=--unreachable-ok)

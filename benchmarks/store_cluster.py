@@ -3,8 +3,11 @@ side in one run; and the history's memory per profile at the default reservoir (
 
 Write: 10,000 pods in profiles of 10, 2 containers × cpu+memory each = 40,000 samples, 4,000 series, 1,000
 profiles. The baseline is the single-instance backend (one EVAL per cycle); the cluster backend sends one
-WRITE_GROUP per profile, pipelined per primary. Round trips are counted on the client (pipelines put on the wire),
-client CPU by `time.process_time`, server CPU from INFO summed over the primaries. Steady state: every series
+WRITE_GROUP per bucket of profiles (≤ 256, docs/design.md, difference 80), pipelined per primary — and, for the
+contrast, one per profile (a tag per profile, the layout before difference 80: `keys.BUCKET_DIGITS` set to the
+whole hash). No server persists anything (no append-only file, no RDB), the baseline's and the shards' alike.
+Round trips are counted on the client (pipelines put on the wire), client CPU by `time.process_time`, server CPU
+from INFO summed over the primaries. Steady state: every series
 exists before the measured cycles (median of --runs).
 Sizing: --sizing-profiles profiles × 4 series filled to the default reservoir (10,000 values and times each) in
 one redis-server; `used_memory` grows by the bytes per profile.
@@ -39,6 +42,8 @@ from ballast.internal.history import (
     SeriesKey,
     open_store,
 )
+from ballast.internal.history import keys as history_keys
+from ballast.internal.history.keys import BUCKET_DIGITS
 from tests.integration.redis_topology import LocalCluster
 
 from machine import cpu_model, redis_server
@@ -70,6 +75,30 @@ def measure(write: Any, cpu_of_servers: Any, round_trips: Any, cycles: list[Cycl
 
 def total(row: dict[str, float]) -> float:
     return row["cpu"] + row["server_cpu"]
+
+
+def cluster_row(
+    args: argparse.Namespace, warm_up: Cycle, measured: list[Cycle], bucket_digits: int
+) -> dict[str, float]:
+    """The cluster backend's figures with a hash tag of `bucket_digits` hex digits of each measurement hash."""
+    history_keys.BUCKET_DIGITS = bucket_digits
+    try:
+        with tempfile.TemporaryDirectory() as work:
+            cluster = LocalCluster("redis-server", Path(work), primaries=args.shards, replicas_each=0, persistent=False)
+            try:
+                cluster.start()
+                store = open_store(cluster.url, timeout=60)
+                assert isinstance(store, ClusterHistoryStore)
+                store.write_cycle(warm_up)
+                row = measure(
+                    store.write_cycle, lambda: cluster_cpu(cluster), lambda: store.round_trips.count, measured
+                )
+                store.close()
+            finally:
+                cluster.stop()
+    finally:
+        history_keys.BUCKET_DIGITS = BUCKET_DIGITS
+    return row
 
 
 def sizing(url: str, profiles: int) -> tuple[float, int]:
@@ -114,19 +143,8 @@ def main() -> None:
         probe.close()
         per_profile, per_gib = sizing(url, args.sizing_profiles)
 
-    with tempfile.TemporaryDirectory() as work:
-        cluster = LocalCluster("redis-server", Path(work), primaries=args.shards, replicas_each=0)
-        try:
-            cluster.start()
-            store = open_store(cluster.url, timeout=60)
-            assert isinstance(store, ClusterHistoryStore)
-            store.write_cycle(warm_up)
-            sharded = measure(
-                store.write_cycle, lambda: cluster_cpu(cluster), lambda: store.round_trips.count, measured
-            )
-            store.close()
-        finally:
-            cluster.stop()
+    per_profile_tags = cluster_row(args, warm_up, measured, bucket_digits=16)
+    sharded = cluster_row(args, warm_up, measured, bucket_digits=BUCKET_DIGITS)
 
     profiles = args.pods // args.pods_per_profile
     print(f"# store_cluster.py — {datetime.date.today()} — {cpu_model()}, {platform.python_version()}")
@@ -134,17 +152,22 @@ def main() -> None:
         f"write: {args.pods} pods, {profiles} profiles, {len(warm_up.samples)} samples per cycle "
         f"(median of {args.runs})"
     )
-    print(f"  {'':34} {'wall':>9} {'client CPU':>11} {'server CPU':>11} {'round trips':>12}")
-    for label, row in (("one redis-server (baseline)", baseline), (f"cluster, {args.shards} shards", sharded)):
+    print(f"  {'':44} {'wall':>9} {'client CPU':>11} {'server CPU':>11} {'round trips':>12}")
+    rows = (
+        ("one redis-server (baseline)", baseline),
+        (f"cluster, {args.shards} shards, tag per profile", per_profile_tags),
+        (f"cluster, {args.shards} shards, tag per bucket", sharded),
+    )
+    for label, row in rows:
         print(
-            f"  {label:34} {row['wall'] * 1000:7.0f}ms {row['cpu'] * 1000:9.0f}ms "
+            f"  {label:44} {row['wall'] * 1000:7.0f}ms {row['cpu'] * 1000:9.0f}ms "
             f"{row['server_cpu'] * 1000:9.0f}ms {row['round_trips']:12.0f}"
         )
-    print(
-        f"  cluster / baseline: client CPU {sharded['cpu'] / baseline['cpu']:.2f}×, "
-        f"client+server CPU {total(sharded) / total(baseline):.2f}×, "
-        f"wall {sharded['wall'] / baseline['wall']:.2f}×"
-    )
+    for label, row in (("tag per profile", per_profile_tags), ("tag per bucket", sharded)):
+        print(
+            f"  cluster ({label}) / baseline: client CPU {row['cpu'] / baseline['cpu']:.2f}×, "
+            f"client+server CPU {total(row) / total(baseline):.2f}×, wall {row['wall'] / baseline['wall']:.2f}×"
+        )
     print(
         f"sizing: {per_profile / 1024:.0f} KiB per profile (4 series × {DEFAULT_RESERVOIR_SIZE} values and times), "
         f"{per_profile / 4 / 1024:.0f} KiB per series; {per_gib:,} profiles per GiB of used_memory; "

@@ -60,41 +60,52 @@ def measurement_hash_of(name: str) -> str:
     return name[len(PREFIX) :].split(":", 1)[0]
 
 
-# The Cluster layout (docs/compatibility.md; docs/design.md, difference 68): the measurement hash is a hash tag, so
-# a profile's series, their `:ts` and `:first_seen` and the profile's cycle markers share one slot.
-# - `ballast:metrics:{<hash>}:<container>:<resource>` (+ `:ts`, `:first_seen`): as above.
-# - `ballast:cycles:{<hash>}`: LIST of the ids of the profile's last `GROUP_MARKERS` cycles, newest first, with a
-#   TTL: one key per profile instead of one per cycle.
+# The Cluster layout (docs/compatibility.md; docs/design.md, differences 68 and 80): a hash tag per bucket of
+# profiles — the measurement hash's last two hex digits, so 256 buckets — puts a bucket's series, their `:ts` and
+# `:first_seen` and the bucket's cycle markers in one slot, and a cycle is one script per bucket (≤ 256).
+# - `ballast:metrics:{<bucket>}<hash>:<container>:<resource>` (+ `:ts`, `:first_seen`): as above, tagged.
+# - `ballast:cycles:{<bucket>}`: LIST of the ids of the bucket's last `GROUP_MARKERS` cycles, newest first, with a
+#   TTL: one key per bucket instead of one per cycle.
 
 CYCLES_PREFIX = "ballast:cycles:"
 GROUP_MARKERS = 64
-"""Cycle ids remembered per profile in Cluster mode: a retry of any of a profile's last 64 cycles is a no-op."""
+"""Cycle ids remembered per bucket in Cluster mode: a retry of any of a bucket's last 64 cycles is a no-op."""
+BUCKET_DIGITS = 2
+"""Hex digits of the measurement hash that name its bucket: 16² = 256 buckets (hash tags, so at most 256 slots)."""
 
 
-def tag(measurement_hash: str) -> str:
-    """The hash tag of a profile's keys: `{<hash>}`."""
-    return "{" + measurement_hash + "}"
+def bucket_of(measurement_hash: str) -> str:
+    """The bucket of a profile in the Cluster layout: its measurement hash's last two hex digits (uniform, as the
+    hash is); raises `ValueError` for a malformed hash."""
+    check_measurement_hash(measurement_hash)
+    return measurement_hash[-BUCKET_DIGITS:]
+
+
+def tag(bucket: str) -> str:
+    """The hash tag of a bucket's keys: `{<bucket>}`."""
+    return "{" + bucket + "}"
 
 
 def tagged_values_key(key: SeriesKey) -> str:
-    """A series' value list in the Cluster layout: `ballast:metrics:{<hash>}:<container>:<resource>`."""
-    return f"{PREFIX}{tag(key.measurement_hash)}:{key.container}:{key.resource}"
+    """A series' value list in the Cluster layout: `ballast:metrics:{<bucket>}<hash>:<container>:<resource>`."""
+    digest = key.measurement_hash
+    return f"{PREFIX}{tag(bucket_of(digest))}{digest}:{key.container}:{key.resource}"
 
 
-def group_marker_key(measurement_hash: str) -> str:
-    """The list of a profile's last cycle ids in the Cluster layout: `ballast:cycles:{<hash>}`."""
-    return CYCLES_PREFIX + tag(measurement_hash)
+def group_marker_key(bucket: str) -> str:
+    """The list of a bucket's last cycle ids in the Cluster layout: `ballast:cycles:{<bucket>}`."""
+    return CYCLES_PREFIX + tag(bucket)
 
 
 def tagged_profile_pattern(measurement_hash: str) -> str:
     """The SCAN pattern of every key of a profile's history in the Cluster layout (braces escaped for MATCH)."""
-    check_measurement_hash(measurement_hash)
-    return f"{PREFIX}\\{{{measurement_hash}\\}}:*"
+    bucket = bucket_of(measurement_hash)
+    return f"{PREFIX}\\{{{bucket}\\}}{measurement_hash}:*"
 
 
 def untagged(name: str) -> str:
-    """A Cluster-layout key name with the braces of its hash tag removed (the single-instance name)."""
+    """A Cluster-layout key name without its hash tag (the single-instance name)."""
     if name.startswith(PREFIX + "{"):
-        digest, _, rest = name[len(PREFIX) + 1 :].partition("}")
-        return f"{PREFIX}{digest}{rest}"
+        _, _, rest = name[len(PREFIX) + 1 :].partition("}")
+        return PREFIX + rest
     return name

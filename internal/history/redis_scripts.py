@@ -161,9 +161,9 @@ WRITE_GROUP = _derive(
         ),
     },
 )
-"""WRITE_CYCLE for one profile's series in Cluster mode (all keys in one slot, docs/design.md, difference 68).
+"""WRITE_CYCLE for one bucket's series in Cluster mode (all keys in one slot, docs/design.md, differences 68, 80).
 
-    KEYS[1]   the profile's marker list (keys.group_marker_key): its last GROUP_MARKERS cycle ids
+    KEYS[1]   the bucket's marker list (keys.group_marker_key): its last GROUP_MARKERS cycle ids
     KEYS[2..] the n value lists, then per list its `:ts` and `:first_seen` (derived in the script, but declared)
     ARGV[6]   the cycle id; the series follow from ARGV[7], as from ARGV[6] in WRITE_CYCLE
 """

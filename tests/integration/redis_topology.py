@@ -63,6 +63,7 @@ class Sentinel:
         quorum: int,
         down_after_ms: int,
         config: SentinelConfig | None = None,
+        auth_pass: str | None = None,
     ) -> None:
         self.binary = binary
         self.directory = directory
@@ -77,6 +78,7 @@ class Sentinel:
             f"sentinel down-after-milliseconds {SERVICE} {down_after_ms}\n"
             f"sentinel failover-timeout {SERVICE} {down_after_ms * 3}\n"
             f"sentinel parallel-syncs {SERVICE} 1\n"
+            + (f"sentinel auth-pass {SERVICE} {auth_pass}\n" if auth_pass is not None else "")
         )
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -116,9 +118,12 @@ class SentinelGroup:
         down_after_ms: int = 1000,
         data_config: str | None = None,
         sentinel_config: SentinelConfig | None = None,
+        password: str | None = None,
     ) -> None:
         """`data_config`: a valkey.conf every data server reads first; `sentinel_config`: each sentinel's file
-        (e.g. what the chart renders, with its host names and ports made local)."""
+        (e.g. what the chart renders, with its host names and ports made local); `password`: every data server's
+        `requirepass` (and `masterauth`, for the replicas), which the sentinels use too."""
+        self.password = password
         self.servers: list[RedisServer] = []
         for index in range(1 + replicas):
             path = directory / f"redis-{index}"
@@ -127,10 +132,12 @@ class SentinelGroup:
             if data_config is not None:
                 config_file = path / "valkey.conf"
                 config_file.write_text(data_config)
-            self.servers.append(RedisServer(binary, path, config_file=config_file))
+            self.servers.append(RedisServer(binary, path, config_file=config_file, password=password))
         primary_port = self.servers[0].port
         for server in self.servers:
             server.extra = ("--repl-diskless-sync-delay", "0")
+            if password is not None:
+                server.extra += ("--masterauth", password)
         for server in self.servers[1:]:
             server.extra += ("--replicaof", "127.0.0.1", str(primary_port))
         self.sentinels: list[Sentinel] = []
@@ -138,13 +145,14 @@ class SentinelGroup:
             path = directory / f"sentinel-{index}"
             path.mkdir()
             self.sentinels.append(
-                Sentinel(binary, path, primary_port, sentinels // 2 + 1, down_after_ms, sentinel_config)
+                Sentinel(binary, path, primary_port, sentinels // 2 + 1, down_after_ms, sentinel_config, password)
             )
 
     @property
     def url(self) -> str:
         hosts = ",".join(f"127.0.0.1:{sentinel.port}" for sentinel in self.sentinels)
-        return f"redis+sentinel://{hosts}/{SERVICE}"
+        auth = f":{self.password}@" if self.password is not None else ""
+        return f"redis+sentinel://{auth}{hosts}/{SERVICE}"
 
     def start(self) -> None:
         for server in self.servers:
@@ -194,7 +202,10 @@ class SentinelGroup:
 class LocalCluster:
     """`primaries` primaries with `replicas_each` replicas, slots spread by `redis-cli --cluster create`."""
 
-    def __init__(self, binary: str, directory: Path, *, primaries: int = 3, replicas_each: int = 1) -> None:
+    def __init__(
+        self, binary: str, directory: Path, *, primaries: int = 3, replicas_each: int = 1, persistent: bool = True
+    ) -> None:
+        """`persistent=False`: no append-only file (a benchmark compares with a server without one)."""
         self.cli = redis_cli_or_skip()
         self.primaries = primaries
         self.replicas_each = replicas_each
@@ -211,6 +222,8 @@ class LocalCluster:
                 "--appendfsync", "everysec",
                 "--repl-diskless-sync-delay", "0",
             )  # fmt: skip
+            if not persistent:
+                server.extra += ("--appendonly", "no")
             self.servers.append(server)
 
     @property

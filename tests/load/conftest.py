@@ -1,5 +1,5 @@
 """`make test-load`: the operator at scale on a mini-cluster of 20 kwok Nodes (room for 22,000 pods), in the
-private test network. Not part of `make test`: it takes about 15 minutes and its figures go to RELIABILITY.md."""
+private test network. Not part of `make test`: it takes about 20 minutes and its figures go to RELIABILITY.md."""
 
 from __future__ import annotations
 

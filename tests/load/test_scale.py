@@ -21,17 +21,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import orjson
 import pytest
-import urllib3
 
 from ballast.internal.enrollment import MODE_LABEL
 from ballast.runtime.envtest import Environment, MiniCluster
@@ -40,10 +35,11 @@ from ballast.runtime.envtest.ports import suggest_port
 from ballast.runtime.envtest.wait import poll_until
 from tests.e2e.figures import record
 from tests.e2e.load import GoAdmissionLoad, admission_load_binary, component_cpu_seconds, cpu_ticks
-from tests.e2e.support import PAUSE_IMAGE, MountedSecret, Operator, Replicas, admin_pool, create_namespace
+from tests.e2e.support import MountedSecret, Operator, Replicas, create_namespace
 from tests.integration.internal.cmd.ballastd.conftest import install_operator_objects
 from tests.integration.redis_server import RedisServer, redis_server_or_skip
 from tests.load.conftest import NODES
+from tests.load.pods import count_running, create_all, pod
 
 ENROLLED = 1_000
 APPS = 10
@@ -99,20 +95,6 @@ def footprint(pid: int) -> Footprint:
     return Footprint(round(peak / 1024, 1), round(spent / ticks, 2))
 
 
-def pod(name: str, namespace: str, node: str, labels: dict[str, str], cpu: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels},
-        "spec": {
-            "nodeName": node,
-            "containers": [{"name": "app", "image": PAUSE_IMAGE,
-                            "resources": {"requests": {"cpu": cpu, "memory": "16Mi"}}}],
-            "tolerations": [{"key": "kwok.x-k8s.io/node", "operator": "Exists", "effect": "NoSchedule"}],
-        },
-    }  # fmt: skip
-
-
 def metric_sum(exposition: str, family: str) -> float:
     """The sum of every sample of `family` (all label sets) in a Prometheus text exposition."""
     return sum(float(line.rsplit(" ", 1)[1]) for line in exposition.splitlines()
@@ -121,40 +103,6 @@ def metric_sum(exposition: str, family: str) -> float:
 
 def enrolled_labels(app: int) -> dict[str, str]:
     return {"app.kubernetes.io/name": f"app-{app}", "app.kubernetes.io/component": "web", MODE_LABEL: "apply"}
-
-
-def create_all(env: Environment, pods: Sequence[dict[str, Any]], workers: int = 16) -> None:
-    """CREATE every pod, `workers` at a time; any answer but 201 fails the test with its message."""
-    local = threading.local()
-
-    def create(body: dict[str, Any]) -> None:
-        if not hasattr(local, "http"):
-            local.http = admin_pool(env, timeout=60.0, retries=urllib3.Retry(connect=3, read=0, status=0))
-        namespace = body["metadata"]["namespace"]
-        answer = local.http.request(
-            "POST", f"{env.server}/api/v1/namespaces/{namespace}/pods", body=orjson.dumps(body),
-            headers={"Content-Type": "application/json"},
-        )  # fmt: skip
-        assert answer.status == 201, f"{namespace}/{body['metadata']['name']}: {answer.status} {answer.data[:300]!r}"
-
-    with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(create, pods))
-
-
-def count_running(env: Environment, namespaces: Sequence[str]) -> int:
-    running = 0
-    for namespace in namespaces:
-        continue_ = ""
-        while True:
-            params = {"limit": "2000", "fieldSelector": "status.phase=Running"}
-            if continue_:
-                params["continue"] = continue_
-            page = env.rest.get(f"/api/v1/namespaces/{namespace}/pods", params)
-            running += len(page["items"])
-            continue_ = page["metadata"].get("continue", "")
-            if not continue_:
-                break
-    return running
 
 
 @pytest.fixture(scope="module")

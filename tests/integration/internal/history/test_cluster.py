@@ -1,5 +1,6 @@
 """A real 3-shard Cluster (3 primaries + 3 replicas, `redis-cli --cluster create`, loopback): the tagged layout,
-one round trip per shard per cycle, per-profile idempotency, and a resharding under collection (difference 68)."""
+one round trip per shard per cycle, one script per bucket of profiles, per-bucket idempotency, and a resharding
+under collection (differences 68 and 80)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from pathlib import Path
 
 import pytest
 import redis
+from redis.crc import key_slot
 
 from ballast.internal.collection import HeldCycle, PendingCycles
 from ballast.internal.history import ClusterHistoryStore, Cycle, Sample, SeriesKey, StoreUnavailableError, open_store
-from ballast.internal.history.keys import GROUP_MARKERS, group_marker_key, tagged_values_key
+from ballast.internal.history.keys import GROUP_MARKERS, bucket_of, group_marker_key, tagged_values_key
 from tests.integration.redis_server import redis_server_or_skip
 from tests.integration.redis_topology import LocalCluster
 
@@ -60,20 +62,43 @@ def test_a_cycle_is_one_round_trip_per_shard_and_spreads_over_every_shard(
         assert redis.Redis("127.0.0.1", port).dbsize() > 0
 
 
-def test_keys_carry_the_profile_as_hash_tag_and_one_bounded_marker_list(
+def test_keys_carry_the_bucket_as_hash_tag_and_one_bounded_marker_list(
     cluster: LocalCluster, store: ClusterHistoryStore
 ) -> None:
     for n in range(1, GROUP_MARKERS + 6):
         store.write_cycle(cycle(n, KEYS[:2]))
     client = redis.RedisCluster("127.0.0.1", cluster.servers[0].port, decode_responses=True)
-    assert tagged_values_key(KEYS[0]) == f"ballast:metrics:{{{PROFILES[0]}}}:app:cpu"
+    assert tagged_values_key(KEYS[0]) == f"ballast:metrics:{{01}}{PROFILES[0]}:app:cpu"
     assert client.llen(tagged_values_key(KEYS[0])) == GROUP_MARKERS + 5
     assert client.exists(tagged_values_key(KEYS[0]) + ":ts", tagged_values_key(KEYS[0]) + ":first_seen") == 2
-    marker = group_marker_key(PROFILES[0])
-    assert client.llen(marker) == GROUP_MARKERS  # one list per profile, not a key per cycle
+    marker = group_marker_key(bucket_of(PROFILES[0]))
+    assert client.llen(marker) == GROUP_MARKERS  # one list per bucket, not a key per cycle
     assert client.ttl(marker) > 0
     assert client.lindex(marker, 0) == f"kubernetesMetrics/{T0 + (GROUP_MARKERS + 5) * 1000}"
     client.close()
+
+
+def test_a_cycle_sends_one_script_per_bucket_of_profiles(cluster: LocalCluster, store: ClusterHistoryStore) -> None:
+    # 600 profiles, whose hashes end in 256 different digit pairs: 256 scripts, not 600 (difference 80)
+    profiles = [f"{index:016x}" for index in range(1, 601)]
+    keys = [SeriesKey(digest, "app", "cpu") for digest in profiles]
+    assert len({bucket_of(digest) for digest in profiles}) == 256
+    store.write_cycle(cycle(1, keys))  # loads the scripts
+    calls: list[int] = []
+    primaries = [redis.Redis("127.0.0.1", port) for port in cluster.primary_ports()]
+    for node in primaries:
+        node.config_resetstat()
+    assert store.write_cycle(cycle(2, keys))
+    for node in primaries:
+        calls.append(int(node.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0)))
+        node.close()
+    assert sum(calls) == 256
+    assert all(count > 0 for count in calls)  # every shard holds some buckets
+    assert {s.values for s in store.read_many(keys)} == {(1, 2)}
+    # two profiles of one bucket: one slot
+    assert bucket_of(profiles[0]) == bucket_of(profiles[256])
+    slots = {key_slot(tagged_values_key(k).encode()) for k in (keys[0], keys[256])}
+    assert len(slots) == 1
 
 
 def test_a_retried_cycle_applies_nothing_twice(store: ClusterHistoryStore) -> None:
