@@ -25,6 +25,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -388,6 +389,33 @@ def figures_json(fig: Figures) -> dict[str, object]:
             resource: _plain(value) for resource, value in (fig.under_requested_windows or {}).items()
         },
     }
+
+
+def figures_from_json(data: Mapping[str, Any]) -> Figures:
+    """The `Figures` that `figures_json` wrote (to its 6 significant digits): how a committed run's table and
+    verdict are recomputed from its `figures.json` (`docs.py`)."""
+    return Figures(
+        recommender=data["recommender"],
+        workload_days=data["workload_days"],
+        slack={r: Slack(s["mean"], s["median"], s["workload_days"]) for r, s in data["slack"].items()},
+        waste_nodes=dict(data["waste_nodes"]),
+        waste_nodes_per_day={r: tuple(days) for r, days in data["waste_nodes_per_day"].items()},
+        ooms=data["ooms"],
+        ooms_by_shape=dict(data["ooms_by_shape"]),
+        ooms_per_workload_day=data["ooms_per_workload_day"],
+        oom_free_share=data["oom_free_share"],
+        above_request=dict(data["above_request"]),
+        throttled_share=data["throttled_share"],
+        cold_starts=tuple(
+            ColdStartTime(c["workload"], c["kind"], c["reference"], c["at_s"], c["steady"], c["seconds"])
+            for c in data["cold_starts"]
+        ),
+        changes=data["changes"],
+        changes_per_workload_day=data["changes_per_workload_day"],
+        evictions=data["evictions"],
+        pressure_evictions=data["pressure_evictions"],
+        under_requested_windows=dict(data["under_requested_windows"]),
+    )
 
 
 def _cold_start_json(cold: ColdStartTime) -> dict[str, object]:
