@@ -522,8 +522,10 @@ def test_leak_kills_where_the_manifests_as_written_had_none_fail() -> None:
 
 
 def test_disruptions_count_ooms_evictions_and_node_pressure_evictions_per_workload_day() -> None:
-    assert (VPA.disruptions, VPA.disruptions_per_workload_day) == (21, pytest.approx(2.1))
-    assert (BALLAST.disruptions, BALLAST.disruptions_per_workload_day) == (1, pytest.approx(0.1))
+    assert VPA.disruptions == 21
+    assert VPA.disruptions_per_workload_day == pytest.approx(2.1)
+    assert BALLAST.disruptions == 1
+    assert BALLAST.disruptions_per_workload_day == pytest.approx(0.1)
 
 
 def test_verdict_json_lists_each_clause_with_its_figures() -> None:
