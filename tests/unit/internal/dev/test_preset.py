@@ -128,7 +128,7 @@ def test_the_memory_request_is_p95_in_the_chart_and_the_preset_and_the_go_preset
     values = yaml.safe_load((SAMPLES_DIR.parent / "helm" / "ballast" / "values.yaml").read_text())
     chart = values["defaultClusterResourcePolicy"]
     policy = load_preset(SAMPLES_DIR / "homogeneous-large-fleet").policy()
-    assert [metric for metric in policy.to_wire()["spec"]["metrics"]] == chart["metrics"]
+    assert policy.to_wire()["spec"]["metrics"] == chart["metrics"]
     wire = policy.to_wire()
     (memory_request,) = [m for m in wire["spec"]["metrics"] if (m["resource"], m["field"]) == ("memory", "request")]
     assert (memory_request["aggregation"], memory_request["headroom"]) == ("p95", "1.0")
