@@ -174,3 +174,34 @@ def test_node_memory_pressure_evicts_in_the_kubelet_s_order_and_the_pod_restarts
     memory = {world.usage.slots[i].workload: world.observed()[i, 1] for i in range(2)}
     assert memory == {"team-a/web": 100 * MI, "team-a/db": 520 * MI}  # web started over; db kept growing
     assert world.trace().ooms == []
+
+
+class HalfMemory:
+    """A recommender that admits every pod with half its manifest's memory request, and does nothing else."""
+
+    name = "half"
+
+    def admit(self, pod: PodState, cluster: Cluster) -> None:
+        for container in pod.containers:
+            container.requests["memory"] /= 2
+
+    def tick(self, cluster: Cluster) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+def test_a_node_pressure_eviction_is_counted_against_the_recommender_that_set_the_requests() -> None:
+    # One leak without a limit on a 300 Mi node: 100 Mi + 10 Mi × age passes 300 Mi at age 21, every 21 steps after
+    # each restart. The recommender admitted it with 75 Mi of the manifest's 150 Mi: that is what the record holds.
+    app = App("web", {"app": "web"}, (ContainerSpec("main", {"cpu": 0.1, "memory": 150 * MI}, {}),), {})
+    node = NodeSpec("node-1", {"cpu": 4.0, "memory": 300 * MI, "ephemeral-storage": 10 * 2**30})
+    the_fleet = Fleet((Workload("team-a", app, 1),), (node,), 3600)
+
+    trace = simulate(the_fleet, LeakUsage(the_fleet), HalfMemory())
+
+    assert trace.recommender == "half"
+    assert [eviction.at_s // STEP_SECONDS for eviction in trace.pressure_evictions][:3] == [21, 43, 65]
+    assert {eviction.request for eviction in trace.pressure_evictions} == {75 * MI}
+    assert trace.ooms == []
