@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 
 .PHONY: help venv envtest e2e-tools real-node-tools test-real-node helm karpenter-oracle generate lint typecheck unit packaging integration test-e2e test-karpenter test test-load audit dev demo dev-cluster bench kind-deploy clean
 
-HACK_SCRIPTS := hack/gen-manifests hack/audit hack/record-builtin-schemas
+HACK_SCRIPTS := hack/gen-manifests hack/audit hack/record-builtin-schemas hack/simulate-docs
 KIND_CLUSTER ?= ballast-dev
 KIND_IMAGE ?= ballast:dev
 # Worker processes for the integration and e2e suites (pytest-xdist, whole modules per worker, each worker with its

@@ -111,7 +111,8 @@ def _step_line(
 
 
 def slack_oom_chart(path: Path, figures: Mapping[str, Figures]) -> Path:
-    """Mean relative slack (cpu, memory) and OOM kills, one bar per recommender (a missing slack draws none)."""
+    """Mean relative slack (cpu, memory) and disruptions — OOM kills, evictions by the recommender and node-pressure
+    evictions, stacked — one bar per recommender (a missing slack draws none)."""
     names = list(figures)
     colours = [_colour(name) for name in names]
     figure = Figure(figsize=(11, 4), layout="constrained")
@@ -121,9 +122,18 @@ def slack_oom_chart(path: Path, figures: Mapping[str, Figures]) -> Path:
         axes.bar(names, [0.0 if mean is None else mean for mean in means], color=colours)
         axes.set_title(f"{resource} relative slack (mean)")
         axes.set_ylabel("(reserved − p95 usage) / reserved")
-    panels[2].bar(names, [figures[name].ooms for name in names], color=colours)
-    panels[2].set_title("OOM kills")
-    panels[2].set_ylabel("kills in the run")
+    bottom = [0.0] * len(names)
+    parts = (
+        ("OOM kills", [figures[name].ooms for name in names], None),
+        ("evictions", [figures[name].evictions for name in names], "//"),
+        ("node-pressure evictions", [figures[name].pressure_evictions for name in names], ".."),
+    )
+    for label, counts, hatch in parts:
+        panels[2].bar(names, counts, bottom=bottom, color=colours, hatch=hatch, edgecolor="black", label=label)
+        bottom = [b + c for b, c in zip(bottom, counts, strict=True)]
+    panels[2].set_title("disruptions")
+    panels[2].set_ylabel("in the run")
+    panels[2].legend(fontsize="small", loc="upper left")
     panels[2].yaxis.set_major_locator(MaxNLocator(integer=True))
     for axes in panels:
         axes.grid(visible=True, axis="y", alpha=0.3)

@@ -179,6 +179,8 @@ class PodState:
     created_s: int
     containers: list[ContainerState]
     slots: list[int] = field(default_factory=list)
+    priority: int = 0
+    """The pod's priority (its PriorityClass's value): the kubelet evicts lower priorities first under pressure."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +191,20 @@ class OomKill:
     container: str
     request: float
     limit: float
+
+
+@dataclass(frozen=True, slots=True)
+class PressureEviction:
+    """A pod the kubelet evicted because its node's memory working set exceeded the node's allocatable
+    (`pressure.to_evict`); it restarted on the same node with the requests it had. `usage` and `request` are the
+    pod's memory working set and request (bytes) when it was evicted."""
+
+    at_s: int
+    pod: str
+    workload: str
+    node: str
+    usage: float
+    request: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +295,8 @@ class WorkloadTrace:
 
 @dataclass(slots=True)
 class Trace:
-    """What one recommender's run records: per-workload windows, every OOM kill and every change of requests.
+    """What one recommender's run records: per-workload windows, every OOM kill, every node-pressure eviction and
+    every change of requests.
     Deterministic for one seed (no wall time)."""
 
     recommender: str
@@ -288,5 +305,6 @@ class Trace:
     workloads: dict[str, WorkloadTrace]
     ooms: list[OomKill] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
+    pressure_evictions: list[PressureEviction] = field(default_factory=list)
     overcommitted: int = 0
     """Pods placed on a node that could not fit their requests (the scheduler would have left them Pending)."""

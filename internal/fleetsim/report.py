@@ -61,7 +61,7 @@ def summarise(traces: Mapping[str, Trace], fleet: Fleet, poll_interval_s: int) -
         raise ValueError(f"the verdict needs the traces of ballast and vpa; missing: {', '.join(missing)}")
     names = recommender_order(traces)
     results = {name: figures(traces[name], fleet) for name in names}
-    judged = verdict(results["ballast"], results["vpa"], poll_interval_s)
+    judged = verdict(results["ballast"], results["vpa"], poll_interval_s, results.get("none"))
     return Summary(tuple(names), results, judged, figures_table(results, names))
 
 
@@ -214,6 +214,10 @@ def _above_request_cell(resource: str) -> Cell:
     return lambda fig: _percent(fig.above_request[resource])
 
 
+def _under_requested_cell(resource: str) -> Cell:
+    return lambda fig: _percent((fig.under_requested_windows or {}).get(resource))
+
+
 def _cold_start_cell(index: int) -> Cell:
     return lambda fig: duration_text(fig.cold_starts[index].seconds)
 
@@ -236,10 +240,17 @@ def metric_rows(results: Mapping[str, Figures]) -> list[tuple[str, Cell]]:
         ("OOM-free workload-days", lambda fig: _percent(fig.oom_free_share)),
     ]
     rows += [(f"{resource} steps above request", _above_request_cell(resource)) for resource in FIGURE_RESOURCES]
+    rows += [("cpu-limited steps throttled", lambda fig: _percent(fig.throttled_share))]
     rows += [
-        ("cpu-limited steps throttled", lambda fig: _percent(fig.throttled_share)),
+        (f"windows with Σ {resource} requests < Σ usage", _under_requested_cell(resource))
+        for resource in FIGURE_RESOURCES
+    ]
+    rows += [
         ("applied changes per workload-day", lambda fig: _fixed(3, fig.changes_per_workload_day)),
         ("restarts by the recommender (evictions)", lambda fig: str(fig.evictions)),
+        ("node-pressure evictions", lambda fig: str(fig.pressure_evictions)),
+        ("disruptions (OOM kills + evictions + node-pressure)", lambda fig: str(fig.disruptions)),
+        ("disruptions per workload-day", lambda fig: _fixed(4, fig.disruptions_per_workload_day)),
     ]
     # Every recommender ran the same fleet, so its cold starts come in the fleet's order.
     colds = next(iter(results.values())).cold_starts

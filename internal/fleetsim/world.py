@@ -16,7 +16,12 @@ What it does, in order, at each step (`advance`):
    an OOM kill (the container restarts at once, so a leak starts over; what the step measures is the limit), cpu
    above a cpu limit is throttled (measured at the limit); ephemeral-storage is measured as used (its limit is not
    enforced here);
-3. the record: per workload and 5-minute window, the sums of requests and of measured usage, the running pods, and
+3. node memory pressure: on a node whose pods' Σ memory working set exceeds its allocatable memory, the kubelet
+   evicts pods one at a time in its order (`pressure.to_evict`) until the rest fit; an evicted pod restarts on the
+   same node with the requests it had (its containers start over, so a leak does too), recorded in
+   `Trace.pressure_evictions` against the recommender that set those requests; the step measures what the pod
+   used before it went;
+4. the record: per workload and 5-minute window, the sums of requests and of measured usage, the running pods, and
    per container-step the counters of `model.WorkloadTrace`.
 """
 
@@ -42,12 +47,14 @@ from .model import (
     OomKill,
     PodSpans,
     PodState,
+    PressureEviction,
     Recommender,
     Trace,
     Usage,
     Workload,
     WorkloadTrace,
 )
+from .pressure import Candidate, to_evict
 
 STEPS_PER_BUCKET = BUCKET_SECONDS // STEP_SECONDS
 FIT_TOLERANCE = 1e-6
@@ -84,15 +91,18 @@ class World:
         self._limits = np.full((count, len(RESOURCES)), math.inf)
         self._observed = np.zeros((count, len(RESOURCES)))
         self._slot_pod: list[str | None] = [None] * count
+        self._slot_node = np.full(count, -1, dtype=np.int64)
         self._pods: dict[str, PodState] = {}
         self._state = {workload.key: _Running(pods={}) for workload in fleet.workloads}
         self._node_names = [node.name for node in fleet.nodes]
+        self._node_index = {name: index for index, name in enumerate(self._node_names)}
         self._allocatable = np.array([[node.allocatable.get(r, 0.0) for r in RESOURCES] for node in fleet.nodes])
         self._node_reserved = np.zeros_like(self._allocatable)
         self._names = 0
         self._now = 0
         self._step = 0
         self._ooms: list[OomKill] = []
+        self._pressure_evictions: list[PressureEviction] = []
         self._changes: list[Change] = []
         self.overcommitted = 0
         buckets = math.ceil(fleet.duration_s / BUCKET_SECONDS)
@@ -133,7 +143,7 @@ class World:
         state = self._pods[pod]
         index = next(i for i, c in enumerate(state.containers) if c.name == container)
         current = state.containers[index]
-        node = self._node_names.index(state.node)
+        node = self._node_index[state.node]
         wanted = current.requests | {r: v for r, v in requests.items() if r in RESIZABLE}
         delta = np.array([wanted.get(r, 0.0) - current.requests.get(r, 0.0) for r in RESOURCES])
         free = self._allocatable[node] - self._node_reserved[node]
@@ -172,10 +182,42 @@ class World:
         limited = running & np.isfinite(self._limits[:, CPU])
         throttled = limited & (observed[:, CPU] > self._limits[:, CPU])
         observed[throttled, CPU] = self._limits[throttled, CPU]
+        evicted = self._memory_pressure(observed)
         self._observed = observed
         self._record(observed, limited, throttled)
         self._age += running
         self._age[killed] = 0
+        self._age[evicted] = 0
+
+    def _memory_pressure(self, observed: NDArray[np.float64]) -> list[int]:
+        """Evict pods from each node whose Σ memory working set exceeds its allocatable, in the kubelet's order,
+        until the rest fit; each restarts in place. Returns the slots of the evicted pods' containers."""
+        running = self._running
+        nodes = len(self._node_names)
+        working_set = np.bincount(self._slot_node[running], observed[running, MEMORY], nodes)
+        over = np.flatnonzero(working_set > self._allocatable[:, MEMORY] + FIT_TOLERANCE)
+        evicted: list[int] = []
+        for node in over:
+            name = self._node_names[node]
+            candidates = [
+                Candidate(
+                    pod.name,
+                    float(observed[pod.slots, MEMORY].sum()),
+                    sum(c.requests.get("memory", 0.0) for c in pod.containers),
+                    pod.priority,
+                )
+                for pod in self._pods.values()
+                if pod.node == name
+            ]
+            for candidate in to_evict(candidates, float(self._allocatable[node, MEMORY]) + FIT_TOLERANCE):
+                pod = self._pods[candidate.pod]
+                for container in pod.containers:
+                    container.started_s = self._now
+                evicted.extend(pod.slots)
+                self._pressure_evictions.append(
+                    PressureEviction(self._now, pod.name, pod.workload, name, candidate.usage, candidate.request)
+                )
+        return evicted
 
     def _record(self, observed: NDArray[np.float64], limited: NDArray[np.bool_], throttled: NDArray[np.bool_]) -> None:
         bucket = self._step // STEPS_PER_BUCKET
@@ -293,8 +335,10 @@ class World:
         assert state.pods is not None
         state.pods[replica] = pod.name
         self._pod_counts[self._workload_index[workload.key]] += 1
+        node = self._node_index[pod.node]
         for slot, container in zip(pod.slots, pod.containers, strict=True):
             self._slot_pod[slot] = pod.name
+            self._slot_node[slot] = node
             self._running[slot] = True
             self._age[slot] = 0
             self._load_slot(slot, container)
@@ -307,10 +351,11 @@ class World:
         if state.pods is not None and state.pods.get(pod.replica) == pod.name:
             del state.pods[pod.replica]
         self._pod_counts[self._workload_index[pod.workload]] -= 1
-        node = self._node_names.index(pod.node)
+        node = self._node_index[pod.node]
         self._node_reserved[node] -= _pod_requests(pod)
         for slot in pod.slots:
             self._slot_pod[slot] = None
+            self._slot_node[slot] = -1
             self._running[slot] = False
 
     def _place(self, pod: PodState) -> str:
@@ -354,6 +399,7 @@ class World:
             workloads=workloads,
             ooms=list(self._ooms),
             changes=list(self._changes),
+            pressure_evictions=list(self._pressure_evictions),
             overcommitted=self.overcommitted,
         )
 

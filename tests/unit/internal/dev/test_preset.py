@@ -52,7 +52,7 @@ def test_the_default_preset_is_the_charts_default() -> None:
     assert (policy.spec.priority, policy.spec.selector.to_wire() if policy.spec.selector else None) == (0, {})
     assert metric_table(policy) == [
         ("cpu", "request", "kubernetes-metrics", "avg", "1.25"),
-        ("memory", "request", "kubernetes-metrics", "p75", "1.0"),
+        ("memory", "request", "kubernetes-metrics", "p95", "1.0"),  # Go: p75 (docs/design.md, difference 77)
         ("memory", "limit", "kubernetes-metrics", "p99", "1.2"),
         ("ephemeral-storage", "request", "kubelet-summary", "p90", "1.0"),
         ("ephemeral-storage", "limit", "kubelet-summary", "p99", "1.2"),
@@ -120,3 +120,18 @@ def test_a_bad_document_is_refused_naming_the_file(tmp_path: Path) -> None:
         load_preset(tmp_path)
     with pytest.raises(PresetError, match="no ClusterResourcePolicy"):
         load_preset(SAMPLES_DIR / "local-testing").policy("other")
+
+
+def test_the_memory_request_is_p95_in_the_chart_and_the_preset_and_the_go_preset_is_one_value_away() -> None:
+    """docs/design.md, difference 77: the chart's defaultClusterResourcePolicy and the preset agree on every metric;
+    the Go preset's memory request (p75 × 1.0) is the same policy with `aggregation: p75`."""
+    values = yaml.safe_load((SAMPLES_DIR.parent / "helm" / "ballast" / "values.yaml").read_text())
+    chart = values["defaultClusterResourcePolicy"]
+    policy = load_preset(SAMPLES_DIR / "homogeneous-large-fleet").policy()
+    assert policy.to_wire()["spec"]["metrics"] == chart["metrics"]
+    wire = policy.to_wire()
+    (memory_request,) = [m for m in wire["spec"]["metrics"] if (m["resource"], m["field"]) == ("memory", "request")]
+    assert (memory_request["aggregation"], memory_request["headroom"]) == ("p95", "1.0")
+    memory_request["aggregation"] = "p75"
+    go = ClusterResourcePolicy.model_validate(wire)
+    assert ("memory", "request", "kubernetes-metrics", "p75", "1.0") in metric_table(go)

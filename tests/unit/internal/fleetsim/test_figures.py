@@ -27,6 +27,7 @@ from ballast.internal.fleetsim.model import (
     Fleet,
     NodeSpec,
     OomKill,
+    PressureEviction,
     Trace,
     Workload,
     WorkloadTrace,
@@ -338,6 +339,22 @@ def test_applied_changes_per_workload_day_and_the_restarts_the_recommender_cause
     assert result.changes_per_workload_day == pytest.approx(1.5)
 
 
+def test_the_share_of_windows_with_requests_below_usage_counts_only_windows_where_something_ran() -> None:
+    # 288 windows; none ran in the last 88. Memory: a reserves 1.0 and uses 0.5; b reserves 1.0 and uses 2.0 in
+    # windows 0-49, 0.5 after: Σ requests 2.0 < Σ usage 2.5 in 50 of the 200 windows that ran.
+    ran = [1.0] * 200 + [0.0] * 88
+    a = window_trace("a/web", [(1.0, 1.0)] * DAY, [(0.5, 0.5)] * DAY, ran)
+    b_usage = [(0.5, 2.0)] * 50 + [(0.5, 0.5)] * (DAY - 50)
+    b = window_trace("b/web", [(1.0, 1.0)] * DAY, b_usage, ran)
+    pressure = [PressureEviction(600, "web-1", "a/web", "node-1", 2.0, 1.0)]
+    trace = dataclasses.replace(make_trace([a, b]), pressure_evictions=pressure)
+
+    result = figures(trace, make_fleet(["a/web", "b/web"]))
+
+    assert result.under_requested_windows == {"cpu": 0.0, "memory": pytest.approx(50 / 200)}
+    assert (result.pressure_evictions, result.disruptions) == (1, 1)
+
+
 def test_figures_json_is_plain_values_to_six_significant_digits() -> None:
     usage = [(float(value), 500.0) for value in range(1, DAY + 1)]
     web = window_trace("a/web", [(400.0, 1000.0)] * DAY, usage, above=(1, 2, 0), measured=(3, 3, 3))
@@ -352,10 +369,13 @@ def test_figures_json_is_plain_values_to_six_significant_digits() -> None:
     assert text["above_request"] == {"cpu": 0.333333, "memory": 0.666667}
     assert text["waste_nodes"] == {"cpu": 255.5 / 8, "memory": pytest.approx(500 / (32 * 1024 * MIB), rel=1e-6)}
     assert (text["ooms"], text["oom_free_share"], text["throttled_share"]) == (1, 0.0, None)
+    assert (text["pressure_evictions"], text["disruptions"], text["disruptions_per_workload_day"]) == (0, 1, 1.0)
+    assert text["under_requested_windows"] == {"cpu": 0.0, "memory": 0.0}
     assert sorted(text) == [
-        "above_request", "changes", "changes_per_workload_day", "cold_starts", "evictions", "oom_free_share",
-        "ooms", "ooms_by_shape", "ooms_per_workload_day", "recommender", "slack", "throttled_share", "waste_nodes",
-        "waste_nodes_per_day", "workload_days",
+        "above_request", "changes", "changes_per_workload_day", "cold_starts", "disruptions",
+        "disruptions_per_workload_day", "evictions", "oom_free_share", "ooms", "ooms_by_shape",
+        "ooms_per_workload_day", "pressure_evictions", "pressure_evictions_per_workload_day", "recommender", "slack",
+        "throttled_share", "under_requested_windows", "waste_nodes", "waste_nodes_per_day", "workload_days",
     ]  # fmt: skip
 
 
@@ -363,87 +383,160 @@ def judged(seconds: int | None, kind: str = "new-namespace") -> tuple[ColdStartT
     return (ColdStartTime("new/web", kind, "ref/web", START, {"cpu": 0.5, "memory": 1.0}, seconds),)
 
 
-def summary(cpu: float | None, memory: float | None, ooms: int, cold: tuple[ColdStartTime, ...]) -> Figures:
+def summary(
+    cpu: float | None,
+    memory: float | None,
+    cold: tuple[ColdStartTime, ...],
+    *,
+    waste: tuple[float, float],
+    ooms_by_shape: Mapping[str, int],
+    evictions: int = 0,
+    pressure: int = 0,
+    under_requested: float | None = 0.0,
+    recommender: str = "ballast",
+) -> Figures:
     slack: Mapping[str, Slack] = {"cpu": Slack(cpu, cpu, 10), "memory": Slack(memory, memory, 10)}
+    ooms = sum(ooms_by_shape.values())
     return Figures(
-        recommender="ballast",
+        recommender=recommender,
         workload_days=10,
         slack=slack,
-        waste_nodes={"cpu": 0.0, "memory": 0.0},
-        waste_nodes_per_day={"cpu": (0.0,), "memory": (0.0,)},
+        waste_nodes={"cpu": waste[0], "memory": waste[1]},
+        waste_nodes_per_day={"cpu": (waste[0],), "memory": (waste[1],)},
         ooms=ooms,
-        ooms_by_shape={"leak": ooms},
+        ooms_by_shape=dict(ooms_by_shape),
         ooms_per_workload_day=ooms / 10,
         oom_free_share=1.0,
         above_request={"cpu": 0.0, "memory": 0.0},
         throttled_share=None,
         cold_starts=cold,
-        changes=0,
-        changes_per_workload_day=0.0,
-        evictions=0,
+        changes=evictions,
+        changes_per_workload_day=evictions / 10,
+        evictions=evictions,
+        pressure_evictions=pressure,
+        under_requested_windows={"cpu": 0.0, "memory": under_requested},
     )
 
 
-BALLAST = summary(0.21, 0.15, 1, judged(300))
-VPA = dataclasses.replace(summary(0.34, 0.25, 2, judged(3_600)), recommender="vpa")
+BALLAST = summary(0.21, 0.15, judged(300), waste=(1.0, 1.5), ooms_by_shape={"leak": 1}, under_requested=0.1)
+VPA = summary(
+    0.34, 0.25, judged(3_600), waste=(2.0, 3.0), ooms_by_shape={}, evictions=20, pressure=1, under_requested=0.2,
+    recommender="vpa",
+)  # fmt: skip
+AS_WRITTEN = summary(0.6, 0.5, judged(None), waste=(9.0, 9.0), ooms_by_shape={"leak": 5}, recommender="none")
 POLL = 300
 
 
 def test_the_verdict_passes_when_every_clause_holds_and_says_so_in_one_line_each() -> None:
-    result = verdict(BALLAST, VPA, POLL)
+    result = verdict(BALLAST, VPA, POLL, AS_WRITTEN)
 
     assert result.passed
     assert result.lines() == [
-        "cpu slack 0.21 < 0.34 (VPA): yes",
-        "memory slack 0.15 < 0.25 (VPA): yes",
-        "OOM kills 1 <= 2 (VPA): yes",
+        "cpu waste 1 < 2 (VPA, node-equivalents): yes",
+        "memory waste 1.5 < 3 (VPA, node-equivalents): yes",
+        "cpu slack 0.21 < 0.34 (VPA, mean relative slack): yes",
+        "memory slack 0.15 < 0.25 (VPA, mean relative slack): yes",
+        "disruptions per workload-day 0.1 < 2.1 (VPA): yes — Ballast 1 OOM kills + 0 evictions + 0 node-pressure"
+        " evictions over 10 workload-days; VPA 0 OOM kills + 20 evictions + 1 node-pressure evictions over 10"
+        " workload-days",
+        "OOM kills outside the leak shape 0 = 0: yes",
+        "leak OOM kills 1 < 5 (as written): yes",
+        "node-pressure evictions 0 <= 1 (VPA): yes",
+        "windows with Σ memory requests < Σ memory usage 10.00 % <= 20.00 % (VPA): yes",
         "new-namespace cold start 300 s <= 300 s (poll interval) and < 3600 s (VPA): yes",
         "verdict: passed",
     ]
 
 
+def replaced(figures: Figures, **changes: object) -> Figures:
+    return dataclasses.replace(figures, **changes)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     ("ballast", "vpa", "failed", "line"),
     [
-        (dataclasses.replace(BALLAST, slack={**BALLAST.slack, "cpu": Slack(0.34, 0.1, 10)}), VPA, "cpu slack",
-         "cpu slack 0.34 < 0.34 (VPA): no"),
-        (BALLAST, dataclasses.replace(VPA, slack={**VPA.slack, "memory": Slack(None, None, 0)}), "memory slack",
-         "memory slack 0.15 < n/a (VPA): no"),
-        (dataclasses.replace(BALLAST, ooms=3), VPA, "OOM kills", "OOM kills 3 <= 2 (VPA): no"),
-        (dataclasses.replace(BALLAST, cold_starts=judged(301)), VPA, "new-namespace cold start",
+        (replaced(BALLAST, waste_nodes={"cpu": 2.0, "memory": 1.5}), VPA, "cpu waste",
+         "cpu waste 2 < 2 (VPA, node-equivalents): no"),
+        (BALLAST, replaced(VPA, waste_nodes={"cpu": 2.0, "memory": 1.0}), "memory waste",
+         "memory waste 1.5 < 1 (VPA, node-equivalents): no"),
+        (replaced(BALLAST, slack={**BALLAST.slack, "cpu": Slack(0.34, 0.1, 10)}), VPA, "cpu slack",
+         "cpu slack 0.34 < 0.34 (VPA, mean relative slack): no"),
+        (BALLAST, replaced(VPA, slack={**VPA.slack, "memory": Slack(None, None, 0)}), "memory slack",
+         "memory slack 0.15 < n/a (VPA, mean relative slack): no"),
+        (BALLAST, replaced(VPA, evictions=0, pressure_evictions=1), "disruptions",
+         "disruptions per workload-day 0.1 < 0.1 (VPA): no — Ballast 1 OOM kills + 0 evictions + 0 node-pressure"
+         " evictions over 10 workload-days; VPA 0 OOM kills + 0 evictions + 1 node-pressure evictions over 10"
+         " workload-days"),
+        (replaced(BALLAST, ooms=2, ooms_by_shape={"leak": 1, "spiky": 1}), VPA, "OOM kills outside leak",
+         "OOM kills outside the leak shape 1 = 0 (spiky 1): no"),
+        (replaced(BALLAST, ooms=5, ooms_by_shape={"leak": 5}), VPA, "leak OOM kills",
+         "leak OOM kills 5 < 5 (as written): no"),
+        (replaced(BALLAST, pressure_evictions=2), replaced(VPA, evictions=30), "node-pressure evictions",
+         "node-pressure evictions 2 <= 1 (VPA): no"),
+        (replaced(BALLAST, under_requested_windows={"cpu": 0.0, "memory": 0.3333}), VPA,
+         "memory under-requested windows",
+         "windows with Σ memory requests < Σ memory usage 33.33 % <= 20.00 % (VPA): no"),
+        (replaced(BALLAST, cold_starts=judged(301)), VPA, "new-namespace cold start",
          "new-namespace cold start 301 s <= 300 s (poll interval) and < 3600 s (VPA): no"),
-        (BALLAST, dataclasses.replace(VPA, cold_starts=judged(300)), "new-namespace cold start",
+        (BALLAST, replaced(VPA, cold_starts=judged(300)), "new-namespace cold start",
          "new-namespace cold start 300 s <= 300 s (poll interval) and < 300 s (VPA): no"),
-        (dataclasses.replace(BALLAST, cold_starts=judged(None)), dataclasses.replace(VPA, cold_starts=judged(None)),
+        (replaced(BALLAST, cold_starts=judged(None)), replaced(VPA, cold_starts=judged(None)),
          "new-namespace cold start",
          "new-namespace cold start not within the run <= 300 s (poll interval) and < not within the run (VPA): no"),
-        (dataclasses.replace(BALLAST, cold_starts=judged(0, "redeploy")), VPA, "new-namespace cold start",
-         "new-namespace cold start not within the run <= 300 s (poll interval) and < 3600 s (VPA): no"),
     ],
 )  # fmt: skip
 def test_each_clause_failing_alone_fails_the_verdict(ballast: Figures, vpa: Figures, failed: str, line: str) -> None:
-    result = verdict(ballast, vpa, POLL)
+    result = verdict(ballast, vpa, POLL, AS_WRITTEN)
 
     assert not result.passed
-    assert [clause.name for clause in result.clauses if not clause.passed] == [failed]
+    assert result.failed == [failed]
     assert line in result.lines()
     assert result.lines()[-1] == f"verdict: failed ({failed})"
 
 
 def test_a_cold_start_not_reached_by_vpa_is_slower_than_any_ballast_reaches() -> None:
-    result = verdict(BALLAST, dataclasses.replace(VPA, cold_starts=judged(None)), POLL)
+    result = verdict(BALLAST, replaced(VPA, cold_starts=judged(None)), POLL, AS_WRITTEN)
 
     assert result.passed
-    assert result.clauses[3].figures == {"ballast": 300.0, "vpa": None, "poll_interval_s": 300.0}
+    (clause,) = [clause for clause in result.clauses if clause.name == "new-namespace cold start"]
+    assert clause.figures == {"ballast": 300.0, "vpa": None, "poll_interval_s": 300.0}
+
+
+def test_a_run_without_a_new_namespace_or_a_leak_kill_reads_n_a_and_fails_nothing() -> None:
+    ballast = replaced(BALLAST, cold_starts=judged(0, "redeploy"), ooms=0, ooms_by_shape={})
+    as_written = replaced(AS_WRITTEN, ooms=0, ooms_by_shape={})
+
+    result = verdict(ballast, replaced(VPA, cold_starts=judged(0, "redeploy")), POLL, as_written)
+
+    assert result.passed
+    not_applicable = [clause for clause in result.clauses if not clause.applicable]
+    assert [clause.name for clause in not_applicable] == ["leak OOM kills", "new-namespace cold start"]
+    assert "new-namespace cold start: n/a (no new namespace in the run)" in result.lines()
+    assert "leak OOM kills 0 < 0 (as written): n/a (no leak OOM kill in the run)" in result.lines()
+
+
+def test_leak_kills_where_the_manifests_as_written_had_none_fail() -> None:
+    result = verdict(BALLAST, VPA, POLL, replaced(AS_WRITTEN, ooms=0, ooms_by_shape={}))
+
+    assert result.failed == ["leak OOM kills"]
+
+
+def test_disruptions_count_ooms_evictions_and_node_pressure_evictions_per_workload_day() -> None:
+    assert VPA.disruptions == 21
+    assert VPA.disruptions_per_workload_day == pytest.approx(2.1)
+    assert BALLAST.disruptions == 1
+    assert BALLAST.disruptions_per_workload_day == pytest.approx(0.1)
 
 
 def test_verdict_json_lists_each_clause_with_its_figures() -> None:
-    text = verdict_json(verdict(dataclasses.replace(BALLAST, ooms=3), VPA, POLL))
+    text = verdict_json(verdict(replaced(BALLAST, pressure_evictions=3), VPA, POLL, AS_WRITTEN))
 
     assert text["passed"] is False
-    assert text["clauses"][2] == {  # type: ignore[index]
-        "name": "OOM kills",
+    (clause,) = [c for c in text["clauses"] if c["name"] == "node-pressure evictions"]  # type: ignore[attr-defined]
+    assert clause == {
+        "name": "node-pressure evictions",
         "passed": False,
-        "text": "OOM kills 3 <= 2 (VPA): no",
-        "figures": {"ballast": 3.0, "vpa": 2.0},
+        "applicable": True,
+        "text": "node-pressure evictions 3 <= 1 (VPA): no",
+        "figures": {"ballast": 3.0, "vpa": 1.0},
     }

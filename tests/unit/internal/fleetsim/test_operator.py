@@ -60,7 +60,7 @@ def test_a_known_app_in_a_new_namespace_is_sized_at_its_first_admission(tmp_path
     trace = run(tmp_path)
     first = [c for c in trace.changes if c.workload == "team-new/web" and c.kind == "admission"]
     assert [c.at_s for c in first] == [NEW_NAMESPACE_AT, NEW_NAMESPACE_AT]
-    # local-testing: cpu mean × 1.25 (250m), memory request p75 × 1.0 (300 Mi), limit p99 × 1.2 (360 Mi).
+    # local-testing: cpu mean × 1.25 (250m), memory request p95 × 1.0 (300 Mi), limit p99 × 1.2 (360 Mi).
     assert first[0].requests == {"main": {"cpu": 0.25, "memory": 300 * MI}}
 
 

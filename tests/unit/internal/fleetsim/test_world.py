@@ -145,3 +145,63 @@ def test_resize_applies_when_the_node_fits_and_is_infeasible_when_it_does_not() 
     trace = simulate(f := fleet(), LeakUsage(f), too_big)
     assert too_big.results[0] is False
     assert [c.kind for c in trace.changes] == ["admission", "admission", "eviction"]
+
+
+def test_node_memory_pressure_evicts_in_the_kubelet_s_order_and_the_pod_restarts_on_its_node() -> None:
+    # No memory limits: both leaks grow 100 Mi + 10 Mi × age, 510 Mi each at age 41 — 1020 Mi on a 1000 Mi node.
+    # web (request 150 Mi) is above its request, db (600 Mi) within it: web goes, and the rest fits.
+    def app(name: str, memory_request: float) -> App:
+        return App(name, {"app": name}, (ContainerSpec("main", {"cpu": 0.1, "memory": memory_request}, {}),), {})
+
+    node = NodeSpec("node-1", {"cpu": 4.0, "memory": 1000 * MI, "ephemeral-storage": 10 * 2**30})
+    workloads = (Workload("team-a", app("web", 150 * MI), 1), Workload("team-a", app("db", 600 * MI), 1))
+    world = World(f := Fleet(workloads, (node,), 3600), LeakUsage(f), AsWritten())
+    for step in range(41):
+        world.advance(step)
+    assert world.trace().pressure_evictions == []
+    (web,) = [pod for pod in world.pods.values() if pod.workload == "team-a/web"]
+
+    world.advance(41)
+    world.advance(42)
+
+    (eviction,) = world.trace().pressure_evictions
+    assert (eviction.at_s, eviction.pod, eviction.node) == (41 * 15, web.name, "node-1")
+    assert eviction.workload == "team-a/web"
+    assert (eviction.usage, eviction.request) == (510 * MI, 150 * MI)
+    assert world.pods[web.name].node == "node-1"  # the same pod, on the same node, with the requests it had
+    assert world.pods[web.name].containers[0].requests["memory"] == 150 * MI
+    assert world.pods[web.name].containers[0].started_s == 41 * 15
+    memory = {world.usage.slots[i].workload: world.observed()[i, 1] for i in range(2)}
+    assert memory == {"team-a/web": 100 * MI, "team-a/db": 520 * MI}  # web started over; db kept growing
+    assert world.trace().ooms == []
+
+
+class HalfMemory:
+    """A recommender that admits every pod with half its manifest's memory request, and does nothing else."""
+
+    name = "half"
+
+    def admit(self, pod: PodState, cluster: Cluster) -> None:
+        for container in pod.containers:
+            container.requests["memory"] /= 2
+
+    def tick(self, cluster: Cluster) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+def test_a_node_pressure_eviction_is_counted_against_the_recommender_that_set_the_requests() -> None:
+    # One leak without a limit on a 300 Mi node: 100 Mi + 10 Mi × age passes 300 Mi at age 21, every 21 steps after
+    # each restart. The recommender admitted it with 75 Mi of the manifest's 150 Mi: that is what the record holds.
+    app = App("web", {"app": "web"}, (ContainerSpec("main", {"cpu": 0.1, "memory": 150 * MI}, {}),), {})
+    node = NodeSpec("node-1", {"cpu": 4.0, "memory": 300 * MI, "ephemeral-storage": 10 * 2**30})
+    the_fleet = Fleet((Workload("team-a", app, 1),), (node,), 3600)
+
+    trace = simulate(the_fleet, LeakUsage(the_fleet), HalfMemory())
+
+    assert trace.recommender == "half"
+    assert [eviction.at_s // STEP_SECONDS for eviction in trace.pressure_evictions][:3] == [21, 43, 65]
+    assert {eviction.request for eviction in trace.pressure_evictions} == {75 * MI}
+    assert trace.ooms == []
