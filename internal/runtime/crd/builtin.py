@@ -58,7 +58,11 @@ from .wire import Int32, Int64, WireModel
 KUBERNETES_VERSION = "1.37.2"
 """The kube-apiserver the recorded schemas come from (envtest's default)."""
 
-DOCUMENTS: Mapping[str, str] = {"core/v1": "/openapi/v3/api/v1", "batch/v1": "/openapi/v3/apis/batch/v1"}
+DOCUMENTS: Mapping[str, str] = {
+    "core/v1": "/openapi/v3/api/v1",
+    "batch/v1": "/openapi/v3/apis/batch/v1",
+    "apps/v1": "/openapi/v3/apis/apps/v1",
+}
 """Each recorded group-version and the API server path of its OpenAPI v3 document."""
 
 ROOTS: Mapping[str, tuple[str, ...]] = {
@@ -68,8 +72,14 @@ ROOTS: Mapping[str, tuple[str, ...]] = {
         "io.k8s.api.core.v1.LocalObjectReference",
         "io.k8s.api.core.v1.ResourceRequirements",
         "io.k8s.apimachinery.pkg.apis.meta.v1.Condition",
+        "io.k8s.api.core.v1.ConfigMap",
+        "io.k8s.api.core.v1.PersistentVolumeClaim",
+        "io.k8s.api.core.v1.Secret",
+        "io.k8s.api.core.v1.Service",
+        "io.k8s.api.core.v1.ServiceAccount",
     ),
-    "batch/v1": ("io.k8s.api.batch.v1.JobTemplateSpec",),
+    "batch/v1": ("io.k8s.api.batch.v1.JobTemplateSpec", "io.k8s.api.batch.v1.Job"),
+    "apps/v1": ("io.k8s.api.apps.v1.Deployment", "io.k8s.api.apps.v1.StatefulSet"),
 }
 """The definitions recorded from each document, with all they reach (definitions an earlier document holds are
 not recorded again)."""
