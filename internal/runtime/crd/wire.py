@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self, TypeVar, cast
 
 from pydantic import (
     AfterValidator,
@@ -97,15 +97,17 @@ class WireModel(BaseModel):
             raise ValueError(f"unknown field {unknown} for {type(self).__name__} (its fields: {known})")
         return self
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        if (
-            self.CLOSED_IN_CODE
-            and name not in type(self).model_fields
-            and not name.startswith("_")
-            and name not in (self.__pydantic_extra__ or {})
-        ):
-            raise AttributeError(f"{type(self).__name__} has no field {name!r}")
-        super().__setattr__(name, value)
+    if not TYPE_CHECKING:  # hidden from mypy, which would otherwise accept any attribute name on every model
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            if (
+                self.CLOSED_IN_CODE
+                and name not in type(self).model_fields
+                and not name.startswith("_")
+                and name not in (self.__pydantic_extra__ or {})
+            ):
+                raise AttributeError(f"{type(self).__name__} has no field {name!r}")
+            super().__setattr__(name, value)
 
 
 def wire_path(location: Sequence[int | str], root: str = "") -> str:

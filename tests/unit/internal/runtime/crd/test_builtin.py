@@ -251,8 +251,8 @@ def test_what_a_controller_reads_is_typed() -> None:
     assert [(env.name, env.value) for env in container.env or ()] == [("MODE", "daily"), ("TOKEN", None)]
     assert pod.affinity is not None
     assert pod.affinity.pod_anti_affinity is not None
-    (preferred,) = pod.affinity.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution or ()
-    assert preferred.pod_affinity_term.topology_key == "kubernetes.io/hostname"
+    preferred = pod.affinity.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution
+    assert [term.pod_affinity_term.topology_key for term in preferred or ()] == ["kubernetes.io/hostname"]
     assert pod.volumes is not None
     assert pod.volumes[0].config_map is not None
     assert pod.volumes[0].config_map.default_mode == 420
