@@ -93,8 +93,9 @@ class WireModel(BaseModel):
     def _known_fields_in_code(self, info: ValidationInfo) -> Self:
         if self.CLOSED_IN_CODE and self.__pydantic_extra__ and not decoded_from_server(info):
             unknown = ", ".join(repr(name) for name in self.__pydantic_extra__)
+            plural = "s" if len(self.__pydantic_extra__) > 1 else ""
             known = ", ".join(field.alias or name for name, field in type(self).model_fields.items())
-            raise ValueError(f"unknown field {unknown} for {type(self).__name__} (its fields: {known})")
+            raise ValueError(f"unknown field{plural} {unknown} for {type(self).__name__} (its fields: {known})")
         return self
 
     if not TYPE_CHECKING:  # hidden from mypy, which would otherwise accept any attribute name on every model
