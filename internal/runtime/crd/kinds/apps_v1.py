@@ -122,7 +122,7 @@ class Deployment(BuiltinKind):
     """Kind is a string value representing the REST resource this object represents."""
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     """Standard object's metadata."""
-    spec: DeploymentSpec
+    spec: DeploymentSpec | None = None
     """Specification of the desired behavior of the Deployment."""
     status: DeploymentStatus | None = None
     """Most recently observed status of the Deployment."""
@@ -259,7 +259,7 @@ class StatefulSet(BuiltinKind):
     """Kind is a string value representing the REST resource this object represents."""
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     """Standard object's metadata."""
-    spec: StatefulSetSpec
+    spec: StatefulSetSpec | None = None
     """Spec defines the desired identities of pods in this set."""
     status: StatefulSetStatus | None = None
     """Status is the current status of Pods in this StatefulSet."""
