@@ -330,6 +330,16 @@ class APIServerClient:
         data = self.transport.request("GET", mapping.object_path(name, namespace)).data
         return self._decode(data, self._model_of(kind))
 
+    @overload
+    def list(
+        self, kind: type[T], namespace: str | None = None, **options: Unpack[APIServerListOptions]
+    ) -> ObjectList[T]: ...
+
+    @overload
+    def list(
+        self, kind: GroupVersionKind | str, namespace: str | None = None, **options: Unpack[APIServerListOptions]
+    ) -> ObjectList: ...
+
     def list(self, kind: KindRef, namespace: str | None = None, **options: Unpack[APIServerListOptions]) -> ObjectList:
         """One LIST page from the API server (all of it unless `limit`); items are dicts, or models for a model type.
 

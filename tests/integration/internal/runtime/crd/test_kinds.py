@@ -118,7 +118,7 @@ def test_a_field_the_model_does_not_know_survives_a_read_modify_write(
     assert current.spec.strategy is not None
     assert current.spec.strategy.rolling_update is not None  # the rest of what the old model does not declare
     with pytest.raises(ValidationError, match="unknown field 'minReadySeconds' for OlderDeploymentSpec"):
-        OlderDeploymentSpec(selector=older.spec.selector, template=older.spec.template, minReadySeconds=8)
+        OlderDeploymentSpec(selector=older.spec.selector, template=older.spec.template, minReadySeconds=8)  # type: ignore[call-arg]
 
 
 def test_a_secret_is_written_and_read_but_never_shown(client: APIServerClient, envtest_namespace: str) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 import io
 import logging
-from typing import Any
+from typing import Any, assert_type
 
 import pytest
 from pydantic import ValidationError
@@ -219,7 +219,9 @@ def test_the_client_reads_and_writes_typed_built_in_kinds() -> None:
     fetched.spec.replicas = 2
     updated = client.update(fetched)
     patched = client.patch(updated, {"spec": {"replicas": 3}})
-    (listed,) = client.list(Deployment, "shop").items
+    items = client.list(Deployment, "shop").items
+    assert_type(items, list[Deployment])  # mypy checks the type: `list(Kind).items` is a list of that kind
+    (listed,) = items
 
     assert isinstance(patched, Deployment)
     assert patched.spec is not None
