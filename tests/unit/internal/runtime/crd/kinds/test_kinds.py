@@ -12,7 +12,7 @@ from typing import Any, assert_type
 import pytest
 from pydantic import ValidationError
 
-from ballast.runtime import Scheme
+from ballast.runtime import FakeAPI, GroupVersionKind, Scheme
 from ballast.runtime.crd import LabelSelector, ObjectMeta, builtin
 from ballast.runtime.crd.kinds import (
     ConfigMap,
@@ -32,8 +32,6 @@ from ballast.runtime.crd.kinds import (
 )
 from ballast.runtime.crd.kinds.base import BuiltinKind, BuiltinModel
 from ballast.runtime.crd.wire import as_model
-from ballast.runtime.fake import FakeAPI
-from ballast.runtime.gvk import GroupVersionKind
 from ballast.runtime.log import JSONFormatter, TextFormatter, get_logger
 
 LABELS = {"app": "web"}
