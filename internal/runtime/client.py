@@ -8,7 +8,8 @@
     client.status().update(profile)
 
 Kinds are named by `GroupVersionKind`, by a string (`"apps/v1/Deployment"`), or by a model type registered in
-the scheme; objects are dicts (built-in kinds), read-only views from the cache, or models. Bodies are decoded
+the scheme (the generated built-in kinds of `ballast.runtime.crd.kinds` need no registration); objects are dicts,
+read-only views from the cache, or models (decoded with `from_wire`: docs/design.md, difference 72). Bodies are decoded
 with orjson, never through the official client's generated models. Errors are typed (`NotFoundError`,
 `ConflictError`, …) so reconcilers can requeue on conflicts.
 """
