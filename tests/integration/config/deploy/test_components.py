@@ -1,7 +1,7 @@
 """config/'s switches — the kustomize Components without-scheduling, without-balancer, consolidation, karpenter,
-valkey-sentinel and metrics-secure — rendered by a real `kubectl kustomize` in every combination and every order: each renders what it
-says, the RBAC and ballastd's flags agree (a controller runs exactly when its rights are there), and the docs'
-example overlay renders."""
+valkey-sentinel and metrics-secure — rendered by a real `kubectl kustomize` in every combination and every order:
+each renders what it says, the RBAC and ballastd's flags agree (a controller runs exactly when its rights are
+there), and the docs' example overlay renders."""
 
 from __future__ import annotations
 
