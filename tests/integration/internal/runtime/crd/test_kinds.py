@@ -1,7 +1,7 @@
 """The generated built-in kinds on the real API server: created, read, updated, patched and listed as typed models
-with no scheme registration; a field the model does not know (an older model of a Deployment, as against a newer
-API server) survives a get → update round trip (docs/design.md, difference 72); a Secret's data is written and
-read back but never shown."""
+with no scheme registration, and owned by a custom resource through `owns(Deployment)`; a field the model does
+not know (an older model of a Deployment, as against a newer API server) survives a get → update round trip
+(docs/design.md, difference 72); a Secret's data is written and read back but never shown."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from typing import Any, ClassVar, Literal
 import pytest
 from pydantic import Field, ValidationError
 
+from ballast.runtime import Builder, Context, Manager, Request, RESTConfig, Result, set_controller_reference
 from ballast.runtime.client import APIServerClient
-from ballast.runtime.crd import Int32, LabelSelector, ObjectMeta
+from ballast.runtime.controllerutil import create_or_update
+from ballast.runtime.crd import CustomResource, Int32, LabelSelector, ObjectMeta, Scope, WireModel, crd_for
 from ballast.runtime.crd.kinds import (
     ConfigMap,
     Container,
@@ -26,6 +28,9 @@ from ballast.runtime.crd.kinds import (
     ServiceSpec,
 )
 from ballast.runtime.crd.kinds.base import BuiltinKind, BuiltinModel
+from ballast.runtime.envtest import Environment
+from ballast.runtime.envtest.wait import poll_until
+from tests.unit.internal.runtime.support import running
 
 LABELS = {"app": "web"}
 
@@ -137,3 +142,60 @@ def test_a_secret_is_written_and_read_but_never_shown(client: APIServerClient, e
     assert password not in repr(read)
     assert "s3cr3t" not in repr(read)
     assert base64.b64encode(b"s3cr3t-t0ken").decode() not in str(read)
+
+
+class WebSpec(WireModel):
+    size: Int32 = 1
+
+
+class Web(CustomResource):
+    """A web app that owns a Deployment."""
+
+    GROUP, VERSION, KIND, PLURAL = "kinds.ballast.example", "v1", "Web", "webs"
+    SCOPE: ClassVar[Scope] = "Namespaced"
+
+    spec: WebSpec = Field(default_factory=WebSpec)
+
+
+def test_a_typed_deployment_is_owned_through_owns(
+    envtest: Environment, rest_config: RESTConfig, client: APIServerClient, envtest_namespace: str
+) -> None:
+    envtest.install_crds([crd_for(Web)])
+    manager = Manager(rest_config, field_owner="kinds-tests", metrics_bind_address="0", health_probe_bind_address="0")
+    manager.scheme.add(Web)
+    read: list[Deployment] = []
+
+    def reconcile(ctx: Context, request: Request) -> Result | None:
+        web = manager.client.get(Web, request.name, request.namespace)
+
+        def mutate(deployment: Deployment) -> None:
+            read.append(deployment)
+            if deployment.spec is None:
+                deployment.spec = _deployment(request.name, request.namespace).spec
+            assert deployment.spec is not None
+            deployment.spec.replicas = web.spec.size
+            set_controller_reference(web, deployment)
+
+        create_or_update(
+            manager.client, Deployment(metadata=ObjectMeta(name=request.name, namespace=request.namespace)), mutate
+        )
+        return None
+
+    Builder(manager).for_(Web).owns(Deployment).named("web").complete(reconcile)
+    typed = APIServerClient(client.transport, scheme=manager.scheme, field_owner="kinds-tests")
+    with running(manager, stop_timeout=30):
+        web = typed.create(Web(metadata=ObjectMeta(name="site", namespace=envtest_namespace), spec=WebSpec(size=2)))
+
+        def replicas() -> int | None:
+            deployment = client.get(Deployment, "site", envtest_namespace)
+            return deployment.spec.replicas if deployment.spec else None
+
+        poll_until(lambda: replicas() == 2, timeout=20, what="the owned Deployment with 2 replicas")
+        owned = client.get(Deployment, "site", envtest_namespace)
+        assert owned.metadata.owner_references is not None
+        assert [(ref.kind, ref.uid, ref.controller) for ref in owned.metadata.owner_references] == [
+            ("Web", web.metadata.uid, True)
+        ]
+        client.patch(owned, {"spec": {"replicas": 5}})  # a change to the owned object reconciles its owner
+        poll_until(lambda: replicas() == 2, timeout=20, what="the owner's reconcile to put 2 replicas back")
+    assert any(isinstance(deployment, Deployment) and deployment.spec is not None for deployment in read)
