@@ -382,10 +382,21 @@ class APIServerClient:
             items, meta.get("resourceVersion", ""), meta.get("continue", ""), meta.get("remainingItemCount")
         )
 
+    @overload
+    def list_all(
+        self, kind: type[T], namespace: str | None = None, *, page_size: int = 500, **options: Any
+    ) -> Iterator[T]: ...
+
+    @overload
+    def list_all(
+        self, kind: GroupVersionKind | str, namespace: str | None = None, *, page_size: int = 500, **options: Any
+    ) -> Iterator[Any]: ...
+
     def list_all(
         self, kind: KindRef, namespace: str | None = None, *, page_size: int = 500, **options: Any
     ) -> Iterator[Any]:
-        """Every object, paging with `limit` and `continue` (a consistent snapshot unless a token expires)."""
+        """Every object, paging with `limit` and `continue` (a consistent snapshot unless a token expires); models
+        of `kind` for a model type."""
         continue_: str | None = None
         while True:
             page = self.list(kind, namespace, limit=page_size, continue_=continue_, **options)

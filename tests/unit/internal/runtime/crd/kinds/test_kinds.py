@@ -225,4 +225,5 @@ def test_the_client_reads_and_writes_typed_built_in_kinds() -> None:
     assert patched.spec is not None
     assert patched.spec.replicas == 3
     assert isinstance(listed, Deployment)
+    assert_type(list(client.list_all(Deployment, "shop")), list[Deployment])
     assert listed.metadata.resource_version == patched.metadata.resource_version
