@@ -227,3 +227,37 @@ def test_the_client_reads_and_writes_typed_built_in_kinds() -> None:
     assert isinstance(listed, Deployment)
     assert_type(list(client.list_all(Deployment, "shop")), list[Deployment])
     assert listed.metadata.resource_version == patched.metadata.resource_version
+
+
+def test_a_stateful_set_as_the_api_server_returns_it_round_trips() -> None:
+    labels = {"app": "db"}
+    stored = {  # kube-apiserver v1.37.2's answer: it fills the claim templates' apiVersion and kind itself
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "db", "namespace": "shop"},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "serviceName": "db",
+            "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "i"}]}},
+            "volumeClaimTemplates": [
+                {
+                    "kind": "PersistentVolumeClaim",
+                    "apiVersion": "v1",
+                    "metadata": {"name": "data"},
+                    "spec": {
+                        "accessModes": ["ReadWriteOnce"],
+                        "resources": {"requests": {"storage": "1Gi"}},
+                        "volumeMode": "Filesystem",
+                    },
+                    "status": {"phase": "Pending"},
+                }
+            ],
+        },
+    }
+
+    statefulset = StatefulSet.from_wire(copy.deepcopy(stored))
+
+    assert statefulset.to_wire() == stored
+    assert statefulset.spec is not None
+    claims = statefulset.spec.volume_claim_templates or []
+    assert [claim.spec.access_modes for claim in claims if claim.spec] == [["ReadWriteOnce"]]
