@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import GetJsonSchemaHandler, model_validator
+from pydantic import ConfigDict, GetJsonSchemaHandler, model_validator
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
@@ -24,6 +24,10 @@ Quantity = int | str
 class BuiltinModel(WireModel):
     """A built-in type: every field of the recorded schema typed, unknown fields refused in code and kept from the
     server; its CRD schema (when a custom kind embeds it) is the recorded one of `OPENAPI_NAME`."""
+
+    # Importing some 200 generated models must stay cheap: pydantic builds a model's validator on its first use
+    # (`defer_build`), and does not parse the modules for the field docstrings (the schema is the recorded one).
+    model_config = ConfigDict(defer_build=True, use_attribute_docstrings=False)
 
     CLOSED_IN_CODE: ClassVar[bool] = True
     OPENAPI_NAME: ClassVar[str] = ""
