@@ -1,6 +1,6 @@
 """Scheme: which Python type stands for which kind (controller-runtime's `runtime.Scheme`).
 
-Built-in kinds travel as plain dicts, or as the generated built-in models (`ballast.runtime.kinds`: a
+Built-in kinds travel as plain dicts, or as the generated built-in models (`ballast.runtime.crd.kinds`: a
 `Deployment`, a `Secret`), which every scheme knows without registration (they say what they are, as client-go's
 scheme is in every manager); kinds registered here (our CRDs) are converted to and from their model type at the
 edges — the client returns a model when asked with a model type. A model is any class with pydantic's
