@@ -94,7 +94,8 @@ class WireModel(BaseModel):
         if self.CLOSED_IN_CODE and self.__pydantic_extra__ and not decoded_from_server(info):
             unknown = ", ".join(repr(name) for name in self.__pydantic_extra__)
             plural = "s" if len(self.__pydantic_extra__) > 1 else ""
-            known = ", ".join(field.alias or name for name, field in type(self).model_fields.items())
+            fields = type(self).model_fields.items()
+            known = ", ".join(field.serialization_alias or field.alias or name for name, field in fields)
             raise ValueError(f"unknown field{plural} {unknown} for {type(self).__name__} (its fields: {known})")
         return self
 

@@ -27,7 +27,7 @@ class AWSElasticBlockStoreVolumeSource(BuiltinModel):
     """partition is the partition in the volume that you want to mount."""
     read_only: bool | None = None
     """readOnly value true will force the readOnly setting in VolumeMounts."""
-    volume_id: str = Field(alias="volumeID")
+    volume_id: str = Field(validation_alias="volumeID", serialization_alias="volumeID")
     """volumeID is unique ID of the persistent disk resource in AWS (Amazon EBS volume)."""
 
 
@@ -171,7 +171,7 @@ class AzureDiskVolumeSource(BuiltinModel):
     """cachingMode is the Host Caching mode: None, Read Only, Read Write."""
     disk_name: str
     """diskName is the Name of the data disk in the blob storage."""
-    disk_uri: str = Field(alias="diskURI")
+    disk_uri: str = Field(validation_alias="diskURI", serialization_alias="diskURI")
     """diskURI is the URI of data disk in the blob storage."""
     fs_type: str | None = None
     """fsType is Filesystem type to mount."""
@@ -261,7 +261,7 @@ class CinderVolumeSource(BuiltinModel):
     """readOnly defaults to false (read/write)."""
     secret_ref: LocalObjectReference | None = None
     """secretRef is optional: points to a secret object containing parameters used to connect to OpenStack."""
-    volume_id: str = Field(alias="volumeID")
+    volume_id: str = Field(validation_alias="volumeID", serialization_alias="volumeID")
     """volumeID used to identify the volume in cinder."""
 
 
@@ -393,7 +393,7 @@ class ContainerPort(BuiltinModel):
 
     container_port: Int32
     """Number of port to expose on the pod's IP address."""
-    host_ip: str | None = Field(default=None, alias="hostIP")
+    host_ip: str | None = Field(default=None, validation_alias="hostIP", serialization_alias="hostIP")
     """What host IP to bind the external port to."""
     host_port: Int32 | None = None
     """Number of port to expose on the host."""
@@ -1073,7 +1073,7 @@ class FCVolumeSource(BuiltinModel):
     """lun is Optional: FC target lun number."""
     read_only: bool | None = None
     """readOnly is Optional: Defaults to false (read/write)."""
-    target_ww_ns: list[str] | None = Field(default=None, alias="targetWWNs")
+    target_wwns: list[str] | None = Field(default=None, validation_alias="targetWWNs", serialization_alias="targetWWNs")
     """targetWWNs is Optional: FC target worldwide names (WWNs)."""
     wwids: list[str] | None = None
     """wwids Optional: FC volume world wide identifiers (wwids) Either wwids or combination of targetWWNs…"""
@@ -1103,7 +1103,7 @@ class FlockerVolumeSource(BuiltinModel):
 
     dataset_name: str | None = None
     """datasetName is Name of the dataset stored as metadata -> name on the dataset for Flocker should be…"""
-    dataset_uuid: str | None = Field(default=None, alias="datasetUUID")
+    dataset_uuid: str | None = Field(default=None, validation_alias="datasetUUID", serialization_alias="datasetUUID")
     """datasetUUID is the UUID of the dataset."""
 
 
@@ -1400,7 +1400,7 @@ class PhotonPersistentDiskVolumeSource(BuiltinModel):
 
     fs_type: str | None = None
     """fsType is the filesystem type to mount."""
-    pd_id: str = Field(alias="pdID")
+    pd_id: str = Field(validation_alias="pdID", serialization_alias="pdID")
     """pdID is the ID that identifies Photon Controller persistent disk."""
 
 
@@ -1593,7 +1593,7 @@ class PortworxVolumeSource(BuiltinModel):
     """fSType represents the filesystem type to mount Must be a filesystem type supported by the host…"""
     read_only: bool | None = None
     """readOnly defaults to false (read/write)."""
-    volume_id: str = Field(alias="volumeID")
+    volume_id: str = Field(validation_alias="volumeID", serialization_alias="volumeID")
     """volumeID uniquely identifies a Portworx volume."""
 
 
@@ -1634,7 +1634,9 @@ class VolumeProjection(BuiltinModel):
     """ClusterTrustBundle allows a pod to access the `.spec.trustBundle` field of ClusterTrustBundle…"""
     config_map: ConfigMapProjection | None = None
     """configMap information about the configMap data to project."""
-    downward_api: DownwardAPIProjection | None = Field(default=None, alias="downwardAPI")
+    downward_api: DownwardAPIProjection | None = Field(
+        default=None, validation_alias="downwardAPI", serialization_alias="downwardAPI"
+    )
     """downwardAPI information about the downwardAPI data to project."""
     pod_certificate: PodCertificateProjection | None = None
     """Projects an auto-rotating credential bundle (private key and certificate chain) that the pod can…"""
@@ -1767,7 +1769,9 @@ class VsphereVirtualDiskVolumeSource(BuiltinModel):
 
     fs_type: str | None = None
     """fsType is filesystem type to mount."""
-    storage_policy_id: str | None = Field(default=None, alias="storagePolicyID")
+    storage_policy_id: str | None = Field(
+        default=None, validation_alias="storagePolicyID", serialization_alias="storagePolicyID"
+    )
     """storagePolicyID is the storage Policy Based Management (SPBM) profile ID associated with the…"""
     storage_policy_name: str | None = None
     """storagePolicyName is the storage Policy Based Management (SPBM) profile name."""
@@ -1794,7 +1798,9 @@ class Volume(BuiltinModel):
     """configMap represents a configMap that should populate this volume."""
     csi: CSIVolumeSource | None = None
     """csi (Container Storage Interface) represents ephemeral storage that is handled by certain external…"""
-    downward_api: DownwardAPIVolumeSource | None = Field(default=None, alias="downwardAPI")
+    downward_api: DownwardAPIVolumeSource | None = Field(
+        default=None, validation_alias="downwardAPI", serialization_alias="downwardAPI"
+    )
     """downwardAPI represents downward API about the pod that should populate this volume."""
     empty_dir: EmptyDirVolumeSource | None = None
     """emptyDir represents a temporary directory that shares a pod's lifetime."""
@@ -1834,7 +1840,9 @@ class Volume(BuiltinModel):
     """quobyte represents a Quobyte mount on the host that shares a pod's lifetime."""
     rbd: RBDVolumeSource | None = None
     """rbd represents a Rados Block Device mount on the host that shares a pod's lifetime."""
-    scale_io: ScaleIOVolumeSource | None = Field(default=None, alias="scaleIO")
+    scale_io: ScaleIOVolumeSource | None = Field(
+        default=None, validation_alias="scaleIO", serialization_alias="scaleIO"
+    )
     """scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes."""
     secret: SecretVolumeSource | None = None
     """secret represents a secret that should populate this volume."""
@@ -1869,11 +1877,11 @@ class PodSpec(BuiltinModel):
     """evictionResponders reference responders that react to Evictions based on EvictionRequests."""
     host_aliases: list[HostAlias] | None = None
     """HostAliases is an optional list of hosts and IPs that will be injected into the pod's hosts file…"""
-    host_ipc: bool | None = Field(default=None, alias="hostIPC")
+    host_ipc: bool | None = Field(default=None, validation_alias="hostIPC", serialization_alias="hostIPC")
     """Use the host's ipc namespace."""
     host_network: bool | None = None
     """Host networking requested for this pod."""
-    host_pid: bool | None = Field(default=None, alias="hostPID")
+    host_pid: bool | None = Field(default=None, validation_alias="hostPID", serialization_alias="hostPID")
     """Use the host's pid namespace."""
     host_users: bool | None = None
     """Use the host's user namespace."""
@@ -1921,7 +1929,9 @@ class PodSpec(BuiltinModel):
     """DeprecatedServiceAccount is a deprecated alias for ServiceAccountName."""
     service_account_name: str | None = None
     """ServiceAccountName is the name of the ServiceAccount to use to run this pod."""
-    set_hostname_as_fqdn: bool | None = Field(default=None, alias="setHostnameAsFQDN")
+    set_hostname_as_fqdn: bool | None = Field(
+        default=None, validation_alias="setHostnameAsFQDN", serialization_alias="setHostnameAsFQDN"
+    )
     """If true the pod's hostname will be configured as the pod's FQDN, rather than the leaf name (the…"""
     share_process_namespace: bool | None = None
     """Share a single process namespace between all of the containers in a pod."""
@@ -1999,7 +2009,7 @@ class SessionAffinityConfig(BuiltinModel):
 
     OPENAPI_NAME: ClassVar[str] = "io.k8s.api.core.v1.SessionAffinityConfig"
 
-    client_ip: ClientIPConfig | None = Field(default=None, alias="clientIP")
+    client_ip: ClientIPConfig | None = Field(default=None, validation_alias="clientIP", serialization_alias="clientIP")
     """clientIP contains the configurations of Client IP based session affinity."""
 
 
@@ -2010,11 +2020,13 @@ class ServiceSpec(BuiltinModel):
 
     allocate_load_balancer_node_ports: bool | None = None
     """allocateLoadBalancerNodePorts defines if NodePorts will be automatically allocated for services…"""
-    cluster_ip: str | None = Field(default=None, alias="clusterIP")
+    cluster_ip: str | None = Field(default=None, validation_alias="clusterIP", serialization_alias="clusterIP")
     """clusterIP is the IP address of the service and is usually assigned randomly."""
-    cluster_i_ps: list[str] | None = None
+    cluster_ips: list[str] | None = Field(default=None, validation_alias="clusterIPs", serialization_alias="clusterIPs")
     """ClusterIPs is a list of IP addresses assigned to this service, and are usually assigned randomly."""
-    external_i_ps: list[str] | None = None
+    external_ips: list[str] | None = Field(
+        default=None, validation_alias="externalIPs", serialization_alias="externalIPs"
+    )
     """externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for…"""
     external_name: str | None = None
     """externalName is the external reference that discovery mechanisms will return as an alias for this…"""
@@ -2030,7 +2042,9 @@ class ServiceSpec(BuiltinModel):
     """IPFamilyPolicy represents the dual-stack-ness requested or required by this Service."""
     load_balancer_class: str | None = None
     """loadBalancerClass is the class of the load balancer implementation this Service belongs to."""
-    load_balancer_ip: str | None = Field(default=None, alias="loadBalancerIP")
+    load_balancer_ip: str | None = Field(
+        default=None, validation_alias="loadBalancerIP", serialization_alias="loadBalancerIP"
+    )
     """Only applies to Service Type: LoadBalancer."""
     load_balancer_source_ranges: list[str] | None = None
     """If specified and supported by the platform, this will restrict traffic through the cloud-provider…"""

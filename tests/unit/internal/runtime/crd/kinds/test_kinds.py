@@ -163,7 +163,7 @@ def test_every_recorded_definition_is_a_model_with_every_property_a_field() -> N
     for name, schema in builtin.recorded_definitions().items():
         if not name.startswith("io.k8s.api."):
             continue  # meta/v1, Quantity, IntOrString: the hand-written types
-        fields = {field.alias or key for key, field in models[name].model_fields.items()}
+        fields = {field.serialization_alias or field.alias or key for key, field in models[name].model_fields.items()}
         assert fields == set(schema.get("properties", {})), name
 
 
@@ -261,3 +261,12 @@ def test_a_stateful_set_as_the_api_server_returns_it_round_trips() -> None:
     assert statefulset.spec is not None
     claims = statefulset.spec.volume_claim_templates or []
     assert [claim.spec.access_modes for claim in claims if claim.spec] == [["ReadWriteOnce"]]
+
+
+def test_acronyms_read_as_words_in_python_and_stay_as_they_are_on_the_wire() -> None:
+    spec = core_v1.ServiceSpec.from_wire({"clusterIP": "10.0.0.1", "clusterIPs": ["10.0.0.1"], "externalIPs": []})
+    pod = PodSpec(containers=[], host_ipc=True)
+
+    assert (spec.cluster_ip, spec.cluster_ips, spec.external_ips) == ("10.0.0.1", ["10.0.0.1"], [])
+    assert spec.to_wire() == {"clusterIP": "10.0.0.1", "clusterIPs": ["10.0.0.1"], "externalIPs": []}
+    assert pod.to_wire() == {"containers": [], "hostIPC": True}
