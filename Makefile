@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 
 .PHONY: help venv envtest e2e-tools real-node-tools test-real-node helm karpenter-oracle generate lint typecheck unit packaging integration test-e2e test-karpenter test test-load audit dev demo dev-cluster bench kind-deploy clean
 
-HACK_SCRIPTS := hack/gen-manifests hack/audit hack/record-builtin-schemas hack/simulate-docs
+HACK_SCRIPTS := hack/gen-manifests hack/audit hack/record-builtin-schemas hack/gen-builtin-models hack/simulate-docs
 KIND_CLUSTER ?= ballast-dev
 KIND_IMAGE ?= ballast:dev
 # Worker processes for the integration and e2e suites (pytest-xdist, whole modules per worker, each worker with its
@@ -72,8 +72,9 @@ helm: venv ## build (or find) helm v3.22.0 for the chart tests; prints its path
 karpenter-oracle: ## build (or find) hack/karpenter-oracle (Karpenter v1.15.0's own scoring) for the consolidation tests
 	hack/setup-karpenter-oracle
 
-generate: venv ## regenerate config/ from the code: CRDs, RBAC, webhook configurations, the chart's copies
+generate: venv ## regenerate config/ from the code (CRDs, RBAC, webhook configurations, the chart's copies) and the built-in models from the recorded OpenAPI
 	hack/gen-manifests
+	hack/gen-builtin-models
 
 lint: venv ## ruff: lint and formatting
 	$(BIN)/ruff check . $(HACK_SCRIPTS)

@@ -121,8 +121,9 @@ class SchedulingPolicyReconciler:
                                      f"{self.webhook}")  # fmt: skip
         self._missing = False
         unknown, requeue = self._unknown()
-        policies = [as_wire(policy) for kind in (ClusterPodSchedulingPolicy, PodSchedulingPolicy)
-                    if self._served(kind.KIND) for policy in self.client.list(kind)]  # fmt: skip
+        kinds: tuple[type[ClusterPodSchedulingPolicy | PodSchedulingPolicy], ...] = (
+            ClusterPodSchedulingPolicy, PodSchedulingPolicy)  # fmt: skip
+        policies = [as_wire(policy) for kind in kinds if self._served(kind.KIND) for policy in self.client.list(kind)]
         current = list(webhook.get("matchConditions") or ())
         others = [condition for condition in current if condition.get("name") != CONDITION_NAME]
         rendering = unknown or render_match_conditions(policies, reserved=len(others))

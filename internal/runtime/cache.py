@@ -208,6 +208,14 @@ class Cache:
             raise NotFoundError(404, "NotFound", f"{gvk.kind.lower()} {key!r} not found in the cache")
         return self._out(obj, kind)
 
+    @overload
+    def list(self, kind: type[T], namespace: str | None = None, **options: Unpack[ListOptions]) -> ObjectList[T]: ...
+
+    @overload
+    def list(
+        self, kind: GroupVersionKind | str, namespace: str | None = None, **options: Unpack[ListOptions]
+    ) -> ObjectList: ...
+
     def list(self, kind: KindRef, namespace: str | None = None, **options: Unpack[ListOptions]) -> ObjectList:
         """Cached objects of `kind`, filtered by namespace, label selector, field selector and/or one index lookup
         (the options of every reader, `interfaces.ListOptions`).
@@ -358,6 +366,14 @@ class DelegatingClient:
         if self.writer.gvk(kind) in self._uncached:
             return self.writer.get(kind, name, namespace)
         return self.cache.get(kind, name, namespace)
+
+    @overload
+    def list(self, kind: type[T], namespace: str | None = None, **options: Unpack[ListOptions]) -> ObjectList[T]: ...
+
+    @overload
+    def list(
+        self, kind: GroupVersionKind | str, namespace: str | None = None, **options: Unpack[ListOptions]
+    ) -> ObjectList: ...
 
     def list(self, kind: KindRef, namespace: str | None = None, **options: Unpack[ListOptions]) -> ObjectList:
         """Cached objects (`Cache.list`); from the API server for `uncached` kinds (`Client.list`, no `index`)."""

@@ -8,7 +8,8 @@
     client.status().update(profile)
 
 Kinds are named by `GroupVersionKind`, by a string (`"apps/v1/Deployment"`), or by a model type registered in
-the scheme; objects are dicts (built-in kinds), read-only views from the cache, or models. Bodies are decoded
+the scheme (the generated built-in kinds of `ballast.runtime.crd.kinds` need no registration); objects are dicts,
+read-only views from the cache, or models (decoded with `from_wire`: docs/design.md, difference 72). Bodies are decoded
 with orjson, never through the official client's generated models. Errors are typed (`NotFoundError`,
 `ConflictError`, …) so reconcilers can requeue on conflicts.
 """
@@ -330,6 +331,16 @@ class APIServerClient:
         data = self.transport.request("GET", mapping.object_path(name, namespace)).data
         return self._decode(data, self._model_of(kind))
 
+    @overload
+    def list(
+        self, kind: type[T], namespace: str | None = None, **options: Unpack[APIServerListOptions]
+    ) -> ObjectList[T]: ...
+
+    @overload
+    def list(
+        self, kind: GroupVersionKind | str, namespace: str | None = None, **options: Unpack[APIServerListOptions]
+    ) -> ObjectList: ...
+
     def list(self, kind: KindRef, namespace: str | None = None, **options: Unpack[APIServerListOptions]) -> ObjectList:
         """One LIST page from the API server (all of it unless `limit`); items are dicts, or models for a model type.
 
@@ -371,10 +382,21 @@ class APIServerClient:
             items, meta.get("resourceVersion", ""), meta.get("continue", ""), meta.get("remainingItemCount")
         )
 
+    @overload
+    def list_all(
+        self, kind: type[T], namespace: str | None = None, *, page_size: int = 500, **options: Any
+    ) -> Iterator[T]: ...
+
+    @overload
+    def list_all(
+        self, kind: GroupVersionKind | str, namespace: str | None = None, *, page_size: int = 500, **options: Any
+    ) -> Iterator[Any]: ...
+
     def list_all(
         self, kind: KindRef, namespace: str | None = None, *, page_size: int = 500, **options: Any
     ) -> Iterator[Any]:
-        """Every object, paging with `limit` and `continue` (a consistent snapshot unless a token expires)."""
+        """Every object, paging with `limit` and `continue` (a consistent snapshot unless a token expires); models
+        of `kind` for a model type."""
         continue_: str | None = None
         while True:
             page = self.list(kind, namespace, limit=page_size, continue_=continue_, **options)

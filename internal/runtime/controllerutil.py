@@ -108,7 +108,7 @@ def _replace_contents(obj: Any, stored: Any) -> None:
         obj.update(stored if isinstance(stored, dict) else objects.thaw(stored))
         return
     if not isinstance(stored, type(obj)):
-        stored = type(obj).model_validate(objects.thaw(stored))
+        stored = Scheme.from_wire(objects.thaw(stored), type(obj))  # what the server sent: unknown fields kept
     for field in type(obj).model_fields:
         setattr(obj, field, getattr(stored, field))
     if getattr(obj, "__pydantic_extra__", None) is not None:

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypedDict, TypeVar, Unpack, overload
+from typing import Any, Generic, Literal, Protocol, TypedDict, Unpack, overload
+
+from typing_extensions import TypeVar
 
 from .gvk import GroupVersionKind
 from .labels import Selector
@@ -82,32 +84,36 @@ def check_options(function: str, options: Mapping[str, object], accepted: type[A
             raise TypeError(f"{function}() got an unexpected keyword argument {name!r}")
 
 
+Item = TypeVar("Item", default=Any)
+
+
 @dataclass
-class ObjectList(Sequence[Any]):
+class ObjectList(Sequence[Item], Generic[Item]):
     """What every reader's `list` returns (one LIST page): the items plus the list's resourceVersion and continue
-    token. A sequence: iterate it, `len()` it, index or slice it (a slice is a plain `list`); `.items` is the list.
+    token. A sequence: iterate it, `len()` it, index or slice it (a slice is a plain `list`); `.items` is the list
+    — a `list[Deployment]` for `list(Deployment, ...)` (mypy sees it), dicts or views for a kind named otherwise.
 
     From the cache, `resource_version` is the informer's last synced resourceVersion and `continue_` is empty.
     """
 
-    items: list[Any]
+    items: list[Item]
     resource_version: str = ""
     continue_: str = ""
     remaining_item_count: int | None = None
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[Item]:
         return iter(self.items)
 
     def __len__(self) -> int:
         return len(self.items)
 
     @overload
-    def __getitem__(self, index: int) -> Any: ...
+    def __getitem__(self, index: int) -> Item: ...
 
     @overload
-    def __getitem__(self, index: slice) -> list[Any]: ...
+    def __getitem__(self, index: slice) -> list[Item]: ...
 
-    def __getitem__(self, index: int | slice) -> Any:
+    def __getitem__(self, index: int | slice) -> Item | list[Item]:
         return self.items[index]
 
 
@@ -128,6 +134,14 @@ class Reader(Protocol):
         Arguments go kind, name, namespace — the namespace last, as cluster-scoped kinds have none; a `Request`
         is `Request(namespace, name)`, as Go's `NamespacedName`."""
         ...
+
+    @overload
+    def list(self, kind: type[T], namespace: str | None = None, **options: Unpack[ListOptions]) -> ObjectList[T]: ...
+
+    @overload
+    def list(
+        self, kind: GroupVersionKind | str, namespace: str | None = None, **options: Unpack[ListOptions]
+    ) -> ObjectList: ...
 
     def list(self, kind: KindRef, namespace: str | None = None, **options: Unpack[ListOptions]) -> ObjectList:
         """The objects of `kind` (in `namespace`; all namespaces when None), filtered by `options` (controller-

@@ -1,8 +1,11 @@
 """Scheme: which Python type stands for which kind (controller-runtime's `runtime.Scheme`).
 
-Built-in kinds travel as plain dicts; kinds registered here (our CRDs) are converted to and from their model
-type at the edges — the client returns a model when asked with a model type. A model is any class with
-pydantic's `model_validate(dict)` and `model_dump(...)`.
+Built-in kinds travel as plain dicts, or as the generated built-in models (`ballast.runtime.crd.kinds`: a
+`Deployment`, a `Secret`), which every scheme knows without registration (they say what they are, as client-go's
+scheme is in every manager); kinds registered here (our CRDs) are converted to and from their model type at the
+edges — the client returns a model when asked with a model type. A model is any class with pydantic's
+`model_validate(dict)` and `model_dump(...)`; one with a `from_wire(dict)` classmethod (every `WireModel`) is
+decoded with it, so it keeps the fields a newer server sent (docs/design.md, difference 72).
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ class Scheme:
             self.register(GroupVersionKind(group, version, name), kind)
 
     def gvk_for(self, model: type[Any]) -> GroupVersionKind:
-        found = self._kinds.get(model)
+        found = self._kinds.get(model) or _builtin_gvk(model)
         if found is None:
             raise UnregisteredTypeError(
                 f"{model.__name__} is not registered in the scheme; register it with "
@@ -68,7 +71,7 @@ class Scheme:
         return found
 
     def is_registered(self, model: type[Any]) -> bool:
-        return model in self._kinds
+        return model in self._kinds or _builtin_gvk(model) is not None
 
     @staticmethod
     def to_wire(obj: Any) -> Any:
@@ -79,8 +82,16 @@ class Scheme:
 
     @staticmethod
     def from_wire(data: Any, model: type[M]) -> M:
-        """Validate wire data into `model`."""
-        return model.model_validate(data)  # type: ignore[attr-defined, no-any-return]
+        """Validate wire data into `model`: with its `from_wire` when it has one (unknown fields kept)."""
+        decode = getattr(model, "from_wire", None) or model.model_validate  # type: ignore[attr-defined]
+        return decode(data)  # type: ignore[no-any-return]
+
+
+def _builtin_gvk(model: type[Any]) -> GroupVersionKind | None:
+    # A generated built-in kind (`ballast.runtime.crd.kinds.base.BuiltinKind`) carries its own identity.
+    if getattr(model, "BUILTIN_KIND", False) is not True:
+        return None
+    return GroupVersionKind(model.GROUP, model.VERSION, model.KIND)
 
 
 __all__ = [

@@ -21,7 +21,8 @@
   `MALFORMED_LOG_INTERVAL` seconds (the next one says how many were left out), since any client can send them.
 - A certificate not there yet (a Secret still being mounted or issued) is waited for, with a warning at once and
   every `CERTIFICATE_WARNING_INTERVAL` seconds, for `certificate_timeout` seconds (120): then `start()` raises
-  CertificateError naming the files, and the manager stops — controller-runtime fails start-up at once.
+  CertificateError naming the files, and the manager stops — controller-runtime fails start-up at once
+  (docs/design.md, difference 73).
   `certificate_timeout=None` waits as long as it takes (ballastd, for a late cert-manager Secret).
 - Metrics: `controller_runtime_webhook_requests_total{webhook,code}`, `..._latency_seconds{webhook}`,
   `..._requests_in_flight{webhook}`, `controller_runtime_webhook_panics_total`. `ready()` is a readiness check:

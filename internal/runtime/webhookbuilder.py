@@ -215,7 +215,7 @@ def _decode(kind: type[K], raw: Mapping[str, Any] | None, what: str) -> K:
     if raw is None:
         raise _Decoded(errored(400, f"the admission request has no {what} to decode as {kind.KIND}"))
     try:
-        return kind.model_validate(raw)
+        return kind.from_wire(raw)  # what the API server sent: a newer schema's fields kept
     except pydantic.ValidationError as exc:
         problems = "; ".join(f"{wire_path(e['loc']) or '<object>'}: {e['msg']}" for e in exc.errors())
         raise _Decoded(

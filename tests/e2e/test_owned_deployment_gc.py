@@ -1,11 +1,12 @@
-"""A Deployment owned by a typed custom resource through the framework's helpers, on the mini-cluster: created
-and updated with create_or_update, owned with set_controller_reference on the typed owner, and deleted by
-kube-controller-manager's garbage collector once the owner goes (the memcached tutorial's ownership)."""
+"""A typed Deployment (the generated `ballast.runtime.crd.kinds.Deployment`) owned by a typed custom resource
+through the framework's helpers, on the mini-cluster: created and updated with create_or_update, owned with
+set_controller_reference on the typed owner, and deleted by kube-controller-manager's garbage collector once the
+owner goes (the memcached tutorial's ownership)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from pydantic import Field
 
@@ -13,6 +14,7 @@ from ballast.runtime import ConflictError, NotFoundError, Scheme, controllerutil
 from ballast.runtime.client import APIServerClient
 from ballast.runtime.controllerutil import OperationResult
 from ballast.runtime.crd import ConditionList, Conditions, CustomResource, Int32, ObjectMeta, Scope, WireModel, crd_for
+from ballast.runtime.crd.kinds import Deployment, DeploymentSpec
 from ballast.runtime.envtest import MiniCluster
 from ballast.runtime.envtest.wait import poll_until
 from ballast.runtime.rest import Transport
@@ -57,38 +59,44 @@ def test_an_owned_deployment_is_created_updated_and_garbage_collected(cluster: M
     try:
         owner = client.create(Cache(metadata=ObjectMeta(name="cache", namespace=namespace), spec=CacheSpec(size=2)))
 
-        def wanted(current: dict[str, Any]) -> None:
+        def wanted(current: Deployment) -> None:
             # As Go's mutate functions: the whole spec only when new, then the fields this owner decides
             # (rewriting the spec would drop what the API server defaulted, and update every time).
-            if "selector" not in current.get("spec", {}):
-                current["spec"] = deployment("cache", replicas=owner.spec.size, cpu="10m")["spec"]
-            current["spec"]["replicas"] = owner.spec.size
+            if current.spec is None:
+                current.spec = DeploymentSpec.from_wire(
+                    deployment("cache", replicas=owner.spec.size, cpu="10m")["spec"]
+                )
+            current.spec.replicas = owner.spec.size
             set_controller_reference(owner, current)
 
-        body: dict[str, Any] = {"apiVersion": "apps/v1", "kind": "Deployment",
-                                "metadata": {"name": "cache", "namespace": namespace}}  # fmt: skip
+        body = Deployment(metadata=ObjectMeta(name="cache", namespace=namespace))
         assert controllerutil.create_or_update(client, body, wanted) is OperationResult.CREATED
-        assert body["metadata"]["ownerReferences"][0]["uid"] == owner.metadata.uid
-        assert controllerutil.create_or_update(client, dict(body), wanted) is OperationResult.NONE
+        assert body.metadata.owner_references is not None
+        assert body.metadata.owner_references[0].uid == owner.metadata.uid
+        assert body.spec is not None
+        assert body.spec.template.spec is not None
+        assert body.spec.template.spec.containers[0].resources is not None  # typed all the way down
+        assert controllerutil.create_or_update(client, body.model_copy(deep=True), wanted) is OperationResult.NONE
 
         owner = client.patch(owner, {"spec": {"size": 3}})
-        again: dict[str, Any] = {}
+        again = Deployment()
 
         def update() -> OperationResult:
-            again.clear()
-            again.update({"apiVersion": "apps/v1", "kind": "Deployment",
-                          "metadata": {"name": "cache", "namespace": namespace}})  # fmt: skip
+            nonlocal again
+            again = Deployment(metadata=ObjectMeta(name="cache", namespace=namespace))
             return controllerutil.create_or_update(client, again, wanted)
 
         # kube-controller-manager writes the Deployment too: a conflict is retried, as a reconciler is requeued.
         assert _retried_on_conflict(update) is OperationResult.UPDATED
-        assert again["spec"]["replicas"] == 3
+        assert again.spec is not None
+        assert again.spec.replicas == 3
+        assert client.get(Deployment, "cache", namespace).spec.replicas == 3  # type: ignore[union-attr]
 
         client.delete(owner)
 
         def collected() -> bool:
             try:
-                client.get("apps/v1/Deployment", "cache", namespace)
+                client.get(Deployment, "cache", namespace)
             except NotFoundError:
                 return True
             return False

@@ -49,10 +49,14 @@ def test_the_wheel_holds_real_files_under_ballast_only(wheel: Path) -> None:
     # The framework is under one name: no file of it under ballast/internal/, each file once.
     assert not [name for name in names if name.startswith("ballast/internal/runtime/")]
     assert len(names) == len(set(names))
-    # The built-in types' recorded schemas: ballast-crdgen reads them for a kind embedding a JobTemplateSpec.
+    # The built-in types' recorded schemas: ballast-crdgen reads them for a kind embedding a JobTemplateSpec; and
+    # the typed built-in kinds generated from them.
     assert {
         "ballast/runtime/crd/builtin_core_v1.json",
         "ballast/runtime/crd/builtin_batch_v1.json",
+        "ballast/runtime/crd/builtin_apps_v1.json",
+        "ballast/runtime/crd/kinds/apps_v1.py",
+        "ballast/runtime/crd/kinds/core_v1.py",
     } <= set(names)
     assert not [name for name in names if name.endswith(".pyi")]  # one module object per file, no stub tree
     # Real files, not symlinks (the symlink bit would sit in the high bits of external_attr).

@@ -32,11 +32,12 @@ here) by `hack/record-builtin-schemas` (`--check` compares). `structural_schema(
   the strategic-merge-patch and union markers, `x-kubernetes-group-version-kind`, and `additionalProperties` next
   to `properties`.
 
-Models. Each type is a `WireModel`: the fields a controller reads are typed (container names, images, resources,
-env, volume mounts, the job's template and counts, references' names), and every other field is kept as it came
-(pydantic's `extra='allow'`, reachable through `model_extra`), so `Model.model_validate(wire).to_wire() == wire`
-for anything the API server stores: a read-modify-write or a Job built from a stored template drops nothing. The
-models' own Python annotations never shape the CRD schema; the recorded schema does.
+Models. Each type is the generated one of `ballast.runtime.crd.kinds` (`hack/gen-builtin-models`, from the same
+recorded definitions), re-exported here: every field typed, a field unknown to the model refused when built in
+code and kept when decoded from the server (`Model.from_wire(wire).to_wire() == wire` for anything the API server
+stores, a newer one's fields included: docs/design.md, difference 72), so a read-modify-write or a Job built
+from a stored template drops nothing. The models' own Python annotations never shape the CRD schema; the
+recorded schema does.
 """
 
 from __future__ import annotations
@@ -45,20 +46,34 @@ import functools
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
-from pydantic import GetJsonSchemaHandler
-from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import CoreSchema
-
-from .meta import Condition, Conditions, ObjectMeta
+from .kinds.base import BuiltinModel, Quantity
+from .kinds.batch_v1 import JobSpec, JobTemplateSpec
+from .kinds.core_v1 import (
+    Container,
+    ContainerPort,
+    EnvVar,
+    LocalObjectReference,
+    ObjectReference,
+    PodSpec,
+    PodTemplateSpec,
+    ResourceClaim,
+    ResourceRequirements,
+    Volume,
+    VolumeMount,
+)
+from .meta import Condition, Conditions
 from .schema import Schema, StructuralSchemaError
-from .wire import Int32, Int64, WireModel
 
 KUBERNETES_VERSION = "1.37.2"
 """The kube-apiserver the recorded schemas come from (envtest's default)."""
 
-DOCUMENTS: Mapping[str, str] = {"core/v1": "/openapi/v3/api/v1", "batch/v1": "/openapi/v3/apis/batch/v1"}
+DOCUMENTS: Mapping[str, str] = {
+    "core/v1": "/openapi/v3/api/v1",
+    "batch/v1": "/openapi/v3/apis/batch/v1",
+    "apps/v1": "/openapi/v3/apis/apps/v1",
+}
 """Each recorded group-version and the API server path of its OpenAPI v3 document."""
 
 ROOTS: Mapping[str, tuple[str, ...]] = {
@@ -68,8 +83,14 @@ ROOTS: Mapping[str, tuple[str, ...]] = {
         "io.k8s.api.core.v1.LocalObjectReference",
         "io.k8s.api.core.v1.ResourceRequirements",
         "io.k8s.apimachinery.pkg.apis.meta.v1.Condition",
+        "io.k8s.api.core.v1.ConfigMap",
+        "io.k8s.api.core.v1.PersistentVolumeClaim",
+        "io.k8s.api.core.v1.Secret",
+        "io.k8s.api.core.v1.Service",
+        "io.k8s.api.core.v1.ServiceAccount",
     ),
-    "batch/v1": ("io.k8s.api.batch.v1.JobTemplateSpec",),
+    "batch/v1": ("io.k8s.api.batch.v1.JobTemplateSpec", "io.k8s.api.batch.v1.Job"),
+    "apps/v1": ("io.k8s.api.apps.v1.Deployment", "io.k8s.api.apps.v1.StatefulSet"),
 }
 """The definitions recorded from each document, with all they reach (definitions an earlier document holds are
 not recorded again)."""
@@ -232,152 +253,6 @@ def record(documents: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
 
 def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
-
-
-class BuiltinModel(WireModel):
-    """A built-in type: its fields are typed as far as controllers read them and kept otherwise; its CRD schema
-    is the recorded one of `OPENAPI_NAME`."""
-
-    OPENAPI_NAME: ClassVar[str] = ""
-
-    @classmethod
-    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler, /) -> JsonSchemaValue:
-        if not cls.OPENAPI_NAME:
-            return super().__get_pydantic_json_schema__(core_schema, handler)
-        return structural_schema(cls.OPENAPI_NAME)
-
-
-Quantity = int | str
-"""A `resource.Quantity` on the wire: `"500m"`, `"1Gi"`, `2`."""
-
-
-class LocalObjectReference(BuiltinModel):
-    """A reference to an object in the same namespace by name (`imagePullSecrets`, `secretRef`)."""
-
-    OPENAPI_NAME: ClassVar[str] = "io.k8s.api.core.v1.LocalObjectReference"
-
-    name: str | None = None
-
-
-class ObjectReference(BuiltinModel):
-    """A reference to any object (`status.active` of a CronJob)."""
-
-    OPENAPI_NAME: ClassVar[str] = "io.k8s.api.core.v1.ObjectReference"
-
-    api_version: str | None = None
-    kind: str | None = None
-    namespace: str | None = None
-    name: str | None = None
-    uid: str | None = None
-    resource_version: str | None = None
-    field_path: str | None = None
-
-
-class ResourceClaim(WireModel):
-    """An entry of `resources.claims`: the name of a pod resource claim the container uses."""
-
-    name: str
-    request: str | None = None
-
-
-class ResourceRequirements(BuiltinModel):
-    """A container's compute resources: `limits` and `requests` by resource name (`cpu`, `memory`)."""
-
-    OPENAPI_NAME: ClassVar[str] = "io.k8s.api.core.v1.ResourceRequirements"
-
-    limits: dict[str, Quantity] | None = None
-    requests: dict[str, Quantity] | None = None
-    claims: list[ResourceClaim] | None = None
-
-
-class EnvVar(WireModel):
-    """A container's environment variable: `value`, or `valueFrom` (kept as it came)."""
-
-    name: str
-    value: str | None = None
-
-
-class ContainerPort(WireModel):
-    """A port a container exposes."""
-
-    container_port: Int32
-    name: str | None = None
-    protocol: str | None = None
-
-
-class VolumeMount(WireModel):
-    """Where a container mounts a volume of the pod."""
-
-    name: str
-    mount_path: str
-    read_only: bool | None = None
-    sub_path: str | None = None
-
-
-class Container(WireModel):
-    """A container of a pod; probes, security context, lifecycle and the rest are kept as they came."""
-
-    name: str
-    image: str | None = None
-    command: list[str] | None = None
-    args: list[str] | None = None
-    working_dir: str | None = None
-    env: list[EnvVar] | None = None
-    ports: list[ContainerPort] | None = None
-    resources: ResourceRequirements | None = None
-    volume_mounts: list[VolumeMount] | None = None
-    image_pull_policy: str | None = None
-
-
-class Volume(WireModel):
-    """A volume of a pod: its name typed, its source (`configMap`, `emptyDir`, …) kept as it came."""
-
-    name: str
-
-
-class PodSpec(WireModel):
-    """A pod's spec; affinity, tolerations, security context and the rest are kept as they came."""
-
-    containers: list[Container]
-    init_containers: list[Container] | None = None
-    volumes: list[Volume] | None = None
-    restart_policy: str | None = None
-    service_account_name: str | None = None
-    node_selector: dict[str, str] | None = None
-    image_pull_secrets: list[LocalObjectReference] | None = None
-    termination_grace_period_seconds: Int64 | None = None
-    priority_class_name: str | None = None
-
-
-class PodTemplateSpec(BuiltinModel):
-    """A pod template (`spec.template` of a Job, Deployment, …)."""
-
-    OPENAPI_NAME: ClassVar[str] = "io.k8s.api.core.v1.PodTemplateSpec"
-
-    metadata: ObjectMeta | None = None
-    spec: PodSpec | None = None
-
-
-class JobSpec(WireModel):
-    """A Job's spec; pod failure and success policies and the rest are kept as they came."""
-
-    template: PodTemplateSpec
-    parallelism: Int32 | None = None
-    completions: Int32 | None = None
-    active_deadline_seconds: Int64 | None = None
-    backoff_limit: Int32 | None = None
-    ttl_seconds_after_finished: Int32 | None = None
-    completion_mode: str | None = None
-    suspend: bool | None = None
-
-
-class JobTemplateSpec(BuiltinModel):
-    """A Job template (`spec.jobTemplate` of a CronJob)."""
-
-    OPENAPI_NAME: ClassVar[str] = "io.k8s.api.batch.v1.JobTemplateSpec"
-
-    metadata: ObjectMeta | None = None
-    spec: JobSpec | None = None
 
 
 __all__ = [

@@ -1,4 +1,5 @@
-"""The base of every typed API model: camelCase on the wire, snake_case in Python, unknown fields kept.
+"""The base of every typed API model: camelCase on the wire, snake_case in Python, unknown fields kept from the
+server (and, for a model `CLOSED_IN_CODE`, refused in code: docs/design.md, difference 72).
 
 Also `CRDSchema`, the schema-only marker every other marker is made of (`ballast.runtime.crd.markers`),
 the list and map markers server-side apply reads (`x-kubernetes-list-type`, `x-kubernetes-map-type`), and the
@@ -10,9 +11,17 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self, TypeVar, cast
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    ValidationInfo,
+    model_validator,
+)
 from pydantic.config import JsonDict
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
@@ -36,6 +45,15 @@ def wire_name(name: str) -> str:
     return first + "".join(ACRONYMS.get(word, word.capitalize()) for word in rest)
 
 
+FROM_SERVER = "ballast.runtime.from_server"
+"""The pydantic validation-context key that marks data as decoded from the API server (`WireModel.from_wire`)."""
+
+
+def decoded_from_server(info: ValidationInfo) -> bool:
+    """Whether the validation `info` belongs to `from_wire` (data the API server sent) rather than to code."""
+    return isinstance(info.context, Mapping) and bool(info.context.get(FROM_SERVER))
+
+
 class WireModel(BaseModel):
     """A Kubernetes API object or part of one.
 
@@ -43,7 +61,15 @@ class WireModel(BaseModel):
     (a string is not an integer), so bad input fails with a `pydantic.ValidationError` whose location is the
     wire path of the field. Fields the model does not declare are kept as they came and written back, so a
     read-modify-write never drops what a newer schema added. `to_wire()` gives the JSON form.
+
+    A model with `CLOSED_IN_CODE = True` (every generated built-in model) keeps unknown fields only from the
+    server: `from_wire(data)` (what the client, the cache and the webhooks decode with) keeps them, while building
+    it in code (`Model(...)`, `Model.model_validate(...)`) with a field it does not declare raises a
+    ValidationError naming the field, and assigning one raises AttributeError — a typo is never sent.
     """
+
+    CLOSED_IN_CODE: ClassVar[bool] = False
+    """Refuse fields the model does not declare unless decoded from the server (docs/design.md, difference 72)."""
 
     model_config = ConfigDict(
         alias_generator=wire_name,
@@ -53,9 +79,37 @@ class WireModel(BaseModel):
         use_attribute_docstrings=True,
     )
 
+    @classmethod
+    def from_wire(cls, data: Any) -> Self:
+        """The model of `data` as the API server sent it: fields this model does not know are kept (and written
+        back by `to_wire()`), even on a model closed in code."""
+        return cls.model_validate(data, context={FROM_SERVER: True})
+
     def to_wire(self) -> dict[str, Any]:
         """The object as the API server would store it: wire names, unset (None) fields left out, JSON values."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    @model_validator(mode="after")
+    def _known_fields_in_code(self, info: ValidationInfo) -> Self:
+        if self.CLOSED_IN_CODE and self.__pydantic_extra__ and not decoded_from_server(info):
+            unknown = ", ".join(repr(name) for name in self.__pydantic_extra__)
+            plural = "s" if len(self.__pydantic_extra__) > 1 else ""
+            fields = type(self).model_fields.items()
+            known = ", ".join(field.serialization_alias or field.alias or name for name, field in fields)
+            raise ValueError(f"unknown field{plural} {unknown} for {type(self).__name__} (its fields: {known})")
+        return self
+
+    if not TYPE_CHECKING:  # hidden from mypy, which would otherwise accept any attribute name on every model
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            if (
+                self.CLOSED_IN_CODE
+                and name not in type(self).model_fields
+                and not name.startswith("_")
+                and name not in (self.__pydantic_extra__ or {})
+            ):
+                raise AttributeError(f"{type(self).__name__} has no field {name!r}")
+            super().__setattr__(name, value)
 
 
 def wire_path(location: Sequence[int | str], root: str = "") -> str:
@@ -139,17 +193,18 @@ M = TypeVar("M", bound=BaseModel)
 
 def as_model(model: type[M], obj: Any) -> M:
     """`obj` as an instance of `model`: returned as is when it already is one (cache and client reads of a
-    registered kind), validated from its wire form otherwise (dicts, read-only views). Raises pydantic's
-    ValidationError for an object that does not fit the model."""
+    registered kind), validated from its wire form otherwise (dicts, read-only views: unknown fields kept, as
+    `WireModel.from_wire` keeps them). Raises pydantic's ValidationError for an object that does not fit."""
     if isinstance(obj, model):
         return obj
-    return model.model_validate(objects.thaw(obj) if isinstance(obj, Mapping) else obj)
+    return model.model_validate(objects.thaw(obj) if isinstance(obj, Mapping) else obj, context={FROM_SERVER: True})
 
 
 __all__ = [
     "ACRONYMS",
     "ATOMIC_LIST",
     "ATOMIC_STRUCT",
+    "FROM_SERVER",
     "VALIDATIONS",
     "CRDSchema",
     "Int32",
@@ -158,6 +213,7 @@ __all__ = [
     "WireEnum",
     "WireModel",
     "as_model",
+    "decoded_from_server",
     "list_map",
     "merge_markers",
     "wire_name",

@@ -1,7 +1,7 @@
-"""config/'s switches — the kustomize Components without-scheduling, without-balancer, consolidation, karpenter and
-valkey-sentinel — rendered by a real `kubectl kustomize` in every combination and every order: each renders what it
-says, the RBAC and ballastd's flags agree (a controller runs exactly when its rights are there), and the docs'
-example overlay renders."""
+"""config/'s switches — the kustomize Components without-scheduling, without-balancer, consolidation, karpenter,
+valkey-sentinel and metrics-secure — rendered by a real `kubectl kustomize` in every combination and every order:
+each renders what it says, the RBAC and ballastd's flags agree (a controller runs exactly when its rights are
+there), and the docs' example overlay renders."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from ballast.runtime.envtest.pytest_plugin import unavailable
 from tests.integration.config.deploy.conftest import REPO, find, one
 
 CONFIG = REPO / "config"
-SWITCHES = ("without-scheduling", "without-balancer", "consolidation", "karpenter", "valkey-sentinel")
+SWITCHES = ("without-scheduling", "without-balancer", "consolidation", "karpenter", "valkey-sentinel", "metrics-secure")
 """The optional Components at the top of config/ (certmanager is config/default's own)."""
 COMBINATIONS = sorted(
     {order for size in range(len(SWITCHES) + 1) for subset in itertools.combinations(SWITCHES, size)
@@ -41,6 +41,7 @@ CONSOLIDATION = {
     *(("Role", "ballast-consolidation-catalogue"), ("RoleBinding", "ballast-consolidation-catalogue")),
 }
 KARPENTER = {("ClusterRole", "ballast-karpenter"), ("ClusterRoleBinding", "ballast-karpenter")}
+METRICS_AUTH = {("ClusterRole", "ballast-metrics-auth"), ("ClusterRoleBinding", "ballast-metrics-auth")}
 
 
 @pytest.fixture(scope="session")
@@ -103,14 +104,17 @@ def test_every_combination_of_switches_renders_what_each_says(
     balancer = "without-balancer" not in components
     consolidation = "consolidation" in components
     karpenter = "karpenter" in components
+    metrics_secure = "metrics-secure" in components
 
     assert _present(documents, SCHEDULING) == (SCHEDULING if scheduling else set())
     assert _present(documents, BALANCER) == (BALANCER if balancer else set())
     assert _present(documents, CONSOLIDATION) == (CONSOLIDATION if consolidation else set())
     assert _present(documents, KARPENTER) == (KARPENTER if karpenter else set())
+    assert _present(documents, METRICS_AUTH) == (METRICS_AUTH if metrics_secure else set())
 
     args = _args(documents)
     assert args.scheduling_webhooks is scheduling
+    assert args.metrics_secure is metrics_secure  # the scrape reviews' rights exactly when the flag is on
     expected = set(CONTROLLERS) - set(DISABLED_BY_DEFAULT)
     expected = expected - ({"balancer"} if not balancer else set()) | ({"consolidation"} if consolidation else set())
     assert selected_controllers(args) == expected  # each controller runs exactly when its ClusterRole is there

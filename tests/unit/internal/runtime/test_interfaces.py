@@ -125,6 +125,6 @@ def test_a_selector_of_the_wrong_type_is_refused_naming_the_argument(seeded: Fak
     with pytest.raises(
         TypeError, match=r"label_selector must be a str, a dict of labels or a labels\.Selector, not int"
     ):
-        reader.list("v1/ConfigMap", label_selector=3)  # type: ignore[arg-type]
+        reader.list("v1/ConfigMap", label_selector=3)  # type: ignore[call-overload]
     with pytest.raises(TypeError, match="field_selector must be a str or a dict"):
-        reader.list("v1/ConfigMap", field_selector=["metadata.name=a"])  # type: ignore[arg-type]
+        reader.list("v1/ConfigMap", field_selector=["metadata.name=a"])  # type: ignore[call-overload]

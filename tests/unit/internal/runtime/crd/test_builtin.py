@@ -158,7 +158,7 @@ def test_an_unrecorded_reference_names_the_script() -> None:
 
 
 # A Job template as users write them: containers with resources, env (a value and a valueFrom), ports, probes,
-# volume mounts; volumes of two sources; affinity; tolerations; labels — most of it untyped in the models.
+# volume mounts; volumes of two sources; affinity; tolerations; labels — every field typed in the models.
 FULL_TEMPLATE: dict[str, Any] = {
     "metadata": {"labels": {"app": "report"}, "annotations": {"team": "data"}},
     "spec": {
@@ -249,8 +249,14 @@ def test_what_a_controller_reads_is_typed() -> None:
     assert container.resources.requests["cpu"] == 1
     assert [mount.mount_path for mount in container.volume_mounts or ()] == ["/etc/report", "/tmp"]
     assert [(env.name, env.value) for env in container.env or ()] == [("MODE", "daily"), ("TOKEN", None)]
-    assert pod.model_extra is not None
-    assert pod.model_extra["affinity"]["nodeAffinity"]  # untyped, kept
+    assert pod.affinity is not None
+    assert pod.affinity.pod_anti_affinity is not None
+    preferred = pod.affinity.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution
+    assert [term.pod_affinity_term.topology_key for term in preferred or ()] == ["kubernetes.io/hostname"]
+    assert pod.volumes is not None
+    assert pod.volumes[0].config_map is not None
+    assert pod.volumes[0].config_map.default_mode == 420
+    assert pod.model_extra == {}  # nothing left untyped
     assert template.metadata is not None
     assert template.metadata.labels == {"app": "report"}
 
@@ -263,7 +269,7 @@ def test_a_container_without_a_name_fails_validation() -> None:
         JobTemplateSpec.model_validate(broken)
 
 
-def test_a_modified_template_keeps_its_untyped_fields() -> None:
+def test_a_modified_template_keeps_every_other_field() -> None:
     template = JobTemplateSpec.model_validate(FULL_TEMPLATE)
     assert template.spec is not None
     assert template.spec.template.spec is not None
