@@ -90,9 +90,9 @@ def timed(case: Case, code: str, tree: Path | None, scratch: Path) -> Timing:
     return Timing(case, code, int(pods.strip()), wall, usage.ru_utime + usage.ru_stime, sha)
 
 
-def extract(revision: str, into: Path) -> Path:
+def extract(repository: Path, revision: str, into: Path) -> Path:
     """The tree of `revision` in `into` (importable as `ballast` from there, as the checkout is)."""
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", revision], check=True, capture_output=True)
+    archive = subprocess.run(["git", "-C", str(repository), "archive", revision], check=True, capture_output=True)
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
     return into
 
@@ -104,6 +104,7 @@ def main() -> None:
     parser.add_argument("--days", type=int, nargs="+", default=[1, 3])
     parser.add_argument("--recommenders", nargs="+", default=list(RECOMMENDERS), choices=RECOMMENDERS)
     parser.add_argument("--baseline", metavar="REF", help="git revision to time side by side (e.g. main)")
+    parser.add_argument("--git", type=Path, default=REPO, help="the repository REF is taken from (default: this one)")
     parser.add_argument("--grid", action="store_true", help="also Ballast at 2× and 4× the apps (growth)")
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -123,9 +124,9 @@ def main() -> None:
     timings: list[Timing] = []
     with tempfile.TemporaryDirectory(prefix="bench-simulate-") as scratch_dir:
         scratch = Path(scratch_dir)
-        codes: list[tuple[str, Path | None]] = [("new", None)]
+        codes: list[tuple[str, Path | None]] = [("new", REPO)]  # this file's tree, whatever is installed
         if args.baseline:
-            codes.insert(0, (args.baseline, extract(args.baseline, Path(tempfile.mkdtemp(dir=scratch)))))
+            codes.insert(0, (args.baseline, extract(args.git, args.baseline, Path(tempfile.mkdtemp(dir=scratch)))))
         for case in cases:
             for code, tree in codes:  # alternating: both see the same load, as far as a shared machine allows
                 timing = timed(case, code, tree, scratch)

@@ -139,7 +139,8 @@ POD = "v1/Pod"
 NODE = "v1/Node"
 MIN_REQUEUE = 1.0
 STATUS_WRITERS = 4
-"""Status patches in flight at once (I/O concurrency while the next chunk's statistics are computed)."""
+"""Status patches in flight at once (I/O concurrency while the next chunk's statistics are computed); 0 applies
+each in the cycle's thread (an in-memory API server, as the fleet simulator's, answers at once)."""
 
 
 class MetricsCollector:
@@ -159,6 +160,7 @@ class MetricsCollector:
         *,
         plugins: Mapping[str, SourceFactory] = SOURCE_TYPES,
         refresh: RefreshPolicy | None = None,
+        status_writers: int = STATUS_WRITERS,
     ) -> None:
         self.client = manager.client
         self.live = manager.api_reader
@@ -175,7 +177,10 @@ class MetricsCollector:
         self._lock = threading.Lock()
         self._plugins: dict[str, PolledSource] = {}
         # Kept across cycles (threads start on first use and idle between polls; they end with the collector).
-        self._writers = ThreadPoolExecutor(STATUS_WRITERS, thread_name_prefix="collector-status")
+        # None (`status_writers=0`): each status is applied in the cycle's thread, as soon as it is computed.
+        self._writers = (
+            ThreadPoolExecutor(status_writers, thread_name_prefix="collector-status") if status_writers > 0 else None
+        )
 
     # ------------------------------------------------------------------------------------------- reconcile
 
@@ -467,11 +472,10 @@ class MetricsCollector:
         states: dict[str, str] = {}
         pending: list[tuple[StatusWrite, Future[None] | None]] = []
         context = contextvars.copy_context()
-        writers = self._writers
         try:
             for reads in run.reads():
                 for write in run.statuses(reads, self._read(reads)):
-                    future = writers.submit(context.copy().run, self._apply, write.body) if write.changed else None
+                    future = self._submit(context, write.body) if write.changed else None
                     pending.append((write, future))
         finally:
             for write, future in pending:
@@ -488,6 +492,19 @@ class MetricsCollector:
         if reads.with_times:
             series.update((s.key, s) for s in self.store.read_many(reads.with_times, with_times=True))
         return series
+
+    def _submit(self, context: contextvars.Context, body: dict[str, Any]) -> Future[None]:
+        """The status patch of `body`, in flight on a writer thread (or applied here, without writers)."""
+        if self._writers is not None:
+            return self._writers.submit(context.copy().run, self._apply, body)
+        done: Future[None] = Future()
+        try:
+            self._apply(body)
+        except Exception as exc:  # handed to `_applied_ok` exactly as a writer thread's failure would be
+            done.set_exception(exc)
+        else:
+            done.set_result(None)
+        return done
 
     def _apply(self, body: dict[str, Any]) -> None:
         self.client.status().patch(body, body, patch_type=APPLY, field_manager=FIELD_MANAGER, force=True)

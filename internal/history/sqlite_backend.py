@@ -325,12 +325,13 @@ class SQLiteHistoryStore:
                 (series_id, cached.ids[-1]),
             ).fetchall()
             if unchanged and len(cached.ids) - keep + len(rows) == count:
-                tail = _Tail(
-                    series_id,
-                    cached.ids[keep:] + [r[0] for r in rows],
-                    cached.values[keep:] + [r[1] for r in rows],
-                    cached.times[keep:] + [r[2] for r in rows],
-                )
+                # One copy of each list (the cached tail may be in another reader's hands: never changed in place).
+                ids, values, times = cached.ids[keep:], cached.values[keep:], cached.times[keep:]
+                for row_id, value, at_s in rows:
+                    ids.append(row_id)
+                    values.append(value)
+                    times.append(at_s)
+                tail = _Tail(series_id, ids, values, times)
         if tail is None:
             rows = db.execute(
                 "SELECT id, value, at_s FROM samples WHERE series_id = ? ORDER BY id", (series_id,)
