@@ -12,6 +12,7 @@ gives the ratio new / REF of CPU seconds per case, and checks that both wrote by
 speed-up must not change a figure. `--grid` adds how the cost grows with apps × days.
 
     .venv/bin/python benchmarks/simulate.py [--apps 8] [--namespaces 5] [--days 1 3] [--baseline main] [--grid]
+        [--recommenders none vpa ballast ballast-no-read-cache]
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from machine import cpu_model
 
 REPO = Path(__file__).resolve().parent.parent
 RECOMMENDERS = ("none", "vpa", "ballast")
+UNCACHED = "ballast-no-read-cache"
+"""Ballast without the SQLite store's read cache (ballastd's store), on request."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,9 +68,16 @@ def child(recommender: str, apps: int, namespaces: int, days: int, out: Path) ->
     from ballast.internal.fleetsim.report import JSON_OPTIONS, trace_json  # noqa: PLC0415
 
     scenario = Scenario(apps=apps, namespaces=namespaces, days=days)
+    fleet, usage, _ = scenario.load()
     with tempfile.TemporaryDirectory(prefix="bench-simulate-store-") as scratch:
-        trace, _ = run_one(scenario, recommender, RunSettings(store_url=f"sqlite:///{scratch}/history.db"))
-    fleet, _, _ = scenario.load()
+        store = f"sqlite:///{scratch}/history.db"
+        if recommender == UNCACHED:  # ballastd's store: every poll reads every series whole
+            from ballast.internal.fleetsim.operator import BallastOperator  # noqa: PLC0415
+            from ballast.internal.fleetsim.run import simulate  # noqa: PLC0415
+
+            trace = simulate(fleet, usage, BallastOperator(fleet, store_url=store, read_cache_samples=0))
+        else:
+            trace, _ = run_one(scenario, recommender, RunSettings(store_url=store))
     out.write_bytes(orjson.dumps(trace_json(trace, fleet), option=JSON_OPTIONS))
     print(sum(workload.replicas for workload in fleet.workloads))
 
@@ -102,7 +112,7 @@ def main() -> None:
     parser.add_argument("--apps", type=int, default=8)
     parser.add_argument("--namespaces", type=int, default=5)
     parser.add_argument("--days", type=int, nargs="+", default=[1, 3])
-    parser.add_argument("--recommenders", nargs="+", default=list(RECOMMENDERS), choices=RECOMMENDERS)
+    parser.add_argument("--recommenders", nargs="+", default=list(RECOMMENDERS), choices=[*RECOMMENDERS, UNCACHED])
     parser.add_argument("--baseline", metavar="REF", help="git revision to time side by side (e.g. main)")
     parser.add_argument("--git", type=Path, default=REPO, help="the repository REF is taken from (default: this one)")
     parser.add_argument("--grid", action="store_true", help="also Ballast at 2× and 4× the apps (growth)")

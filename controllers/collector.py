@@ -137,6 +137,7 @@ NAME = "metricscollector"
 FIELD_MANAGER = "ballast-collector"
 POD = "v1/Pod"
 NODE = "v1/Node"
+PROFILE_KIND = f"{WorkloadProfile.GROUP}/{WorkloadProfile.VERSION}/{WorkloadProfile.KIND}"
 MIN_REQUEUE = 1.0
 STATUS_WRITERS = 4
 """Status patches in flight at once (I/O concurrency while the next chunk's statistics are computed); 0 applies
@@ -176,6 +177,8 @@ class MetricsCollector:
         self._factories = plugins
         self._lock = threading.Lock()
         self._plugins: dict[str, PolledSource] = {}
+        self._typed_profiles: dict[str, tuple[Any, WorkloadProfile]] = {}
+        """Profile name → (the cached object, the typed model made of it) as of the last cycle."""
         # Kept across cycles (threads start on first use and idle between polls; they end with the collector).
         # None (`status_writers=0`): each status is applied in the cycle's thread, as soon as it is computed.
         self._writers = (
@@ -244,7 +247,7 @@ class MetricsCollector:
     def _collect(self, ctx: Context, source: MetricsSource, plugin: PolledSource | None) -> None:
         """One cycle; without a plugin (an invalid source) nothing is fetched and the statuses are still judged."""
         name = source.metadata.name or ""
-        profiles: list[WorkloadProfile] = self.client.list(WorkloadProfile).items
+        profiles = self._profiles()
         fed = fed_profiles(source, profiles, self._policies(policy_keys(profiles)))
         for unmeasured in fed.without_identity:
             ctx.logger.debug("profile has no identity yet, not measured", extra={"profile": unmeasured})
@@ -433,6 +436,22 @@ class MetricsCollector:
         except NotFoundError:
             return None
         return LoadedPolicy.of(policy)
+
+    def _profiles(self) -> list[WorkloadProfile]:
+        """The cached WorkloadProfiles, typed. A profile the cache still holds as the same object as at the last
+        cycle keeps the typed model made of it then: the cache replaces an object on every change and never edits
+        one in place, and a cycle only reads profiles (a fleet's worth of validation saved per poll)."""
+        typed: dict[str, tuple[Any, WorkloadProfile]] = {}
+        profiles: list[WorkloadProfile] = []
+        for cached in self.client.list(PROFILE_KIND).items:
+            wire = objects.stored(cached)
+            name = objects.name(wire)
+            known = self._typed_profiles.get(name)
+            profile = known[1] if known is not None and known[0] is wire else WorkloadProfile.model_validate(wire)
+            typed[name] = (wire, profile)
+            profiles.append(profile)
+        self._typed_profiles = typed
+        return profiles
 
     def _pods(self, profile: str) -> list[Any]:
         """The cached pods carrying the profile's `profile-ref`."""

@@ -330,7 +330,7 @@ class BallastOperator:
     def _sync_pods(self, cluster: Cluster) -> None:
         """Bind and start the pods the world created; delete the ones it removed; reconcile their enrollment."""
         pods = cluster.pods
-        if len(pods) == len(self._bound) and all(name in pods for name in self._bound):
+        if pods.keys() == self._bound.keys():  # nothing created or removed since the last step
             return
         self._at(cluster.now_s)
         changed: list[tuple[str, str]] = []

@@ -470,7 +470,7 @@ class FakeAPI:
     ) -> dict[str, Any]:
         new = _copy(new)
         if subresource == "status":
-            merged = _copy(old)
+            merged = _copy({**old, "status": None})  # the old status is replaced: not worth copying
             merged["status"] = new.get("status")
             new = merged
         elif kind.status and "status" in old:
@@ -575,7 +575,7 @@ class FakeAPI:
 
     def _publish(self, gvk: GroupVersionKind, event: str, obj: dict[str, Any], previous: dict[str, Any] | None) -> None:
         snapshot = _copy(obj)
-        before = _copy(previous) if previous is not None else None
+        before = previous  # no longer stored (replaced or removed), and never changed in place: no copy needed
         self._events.append((self._last_version, gvk, event, snapshot, before))
         if len(self._events) > self._history:
             del self._events[: len(self._events) - self._history]
@@ -695,7 +695,7 @@ def _fields_match(obj: dict[str, Any], fields: _FieldTerms) -> bool:
 def _merge(target: Any, patch: Any, *, by_name: bool) -> Any:
     """RFC 7386 merge; with `by_name`, lists of objects with a `name` merge element-wise (strategic merge)."""
     if not isinstance(patch, dict):
-        return _copy(patch)
+        return _copy(patch) if isinstance(patch, list) else patch  # a scalar is immutable: no copy
     result = dict(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:
