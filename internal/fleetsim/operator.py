@@ -142,7 +142,8 @@ class BallastOperator:
             self.manager.cache.get_informer(cached)
         # Every poll re-reads whole histories, as ballastd does; the read cache fetches only what the last poll
         # wrote (same results). Sized for the fleet: 3 resources per container, up to the reservoir each.
-        self.store: HistoryStore = open_store(store_url, read_cache_samples=read_cache_samples)
+        # A simulation's history is thrown away after the run: SQLite commits need no fsync (the same store code).
+        self.store: HistoryStore = open_store(store_url, read_cache_samples=read_cache_samples, durable=False)
         kill_switch = KillSwitchState()
         options = OperatorOptions(clock=self.clock, scheduling_webhooks=False)
         self.metrics = SimulatedMetrics()
