@@ -383,7 +383,7 @@ class FakeAPI:
         obj = self._objects.get(self._key(kind, namespace, name))
         if obj is None:
             raise _not_found(kind, name)
-        return _copy(obj)
+        return obj  # stored objects are replaced, never changed in place; `request` serialises the answer
 
     def _select(
         self, kind: _Kind, namespace: str | None, selector: label_selectors.Selector, fields: _FieldTerms
@@ -393,7 +393,7 @@ class FakeAPI:
             if gvk != kind.mapping.gvk or (namespace and obj_namespace != namespace):
                 continue
             if selector.matches(obj["metadata"].get("labels")) and _fields_match(obj, fields):
-                found.append(_copy(obj))
+                found.append(obj)  # as stored: `_list` answers shallow copies without apiVersion and kind
         return found
 
     def _list(self, kind: _Kind, namespace: str | None, params: dict[str, str]) -> dict[str, Any]:
@@ -405,10 +405,10 @@ class FakeAPI:
         metadata: dict[str, Any] = {"resourceVersion": self.resource_version}
         if limit and start + limit < len(items):
             metadata["continue"] = str(start + limit)
-        page = items[start : start + limit] if limit else items[start:]
-        for item in page:
-            item.pop("apiVersion", None)
-            item.pop("kind", None)
+        page = [
+            {key: value for key, value in item.items() if key not in ("apiVersion", "kind")}
+            for item in (items[start : start + limit] if limit else items[start:])
+        ]
         gvk = kind.mapping.gvk
         return {"apiVersion": gvk.api_version, "kind": f"{gvk.kind}List", "metadata": metadata, "items": page}
 
@@ -447,7 +447,7 @@ class FakeAPI:
         if dry_run:
             return obj
         self._store(key, obj, "ADDED")
-        return _copy(obj)
+        return obj
 
     def _update(
         self, kind: _Kind, namespace: str | None, name: str, obj: dict[str, Any], subresource: str | None, dry_run: bool
@@ -488,14 +488,14 @@ class FakeAPI:
         meta["generation"] = old["metadata"].get("generation", 1) + (1 if _spec_changed(old, new) else 0)
         meta["resourceVersion"] = old["metadata"]["resourceVersion"]
         if _without_version(new) == _without_version(old):
-            return _copy(old)  # a no-op write does not bump the resourceVersion
+            return old  # a no-op write does not bump the resourceVersion
         if dry_run:
             return new
         if meta.get("deletionTimestamp") and not meta.get("finalizers"):
             self._remove(key, new)
             return _copy(new)
         self._store(key, new, "MODIFIED")
-        return _copy(new)
+        return new  # stored, so never changed in place again; `request` serialises it
 
     def _patch(
         self,
