@@ -519,16 +519,15 @@ class FakeAPI:
             replicas = (patch.get("spec") or {}).get("replicas")
             patch = {"spec": {"replicas": replicas}}
             subresource = None
-        target = _copy(old)
         if content_type == "application/json-patch+json":
             try:
-                patched = jsonpatch.apply_patch(target, patch)
+                patched = jsonpatch.apply_patch(_copy(old), patch)
             except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
                 raise _invalid(kind, name, f"the JSON patch could not be applied: {exc}") from exc
-        elif content_type == "application/strategic-merge-patch+json":
-            patched = _merge(target, patch, by_name=True)
+        elif content_type == "application/strategic-merge-patch+json":  # `_merge` never changes `old`; `_commit`
+            patched = _merge(old, patch, by_name=True)  # copies what it stores
         else:
-            patched = _merge(target, patch, by_name=False)
+            patched = _merge(old, patch, by_name=False)
         if subresource == "resize":
             subresource = None
         _check_version(kind, name, old, patched)  # a resourceVersion in the patch is a precondition
@@ -574,7 +573,7 @@ class FakeAPI:
         self._publish(key[0], "DELETED", final, final)
 
     def _publish(self, gvk: GroupVersionKind, event: str, obj: dict[str, Any], previous: dict[str, Any] | None) -> None:
-        snapshot = _copy(obj)
+        snapshot = obj  # stored, so never changed in place again
         before = previous  # no longer stored (replaced or removed), and never changed in place: no copy needed
         self._events.append((self._last_version, gvk, event, snapshot, before))
         if len(self._events) > self._history:
