@@ -1,107 +1,169 @@
-"""What the fleet simulator costs per simulated pod-day, per recommender, against the harness alone in the same run.
+"""What the fleet simulator costs, per recommender and per simulated pod-day, and against the code before a change.
 
-`ballast simulate` runs the same world (kubelet, scheduler, usage at 15 s steps) under three recommenders. The
-baseline is "none" (the manifests as written): the world and the usage alone, which every recommender pays. Each
-recommender's run is timed in this process, one after the other, over the same synthetic fleet; cost per pod-day
-is wall seconds ÷ (pods × simulated days). Ballast's side is timed twice: with the SQLite store's read cache the
-simulator uses, and without it (ballastd's store: every poll reads every series whole), because its cost grows
-with the history each poll re-reads — which is why the figure is given for more than one length of run.
+`ballast simulate` runs the same world (kubelet, scheduler, usage at 15 s steps) under each recommender, one
+process per recommender. Here each recommender's run is one child process (`--child`), so each is timed alone:
+wall seconds and the child's own CPU seconds (user + system, from `wait4`), which a busy shared machine disturbs
+far less than wall time. The baseline is "none" (the manifests as written): the world and the usage alone, which
+every recommender pays.
 
-    .venv/bin/python benchmarks/simulate.py [--apps 8] [--namespaces 5] [--days 1 3] [--no-uncached]
+`--baseline REF` runs every case twice, side by side and alternating: with the code of git revision REF (its tree
+extracted to a scratch directory and put first on the child's `PYTHONPATH`) and with this checkout's. The table
+gives the ratio new / REF of CPU seconds per case, and checks that both wrote byte-identical trace JSON — a
+speed-up must not change a figure. `--grid` adds how the cost grows with apps × days.
+
+    .venv/bin/python benchmarks/simulate.py [--apps 8] [--namespaces 5] [--days 1 3] [--baseline main] [--grid]
+        [--recommenders none vpa ballast ballast-no-read-cache]
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import os
 import platform
-import resource
+import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ballast.internal.fleetsim.fleet import default_fleet
-from ballast.internal.fleetsim.model import Fleet, Recommender
-from ballast.internal.fleetsim.operator import READ_CACHE_SAMPLES, BallastOperator
-from ballast.internal.fleetsim.run import AsWritten, simulate
-from ballast.internal.fleetsim.usage import SyntheticUsage
-from ballast.internal.fleetsim.vpa import VpaRecommender
-
 from machine import cpu_model
+
+REPO = Path(__file__).resolve().parent.parent
+RECOMMENDERS = ("none", "vpa", "ballast")
+UNCACHED = "ballast-no-read-cache"
+"""Ballast without the SQLite store's read cache (ballastd's store), on request."""
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    recommender: str
+    apps: int
+    namespaces: int
+    days: int
 
 
 @dataclass(frozen=True, slots=True)
 class Timing:
-    name: str
-    days: int
+    case: Case
+    code: str
+    """"new" (this checkout) or the baseline revision."""
     pods: int
     wall_s: float
     cpu_s: float
+    trace_sha: str
 
     @property
     def per_pod_day_ms(self) -> float:
-        return self.wall_s / (self.pods * self.days) * 1000
+        return self.cpu_s / (self.pods * self.case.days) * 1000
 
 
-def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+def child(recommender: str, apps: int, namespaces: int, days: int, out: Path) -> None:
+    """One recommender's run with whatever `ballast` the PYTHONPATH gives; writes its trace JSON and pod count."""
+    import orjson  # noqa: PLC0415
+
+    from ballast.internal.cmd.simulate import RunSettings, Scenario, run_one  # noqa: PLC0415
+    from ballast.internal.fleetsim.report import JSON_OPTIONS, trace_json  # noqa: PLC0415
+
+    scenario = Scenario(apps=apps, namespaces=namespaces, days=days)
+    fleet, usage, _ = scenario.load()
+    with tempfile.TemporaryDirectory(prefix="bench-simulate-store-") as scratch:
+        store = f"sqlite:///{scratch}/history.db"
+        if recommender == UNCACHED:  # ballastd's store: every poll reads every series whole
+            from ballast.internal.fleetsim.operator import BallastOperator  # noqa: PLC0415
+            from ballast.internal.fleetsim.run import simulate  # noqa: PLC0415
+
+            trace = simulate(fleet, usage, BallastOperator(fleet, store_url=store, read_cache_samples=0))
+        else:
+            trace, _ = run_one(scenario, recommender, RunSettings(store_url=store))
+    out.write_bytes(orjson.dumps(trace_json(trace, fleet), option=JSON_OPTIONS))
+    print(sum(workload.replicas for workload in fleet.workloads))
 
 
-def timed(name: str, fleet: Fleet, days: int, scratch: Path, cache: int) -> Timing:
-    usage = SyntheticUsage(fleet)
-    recommender: Recommender
-    if name.startswith("ballast"):
-        store = f"sqlite:///{scratch / f'{name}-{days}.db'}"
-        recommender = BallastOperator(fleet, store_url=store, read_cache_samples=cache)
-    elif name == "vpa":
-        recommender = VpaRecommender(fleet)
-    else:
-        recommender = AsWritten()
-    started_wall, started_cpu = time.perf_counter(), _cpu()
-    simulate(fleet, usage, recommender)
-    pods = sum(workload.replicas for workload in fleet.workloads)
-    return Timing(name, days, pods, time.perf_counter() - started_wall, _cpu() - started_cpu)
+def timed(case: Case, code: str, tree: Path | None, scratch: Path) -> Timing:
+    out = scratch / f"{case.recommender}-{case.apps}-{case.days}-{code.replace('/', '_')}.json"
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(tree), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    args = [sys.executable, __file__, "--child", case.recommender, str(case.apps), str(case.namespaces),
+            str(case.days), str(out)]  # fmt: skip
+    started = time.perf_counter()
+    process = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    pods = process.stdout.read() if process.stdout else ""
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{code} {case}: the child failed (exit {os.waitstatus_to_exitcode(status)})")
+    sha = hashlib.sha256(out.read_bytes()).hexdigest()[:12]
+    return Timing(case, code, int(pods.strip()), wall, usage.ru_utime + usage.ru_stime, sha)
+
+
+def extract(repository: Path, revision: str, into: Path) -> Path:
+    """The tree of `revision` in `into` (importable as `ballast` from there, as the checkout is)."""
+    archive = subprocess.run(["git", "-C", str(repository), "archive", revision], check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--apps", type=int, default=8)
     parser.add_argument("--namespaces", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--days", type=int, nargs="+", default=[1, 3])
-    parser.add_argument("--no-uncached", action="store_true", help="skip Ballast without the read cache")
+    parser.add_argument("--recommenders", nargs="+", default=list(RECOMMENDERS), choices=[*RECOMMENDERS, UNCACHED])
+    parser.add_argument("--baseline", metavar="REF", help="git revision to time side by side (e.g. main)")
+    parser.add_argument("--git", type=Path, default=REPO, help="the repository REF is taken from (default: this one)")
+    parser.add_argument("--grid", action="store_true", help="also Ballast at 2× and 4× the apps (growth)")
+    parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        recommender, apps, namespaces, days, out = args.child
+        child(recommender, int(apps), int(namespaces), int(days), Path(out))
+        return
 
     load = os.getloadavg()
     print(
         f"{cpu_model()}, {os.cpu_count()} cores, CPython {platform.python_version()}, "
         f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, load average {load[0]:.1f} at the start"
     )
-    runs = [("none", 0), ("vpa", 0), ("ballast", READ_CACHE_SAMPLES)]
-    if not args.no_uncached:
-        runs.append(("ballast, no read cache", 0))
+    cases = [Case(r, args.apps, args.namespaces, d) for d in args.days for r in args.recommenders]
+    if args.grid:
+        cases += [Case("ballast", args.apps * k, args.namespaces, d) for k in (2, 4) for d in args.days]
     timings: list[Timing] = []
-    with tempfile.TemporaryDirectory(prefix="bench-simulate-") as scratch:
-        for days in args.days:
-            fleet = default_fleet(args.seed, apps=args.apps, namespaces=args.namespaces, days=days)
-            for name, cache in runs:
-                timing = timed(name, fleet, days, Path(scratch), cache)
+    with tempfile.TemporaryDirectory(prefix="bench-simulate-") as scratch_dir:
+        scratch = Path(scratch_dir)
+        codes: list[tuple[str, Path | None]] = [("new", REPO)]  # this file's tree, whatever is installed
+        if args.baseline:
+            codes.insert(0, (args.baseline, extract(args.git, args.baseline, Path(tempfile.mkdtemp(dir=scratch)))))
+        for case in cases:
+            for code, tree in codes:  # alternating: both see the same load, as far as a shared machine allows
+                timing = timed(case, code, tree, scratch)
                 timings.append(timing)
-                print(f"  {name}, {days} d: {timing.wall_s:.1f} s", flush=True)
-    pods = timings[0].pods
-    print(f"\nfleet: {args.apps} apps × {args.namespaces} namespaces, {pods} pods (seed {args.seed})\n")
-    print("| recommender | simulated days | wall | process CPU | ms per pod-day | × none (same days) |")
-    print("|---|---|---|---|---|---|")
-    for timing in timings:
-        baseline = next(t for t in timings if t.name == "none" and t.days == timing.days)
-        print(
-            f"| {timing.name} | {timing.days} | {timing.wall_s:.1f} s | {timing.cpu_s:.1f} s | "
-            f"{timing.per_pod_day_ms:.1f} | {timing.wall_s / baseline.wall_s:.1f} |"
-        )
-    print(f"\npeak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+                print(f"  {code:>8} {case.recommender}, {case.apps} apps, {case.days} d: {timing.wall_s:.1f} s wall, "
+                      f"{timing.cpu_s:.1f} s CPU", flush=True)  # fmt: skip
+    print(f"\nfleet: apps × {args.namespaces} namespaces (default seed); CPU = the run's own user + system seconds\n")
+    header = "| recommender | apps | pods | days | wall | CPU | CPU ms per pod-day | × none |"
+    if args.baseline:
+        header += f" CPU × {args.baseline} | same trace |"
+    print(header)
+    print("|---" * (header.count("|") - 1) + "|")
+    for timing in (t for t in timings if t.code == "new"):
+        case = timing.case
+        none = next((t for t in timings if t.code == "new" and t.case == Case("none", case.apps, case.namespaces,
+                                                                             case.days)), None)  # fmt: skip
+        row = (f"| {case.recommender} | {case.apps} | {timing.pods} | {case.days} | {timing.wall_s:.1f} s | "
+               f"{timing.cpu_s:.1f} s | {timing.per_pod_day_ms:.1f} | "
+               f"{f'{timing.cpu_s / none.cpu_s:.1f}' if none else '–'} |")  # fmt: skip
+        if args.baseline:
+            old = next(t for t in timings if t.code == args.baseline and t.case == case)
+            row += f" {timing.cpu_s / old.cpu_s:.2f} | {'yes' if old.trace_sha == timing.trace_sha else 'NO'} |"
+        print(row)
+    if args.baseline and any(
+        t.trace_sha != o.trace_sha for t in timings for o in timings if t.case == o.case and t.code != o.code
+    ):
+        raise SystemExit("the traces differ from the baseline's: the change is not a pure speed-up")
 
 
 if __name__ == "__main__":

@@ -137,9 +137,11 @@ NAME = "metricscollector"
 FIELD_MANAGER = "ballast-collector"
 POD = "v1/Pod"
 NODE = "v1/Node"
+PROFILE_KIND = f"{WorkloadProfile.GROUP}/{WorkloadProfile.VERSION}/{WorkloadProfile.KIND}"
 MIN_REQUEUE = 1.0
 STATUS_WRITERS = 4
-"""Status patches in flight at once (I/O concurrency while the next chunk's statistics are computed)."""
+"""Status patches in flight at once (I/O concurrency while the next chunk's statistics are computed); 0 applies
+each in the cycle's thread (an in-memory API server, as the fleet simulator's, answers at once)."""
 
 
 class MetricsCollector:
@@ -159,6 +161,7 @@ class MetricsCollector:
         *,
         plugins: Mapping[str, SourceFactory] = SOURCE_TYPES,
         refresh: RefreshPolicy | None = None,
+        status_writers: int = STATUS_WRITERS,
     ) -> None:
         self.client = manager.client
         self.live = manager.api_reader
@@ -174,8 +177,13 @@ class MetricsCollector:
         self._factories = plugins
         self._lock = threading.Lock()
         self._plugins: dict[str, PolledSource] = {}
+        self._typed_profiles: dict[str, tuple[Any, WorkloadProfile]] = {}
+        """Profile name → (the cached object, the typed model made of it) as of the last cycle."""
         # Kept across cycles (threads start on first use and idle between polls; they end with the collector).
-        self._writers = ThreadPoolExecutor(STATUS_WRITERS, thread_name_prefix="collector-status")
+        # None (`status_writers=0`): each status is applied in the cycle's thread, as soon as it is computed.
+        self._writers = (
+            ThreadPoolExecutor(status_writers, thread_name_prefix="collector-status") if status_writers > 0 else None
+        )
 
     # ------------------------------------------------------------------------------------------- reconcile
 
@@ -239,7 +247,7 @@ class MetricsCollector:
     def _collect(self, ctx: Context, source: MetricsSource, plugin: PolledSource | None) -> None:
         """One cycle; without a plugin (an invalid source) nothing is fetched and the statuses are still judged."""
         name = source.metadata.name or ""
-        profiles: list[WorkloadProfile] = self.client.list(WorkloadProfile).items
+        profiles = self._profiles()
         fed = fed_profiles(source, profiles, self._policies(policy_keys(profiles)))
         for unmeasured in fed.without_identity:
             ctx.logger.debug("profile has no identity yet, not measured", extra={"profile": unmeasured})
@@ -429,6 +437,22 @@ class MetricsCollector:
             return None
         return LoadedPolicy.of(policy)
 
+    def _profiles(self) -> list[WorkloadProfile]:
+        """The cached WorkloadProfiles, typed. A profile the cache still holds as the same object as at the last
+        cycle keeps the typed model made of it then: the cache replaces an object on every change and never edits
+        one in place, and a cycle only reads profiles (a fleet's worth of validation saved per poll)."""
+        typed: dict[str, tuple[Any, WorkloadProfile]] = {}
+        profiles: list[WorkloadProfile] = []
+        for cached in self.client.list(PROFILE_KIND).items:
+            wire = objects.stored(cached)
+            name = objects.name(wire)
+            known = self._typed_profiles.get(name)
+            profile = known[1] if known is not None and known[0] is wire else WorkloadProfile.model_validate(wire)
+            typed[name] = (wire, profile)
+            profiles.append(profile)
+        self._typed_profiles = typed
+        return profiles
+
     def _pods(self, profile: str) -> list[Any]:
         """The cached pods carrying the profile's `profile-ref`."""
         return self.client.list(POD, index=(PROFILE_REF_INDEX, profile)).items
@@ -467,11 +491,10 @@ class MetricsCollector:
         states: dict[str, str] = {}
         pending: list[tuple[StatusWrite, Future[None] | None]] = []
         context = contextvars.copy_context()
-        writers = self._writers
         try:
             for reads in run.reads():
                 for write in run.statuses(reads, self._read(reads)):
-                    future = writers.submit(context.copy().run, self._apply, write.body) if write.changed else None
+                    future = self._submit(context, write.body) if write.changed else None
                     pending.append((write, future))
         finally:
             for write, future in pending:
@@ -488,6 +511,19 @@ class MetricsCollector:
         if reads.with_times:
             series.update((s.key, s) for s in self.store.read_many(reads.with_times, with_times=True))
         return series
+
+    def _submit(self, context: contextvars.Context, body: dict[str, Any]) -> Future[None]:
+        """The status patch of `body`, in flight on a writer thread (or applied here, without writers)."""
+        if self._writers is not None:
+            return self._writers.submit(context.copy().run, self._apply, body)
+        done: Future[None] = Future()
+        try:
+            self._apply(body)
+        except Exception as exc:  # handed to `_applied_ok` exactly as a writer thread's failure would be
+            done.set_exception(exc)
+        else:
+            done.set_result(None)
+        return done
 
     def _apply(self, body: dict[str, Any]) -> None:
         self.client.status().patch(body, body, patch_type=APPLY, field_manager=FIELD_MANAGER, force=True)

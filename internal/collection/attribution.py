@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from ballast.internal.enrollment import PodProjection, is_enrolled, managed_containers
 from ballast.internal.history import Sample, SeriesKey
 from ballast.internal.metricsources import UsageSample
-from ballast.internal.naming import selector_labels
+from ballast.internal.naming import matches_selector_labels
 
 PodKey = tuple[str, str]
 """(namespace, name) of a pod."""
@@ -46,7 +46,7 @@ def measured_pod(
     """The pod as measured for `profile`, or None when it must not be measured (not enrolled, or its labels no
     longer match the profile's selector labels — `--missing--` standing for an absent or empty label)."""
     labels = pod.metadata.labels
-    if not is_enrolled(labels) or selector_labels(labels, list(profile_selector)) != dict(profile_selector):
+    if not is_enrolled(labels) or not matches_selector_labels(labels, profile_selector):
         return None
     return MeasuredPod(profile, frozenset(c.name for c in managed_containers(pod) if c.name), pod.spec.node_name)
 

@@ -4,6 +4,7 @@ reads (a MetricsSource's `pollInterval`, BallastConfig's `retentionWindow`)."""
 from __future__ import annotations
 
 import datetime
+import functools
 from dataclasses import dataclass, field
 
 from ballast.api.ballast.v1 import WorkloadProfile
@@ -20,6 +21,8 @@ DEFAULT_POLL_INTERVAL = 60.0
 """The MetricsSource CRD default; also used for a pollInterval that does not parse or is not positive."""
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+_rfc3339 = functools.lru_cache(maxsize=4)(rfc3339)
+"""A cycle's time as text, asked for by every status the cycle writes (a few cycles' times are kept)."""
 
 
 def poll_interval_seconds(text: str | None) -> float:
@@ -76,7 +79,7 @@ class CollectionCycle:
 
     @property
     def now_text(self) -> str:
-        return rfc3339(self.now)
+        return _rfc3339(self.now)
 
     @property
     def cycle_id(self) -> str:

@@ -116,6 +116,10 @@ class World:
         self._throttled = np.zeros(workloads, dtype=np.int64)
         self._limited = np.zeros(workloads, dtype=np.int64)
         self._events = sorted(fleet.events, key=lambda event: event.at_s)
+        self._redeploys: dict[str, int] = {}
+        for event in reversed(fleet.events):  # the first redeploy of a workload wins, as `_redeployed` reads them
+            if event.kind == "redeploy":
+                self._redeploys[event.workload] = event.at_s
 
     # ------------------------------------------------------------------------------------- Cluster view
 
@@ -294,10 +298,7 @@ class World:
 
     def _redeployed(self, workload: str) -> int | None:
         """When a redeploy of `workload` brings it back (None: it is not redeployed)."""
-        for event in self.fleet.events:
-            if event.kind == "redeploy" and event.workload == workload:
-                return event.at_s
-        return None
+        return self._redeploys.get(workload)
 
     def _rollout(self, workload: Workload) -> None:
         state = self._state[workload.key]

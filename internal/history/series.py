@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,9 +41,15 @@ class SeriesKey:
     resource: str
 
     def __post_init__(self) -> None:
-        check_measurement_hash(self.measurement_hash)
-        _check_part("container", self.container)
-        _check_part("resource", self.resource)
+        _check_key(self.measurement_hash, self.container, self.resource)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _check_key(measurement_hash: str, container: str, resource: str) -> None:
+    # Cached: every cycle builds the keys of the same series again (an error is never cached, so it raises again).
+    check_measurement_hash(measurement_hash)
+    _check_part("container", container)
+    _check_part("resource", resource)
 
 
 @dataclass(frozen=True, slots=True)

@@ -70,7 +70,9 @@ class SQLiteHistoryStore:
 
     Each thread gets its own connection, so the store can be shared by the collector and any number of reader
     threads; other processes may read the same file. A cycle is one IMMEDIATE transaction (all or nothing,
-    durable at commit with `synchronous=FULL`). Not for several writing replicas: history would fork.
+    durable at commit with `synchronous=FULL`; `durable=False` uses `synchronous=NORMAL`, no fsync per commit,
+    so a power loss may lose the last cycles but never corrupts the file — for a throw-away store such as the
+    simulator's). Not for several writing replicas: history would fork.
     Errors: `StoreUnavailableError` when the file is locked beyond `busy_timeout` or cannot be read or written,
     `StoreError` when it is not a history database of this version.
 
@@ -89,6 +91,7 @@ class SQLiteHistoryStore:
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
         cycle_ttl: timedelta = DEFAULT_CYCLE_TTL,
         read_cache_samples: int = 0,
+        durable: bool = True,
     ) -> None:
         """Open (creating if needed) the database at `path`; its directory must exist."""
         if busy_timeout <= 0:
@@ -99,6 +102,7 @@ class SQLiteHistoryStore:
             LRUCache(read_cache_samples, getsizeof=lambda tail: max(1, len(tail.ids))) if read_cache_samples else None
         )
         self._path = Path(path)
+        self._synchronous = "FULL" if durable else "NORMAL"
         self._busy_timeout = busy_timeout
         self._cycle_ttl_ms = cycle_ttl // timedelta(milliseconds=1)
         self._local = threading.local()
@@ -131,7 +135,7 @@ class SQLiteHistoryStore:
         connection = sqlite3.connect(
             self._path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
         )
-        connection.execute("PRAGMA synchronous = FULL")
+        connection.execute(f"PRAGMA synchronous = {self._synchronous}")
         with self._lock:
             closed_meanwhile = self.closed  # the property: mypy would keep `_closed` narrowed from above
             if not closed_meanwhile:
@@ -325,12 +329,13 @@ class SQLiteHistoryStore:
                 (series_id, cached.ids[-1]),
             ).fetchall()
             if unchanged and len(cached.ids) - keep + len(rows) == count:
-                tail = _Tail(
-                    series_id,
-                    cached.ids[keep:] + [r[0] for r in rows],
-                    cached.values[keep:] + [r[1] for r in rows],
-                    cached.times[keep:] + [r[2] for r in rows],
-                )
+                # One copy of each list (the cached tail may be in another reader's hands: never changed in place).
+                ids, values, times = cached.ids[keep:], cached.values[keep:], cached.times[keep:]
+                for row_id, value, at_s in rows:
+                    ids.append(row_id)
+                    values.append(value)
+                    times.append(at_s)
+                tail = _Tail(series_id, ids, values, times)
         if tail is None:
             rows = db.execute(
                 "SELECT id, value, at_s FROM samples WHERE series_id = ? ORDER BY id", (series_id,)

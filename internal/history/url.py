@@ -41,6 +41,7 @@ def open_store(
     cycle_ttl: timedelta = DEFAULT_CYCLE_TTL,
     read_cache_samples: int = 0,
     min_replicas: int | None = None,
+    durable: bool = True,
 ) -> HistoryStore:
     """Open the history store at `url` and return it (use it as a context manager, or call `close()`).
 
@@ -56,7 +57,8 @@ def open_store(
     `timeout` bounds each Redis connect and reply, or how long SQLite waits for a lock (seconds). `cycle_ttl` is
     how long cycle ids are remembered against retries. `read_cache_samples`: SQLite's read cache (0: none; Redis
     ignores it). `min_replicas`: replicas that must acknowledge each cycle (`WAIT`); `None`: 1 behind Sentinel, 0
-    otherwise; SQLite refuses more than 0. Raises `StoreURLError` (a `ValueError`) for an unknown
+    otherwise; SQLite refuses more than 0. `durable=False`: SQLite commits without an fsync (a throw-away store;
+    Redis ignores it). Raises `StoreURLError` (a `ValueError`) for an unknown
     scheme or a malformed URL, and for SQLite `StoreUnavailableError` when the file cannot be opened.
     """
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
@@ -83,6 +85,7 @@ def open_store(
             busy_timeout=timeout,
             cycle_ttl=cycle_ttl,
             read_cache_samples=read_cache_samples,
+            durable=durable,
         )
     shown = url.split("@", 1)[-1]  # never echo credentials
     raise StoreURLError(f"store URL {shown!r}: unsupported scheme {scheme!r}; use one of {', '.join(SCHEMES)}")

@@ -159,8 +159,8 @@ class KubeletSummarySource:
             except (APIStatusError, FetchError, ConnectionError, TimeoutError) as exc:
                 return str(exc)
 
-        if len(nodes) == 1:
-            return [one(nodes[0])]
+        if len(nodes) == 1 or self._concurrency == 1:  # one call at a time: no pool to start and join per fetch
+            return [one(node) for node in nodes]
         # Each call runs in a copy of this context, so the reconcile's cooperative deadline applies there too.
         with ThreadPoolExecutor(min(self._concurrency, len(nodes)), thread_name_prefix="kubelet-summary") as pool:
             futures = [pool.submit(contextvars.copy_context().run, one, node) for node in nodes]

@@ -13,7 +13,7 @@ difference 15), which keeps every profile name a valid DNS subdomain.
 
 from .hashes import measurement_hash, tuple_hash
 from .labelkey import is_label_key, label_key_problem
-from .labels import LABEL_MISSING, missing_label_placeholder, selector_labels, tuple_labels
+from .labels import LABEL_MISSING, matches_selector_labels, missing_label_placeholder, selector_labels, tuple_labels
 from .policy_identity import CLUSTER_RESOURCE_POLICY, NO_POLICY, RESOURCE_POLICY, policy_discriminator, policy_key
 from .profile import MAX_NAME_LENGTH, profile_name
 from .segment import sanitize_segment
@@ -26,6 +26,7 @@ __all__ = [
     "RESOURCE_POLICY",
     "is_label_key",
     "label_key_problem",
+    "matches_selector_labels",
     "measurement_hash",
     "missing_label_placeholder",
     "policy_discriminator",

@@ -36,3 +36,9 @@ def selector_labels(pod_labels: Mapping[str, str], identity_labels: Sequence[str
     This is what `status.selectorLabels` holds: the concrete selector of the pods a profile measures.
     """
     return {key: pod_labels.get(key) or LABEL_MISSING for key in identity_labels}
+
+
+def matches_selector_labels(pod_labels: Mapping[str, str], profile_selector: Mapping[str, str]) -> bool:
+    """Whether the pod's `selector_labels` over the selector's keys are exactly `profile_selector` (without
+    building them: attribution asks this for every enrolled pod at every poll)."""
+    return all((pod_labels.get(key) or LABEL_MISSING) == value for key, value in profile_selector.items())

@@ -383,7 +383,7 @@ class FakeAPI:
         obj = self._objects.get(self._key(kind, namespace, name))
         if obj is None:
             raise _not_found(kind, name)
-        return _copy(obj)
+        return obj  # stored objects are replaced, never changed in place; `request` serialises the answer
 
     def _select(
         self, kind: _Kind, namespace: str | None, selector: label_selectors.Selector, fields: _FieldTerms
@@ -393,7 +393,7 @@ class FakeAPI:
             if gvk != kind.mapping.gvk or (namespace and obj_namespace != namespace):
                 continue
             if selector.matches(obj["metadata"].get("labels")) and _fields_match(obj, fields):
-                found.append(_copy(obj))
+                found.append(obj)  # as stored: `_list` answers shallow copies without apiVersion and kind
         return found
 
     def _list(self, kind: _Kind, namespace: str | None, params: dict[str, str]) -> dict[str, Any]:
@@ -405,10 +405,10 @@ class FakeAPI:
         metadata: dict[str, Any] = {"resourceVersion": self.resource_version}
         if limit and start + limit < len(items):
             metadata["continue"] = str(start + limit)
-        page = items[start : start + limit] if limit else items[start:]
-        for item in page:
-            item.pop("apiVersion", None)
-            item.pop("kind", None)
+        page = [
+            {key: value for key, value in item.items() if key not in ("apiVersion", "kind")}
+            for item in (items[start : start + limit] if limit else items[start:])
+        ]
         gvk = kind.mapping.gvk
         return {"apiVersion": gvk.api_version, "kind": f"{gvk.kind}List", "metadata": metadata, "items": page}
 
@@ -447,7 +447,7 @@ class FakeAPI:
         if dry_run:
             return obj
         self._store(key, obj, "ADDED")
-        return _copy(obj)
+        return obj
 
     def _update(
         self, kind: _Kind, namespace: str | None, name: str, obj: dict[str, Any], subresource: str | None, dry_run: bool
@@ -470,7 +470,7 @@ class FakeAPI:
     ) -> dict[str, Any]:
         new = _copy(new)
         if subresource == "status":
-            merged = _copy(old)
+            merged = _copy({**old, "status": None})  # the old status is replaced: not worth copying
             merged["status"] = new.get("status")
             new = merged
         elif kind.status and "status" in old:
@@ -488,14 +488,14 @@ class FakeAPI:
         meta["generation"] = old["metadata"].get("generation", 1) + (1 if _spec_changed(old, new) else 0)
         meta["resourceVersion"] = old["metadata"]["resourceVersion"]
         if _without_version(new) == _without_version(old):
-            return _copy(old)  # a no-op write does not bump the resourceVersion
+            return old  # a no-op write does not bump the resourceVersion
         if dry_run:
             return new
         if meta.get("deletionTimestamp") and not meta.get("finalizers"):
             self._remove(key, new)
             return _copy(new)
         self._store(key, new, "MODIFIED")
-        return _copy(new)
+        return new  # stored, so never changed in place again; `request` serialises it
 
     def _patch(
         self,
@@ -519,16 +519,15 @@ class FakeAPI:
             replicas = (patch.get("spec") or {}).get("replicas")
             patch = {"spec": {"replicas": replicas}}
             subresource = None
-        target = _copy(old)
         if content_type == "application/json-patch+json":
             try:
-                patched = jsonpatch.apply_patch(target, patch)
+                patched = jsonpatch.apply_patch(_copy(old), patch)
             except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
                 raise _invalid(kind, name, f"the JSON patch could not be applied: {exc}") from exc
-        elif content_type == "application/strategic-merge-patch+json":
-            patched = _merge(target, patch, by_name=True)
+        elif content_type == "application/strategic-merge-patch+json":  # `_merge` never changes `old`; `_commit`
+            patched = _merge(old, patch, by_name=True)  # copies what it stores
         else:
-            patched = _merge(target, patch, by_name=False)
+            patched = _merge(old, patch, by_name=False)
         if subresource == "resize":
             subresource = None
         _check_version(kind, name, old, patched)  # a resourceVersion in the patch is a precondition
@@ -574,8 +573,8 @@ class FakeAPI:
         self._publish(key[0], "DELETED", final, final)
 
     def _publish(self, gvk: GroupVersionKind, event: str, obj: dict[str, Any], previous: dict[str, Any] | None) -> None:
-        snapshot = _copy(obj)
-        before = _copy(previous) if previous is not None else None
+        snapshot = obj  # stored, so never changed in place again
+        before = previous  # no longer stored (replaced or removed), and never changed in place: no copy needed
         self._events.append((self._last_version, gvk, event, snapshot, before))
         if len(self._events) > self._history:
             del self._events[: len(self._events) - self._history]
@@ -695,7 +694,7 @@ def _fields_match(obj: dict[str, Any], fields: _FieldTerms) -> bool:
 def _merge(target: Any, patch: Any, *, by_name: bool) -> Any:
     """RFC 7386 merge; with `by_name`, lists of objects with a `name` merge element-wise (strategic merge)."""
     if not isinstance(patch, dict):
-        return _copy(patch)
+        return _copy(patch) if isinstance(patch, list) else patch  # a scalar is immutable: no copy
     result = dict(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:

@@ -76,7 +76,8 @@ class Scheme:
     @staticmethod
     def to_wire(obj: Any) -> Any:
         """The JSON-ready form of a model (camelCase, no nulls); other objects unchanged."""
-        if isinstance(obj, Model) and not isinstance(obj, dict):
+        # The dict test first: checking a runtime Protocol costs far more, and most writes send dicts.
+        if not isinstance(obj, dict) and isinstance(obj, Model):
             return obj.model_dump(mode="json", by_alias=True, exclude_none=True)
         return obj
 

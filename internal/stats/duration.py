@@ -3,6 +3,7 @@ the whole-second display form (`24h0m0s`)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from fractions import Fraction
@@ -32,6 +33,12 @@ def parse_duration(text: str) -> int:
     """
     if not isinstance(text, str):
         raise TypeError(f"a duration must be a str such as '24h', got {type(text).__name__} {text!r}")
+    return _parse_duration(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_duration(text: str) -> int:
+    # Cached: a cycle reads the same few policy durations for every profile (an error is never cached).
     body = text[1:] if text[:1] in ("+", "-") else text
     if body == "0":
         return 0

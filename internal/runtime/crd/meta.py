@@ -22,8 +22,12 @@ from .wire import ATOMIC_LIST, ATOMIC_STRUCT, Int64, WireModel, list_map
 
 def _utc_seconds(value: datetime) -> datetime:
     # metav1.Time carries whole seconds; a naive datetime is taken as UTC, never as local time.
-    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-    return value.replace(microsecond=0)
+    offset = value.utcoffset()
+    if offset is None or (not offset and value.tzinfo is not UTC):
+        value = value.replace(tzinfo=UTC)  # naive, or another zone at UTC (pydantic's own `Z` zone)
+    elif offset:
+        value = value.astimezone(UTC)
+    return value.replace(microsecond=0) if value.microsecond else value
 
 
 Time = Annotated[

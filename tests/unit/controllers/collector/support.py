@@ -11,7 +11,7 @@ from typing import Any
 
 from ballast.api.ballast.v1 import WorkloadProfile
 from ballast.api.scheme import add_to_scheme
-from ballast.controllers.collector import NAME, MetricsCollector
+from ballast.controllers.collector import NAME, STATUS_WRITERS, MetricsCollector
 from ballast.internal.collection import RefreshPolicy
 from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF, PROFILE_REF_INDEX, PodProjection, profile_ref_index
 from ballast.internal.history import (
@@ -147,6 +147,7 @@ class World:
         dry_run: DryRun | None = None,
         refresh: RefreshPolicy | None = None,
         history_buffer_bytes: int = 64 << 20,
+        status_writers: int = STATUS_WRITERS,
     ) -> None:
         self.api = FakeAPI()
         self.manager = manager_for(self.api)
@@ -160,8 +161,9 @@ class World:
         self.kubelet = StubSource()
         plugins: dict[str, SourceFactory] = {**SOURCE_TYPES, "kubeletSummary": self._kubelet}
         self.collector = MetricsCollector(
-            self.manager, self.store, self.kill_switch, self.options, plugins=plugins, refresh=refresh
-        )
+            self.manager, self.store, self.kill_switch, self.options, plugins=plugins, refresh=refresh,
+            status_writers=status_writers,
+        )  # fmt: skip
         self.manager.cache.start()
 
     def _kubelet(self, _: Any) -> Source:

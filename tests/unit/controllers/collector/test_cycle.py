@@ -7,7 +7,8 @@ import datetime
 from typing import Any
 
 from ballast.internal.telemetry import SAMPLES_COLLECTED
-from tests.unit.controllers.collector.support import World
+from ballast.runtime import APPLY
+from tests.unit.controllers.collector.support import API_VERSION, World
 
 CPU_P95 = {"resource": "cpu", "field": "request", "source": "metrics", "aggregation": "p95"}
 MEMORY_MAX = {"resource": "memory", "field": "request", "source": "metrics", "aggregation": "max"}
@@ -192,3 +193,27 @@ def test_a_profile_being_deleted_is_not_measured(world: World) -> None:
     world.cycle()
 
     assert world.store.cycles == []  # history being purged: writing would leak keys (a Go operator bug)
+
+
+def test_a_profile_the_cache_did_not_replace_keeps_its_typed_model_and_a_changed_one_is_read_again(
+    world: World,
+) -> None:
+    world.config()
+    world.source("metrics")
+    world.policy("default", [CPU_P95])
+    api, web = world.profile("api"), world.profile("web")
+    world.settle()
+    first = {profile.metadata.name: profile for profile in world.collector._profiles()}
+
+    body = {"apiVersion": API_VERSION, "kind": "WorkloadProfile", "metadata": {"name": web}}
+    world.client.status().patch(body, {**body, "status": {"activeWorkloads": 3}}, patch_type=APPLY,
+                                field_manager="watcher")  # fmt: skip
+    world.settle()
+    second = {profile.metadata.name: profile for profile in world.collector._profiles()}
+
+    assert second[api] is first[api]
+    assert second[web] is not first[web]
+    assert second[web].status is not None
+    assert second[web].status.active_workloads == 3
+    assert first[web].status is not None
+    assert first[web].status.active_workloads == 1

@@ -4,11 +4,13 @@ state a fresh leader starts from."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ballast.controllers.collector import MetricsCollector
 from ballast.internal.metricsources import SOURCE_TYPES, FetchResult, UsageSample
 from ballast.internal.telemetry import PROFILES, PROFILES_THRESHOLD_MET
+from ballast.runtime import APIStatusError
 from tests.unit.controllers.collector.support import World
 
 CPU_P95 = {"resource": "cpu", "field": "request", "source": "metrics", "aggregation": "p95"}
@@ -204,3 +206,45 @@ def test_status_writes_go_through_server_side_apply_as_the_collector(world: Worl
     assert manager == "ballast-collector"
     assert set(body["status"]) == {"containers", "meetsThreshold", "state", "conditions"}
     assert [c["type"] for c in body["status"]["conditions"]] == ["Ready"]
+
+
+def test_statuses_applied_in_the_cycles_thread_are_the_writer_threads_and_a_failed_one_is_not_fatal(
+    world: World, tmp_path: Path
+) -> None:
+    (tmp_path / "inline").mkdir()
+    inline = World(tmp_path / "inline", status_writers=0)  # as the fleet simulator runs it
+    try:
+        written: dict[str, list[dict[str, Any]]] = {}
+        for name, each in (("writers", world), ("inline", inline)):
+            api = setup_profile(each, [CPU_P95, MEMORY_MAX])
+            web = each.profile("web")
+            each.pod("api-1", "api", api)
+            each.pod("web-1", "web", web)
+            each.pod_metrics("api-1", "api", {"app": {"cpu": "200m", "memory": "64Mi"}})
+            each.pod_metrics("web-1", "web", {"app": {"cpu": "300m", "memory": "96Mi"}})
+            for _ in range(3):
+                each.cycle()
+                each.clock.advance(60)
+            written[name] = [each.status(api), each.status(web)]
+        assert written["inline"] == written["writers"]
+        assert written["inline"][0]["meetsThreshold"] is True
+
+        failing = inline.collector._apply
+
+        def refuse_api(body: dict[str, Any]) -> None:
+            if body["metadata"]["name"] == api:
+                raise APIStatusError(500, "InternalError", "etcd is slow")
+            failing(body)
+
+        inline.collector._apply = refuse_api  # type: ignore[method-assign]
+        inline.pod_metrics("api-1", "api", {"app": {"cpu": "900m", "memory": "64Mi"}})
+        inline.pod_metrics("web-1", "web", {"app": {"cpu": "900m", "memory": "96Mi"}})
+        inline.cycle()  # completes: the refused status is logged, the other applied
+        assert inline.usage(web, "app", "cpu")["samples"] == 4
+        assert inline.usage(api, "app", "cpu")["samples"] == 3  # its 4th sample is stored, its status refused
+        inline.collector._apply = failing  # type: ignore[method-assign]
+        inline.clock.advance(60)
+        inline.cycle()
+        assert inline.usage(api, "app", "cpu")["samples"] == 5
+    finally:
+        inline.close()

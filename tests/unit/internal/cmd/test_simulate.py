@@ -22,12 +22,12 @@ def simulate(out: Path, *flags: str) -> dict[str, bytes]:
 
 
 @pytest.mark.timeout(300)
-def test_one_seed_gives_byte_identical_json_and_another_seed_different(
+def test_one_seed_gives_byte_identical_json_serial_or_parallel_and_another_seed_different(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    first = simulate(tmp_path / "a", "--seed", "7")
+    first = simulate(tmp_path / "a", "--seed", "7", "--jobs", "3")  # every recommender in its own process
     printed = capsys.readouterr().out
-    second = simulate(tmp_path / "b", "--seed", "7")
+    second = simulate(tmp_path / "b", "--seed", "7", "--jobs", "1")  # one after the other in one worker
     other = simulate(tmp_path / "c", "--seed", "8")
     assert set(first) == {"figures.json", "verdict.json", "trace-ballast.json", "trace-none.json", "trace-vpa.json"}
     assert first == second

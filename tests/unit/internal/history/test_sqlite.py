@@ -35,6 +35,17 @@ def test_the_file_is_in_wal_mode_with_a_schema_version(tmp_path: Path) -> None:
     raw.close()
 
 
+@pytest.mark.parametrize(("durable", "synchronous"), [(True, 2), (False, 1)])  # FULL: fsync per commit; NORMAL
+def test_a_store_is_durable_at_each_commit_unless_opened_as_throw_away(
+    tmp_path: Path, durable: bool, synchronous: int
+) -> None:
+    with SQLiteHistoryStore(tmp_path / "h.db", durable=durable) as store:
+        store.write_cycle(Cycle("c1", T0, [Sample(CPU, 1)]))
+        assert store._connection().execute("PRAGMA synchronous").fetchone()[0] == synchronous
+    with SQLiteHistoryStore(tmp_path / "h.db") as reopened:
+        assert reopened.read(CPU).values == (1,)
+
+
 def test_history_survives_reopening(tmp_path: Path) -> None:
     with SQLiteHistoryStore(tmp_path / "h.db") as store:
         store.write_cycle(Cycle("c1", T0, [Sample(CPU, 1), Sample(CPU, 2)]))
