@@ -178,11 +178,16 @@ def test_uninstall_under_a_running_operator_names_it_instead_of_calling_the_crds
     assert code == 1, out.getvalue()
     came_back = re.search(r"came back on \d+ WorkloadProfiles \(([^)]*)\), written by ballastd:", err.getvalue())
     assert came_back is not None, err.getvalue()
-    # The message names the first five, sorted: other tests' profiles in this API server may come before ours.
+    # The message names the first five it saw come back, sorted; the `alone` half shares one API server, so other
+    # tests' profiles may be those. Ours gets the finalizer back all the same, from the running operator.
     listed = came_back[1].split(", ")
-    assert name in listed or (len(listed) == 5 and listed == sorted(listed) and name > listed[-1]), listed
-    profile = operator_client.get("ballast.tightlinesoftware.com/v1/WorkloadProfile", name)
-    assert PROFILE_CLEANUP_FINALIZER in profile["metadata"]["finalizers"]
+    assert 1 <= len(listed) <= 5, listed
+    assert listed == sorted(listed)
+    poll_until(
+        lambda: PROFILE_CLEANUP_FINALIZER in operator_client.get(
+            "ballast.tightlinesoftware.com/v1/WorkloadProfile", name)["metadata"].get("finalizers", []),
+        timeout=20, what=f"the finalizer back on {name}",
+    )  # fmt: skip
     assert "the CRDs can be deleted" not in out.getvalue()
     config = operator_client.get("ballast.tightlinesoftware.com/v1/BallastConfig", "ballast")
     assert UNINSTALLING_ANNOTATION in config["metadata"]["annotations"]
