@@ -3,8 +3,8 @@ side in one run; and the history's memory per profile at the default reservoir (
 
 Write: 10,000 pods in profiles of 10, 2 containers × cpu+memory each = 40,000 samples, 4,000 series, 1,000
 profiles. The baseline is the single-instance backend (one EVAL per cycle); the cluster backend sends one
-WRITE_GROUP per bucket of profiles (≤ 256, docs/design.md, difference 80), pipelined per primary — and, for the
-contrast, one per profile (a tag per profile, the layout before difference 80: `keys.BUCKET_DIGITS` set to the
+WRITE_GROUP per bucket of profiles (≤ 256, docs/design.md, difference 76), pipelined per primary — and, for the
+contrast, one per profile (a tag per profile, the layout before difference 76: `keys.BUCKET_DIGITS` set to the
 whole hash). No server persists anything (no append-only file, no RDB), the baseline's and the shards' alike.
 Round trips are counted on the client (pipelines put on the wire), client CPU by `time.process_time`, server CPU
 from INFO summed over the primaries. Steady state: every series

@@ -1,5 +1,5 @@
 """The Redis/Valkey Cluster backend: the tagged key layout, one pipelined round trip per shard per cycle
-(docs/design.md, differences 68 and 80).
+(docs/design.md, differences 68 and 76).
 
 Each profile's keys carry its bucket (the measurement hash's last two hex digits) as a hash tag
 (keys.tagged_values_key), so a bucket of profiles — their series, the `:ts` and `:first_seen`, the bucket's cycle

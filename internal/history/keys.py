@@ -60,7 +60,7 @@ def measurement_hash_of(name: str) -> str:
     return name[len(PREFIX) :].split(":", 1)[0]
 
 
-# The Cluster layout (docs/compatibility.md; docs/design.md, differences 68 and 80): a hash tag per bucket of
+# The Cluster layout (docs/compatibility.md; docs/design.md, differences 68 and 76): a hash tag per bucket of
 # profiles — the measurement hash's last two hex digits, so 256 buckets — puts a bucket's series, their `:ts` and
 # `:first_seen` and the bucket's cycle markers in one slot, and a cycle is one script per bucket (≤ 256).
 # - `ballast:metrics:{<bucket>}<hash>:<container>:<resource>` (+ `:ts`, `:first_seen`): as above, tagged.

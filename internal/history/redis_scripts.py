@@ -161,7 +161,7 @@ WRITE_GROUP = _derive(
         ),
     },
 )
-"""WRITE_CYCLE for one bucket's series in Cluster mode (all keys in one slot, docs/design.md, differences 68, 80).
+"""WRITE_CYCLE for one bucket's series in Cluster mode (all keys in one slot, docs/design.md, differences 68, 76).
 
     KEYS[1]   the bucket's marker list (keys.group_marker_key): its last GROUP_MARKERS cycle ids
     KEYS[2..] the n value lists, then per list its `:ts` and `:first_seen` (derived in the script, but declared)

@@ -1,6 +1,6 @@
 """A real 3-shard Cluster (3 primaries + 3 replicas, `redis-cli --cluster create`, loopback): the tagged layout,
 one round trip per shard per cycle, one script per bucket of profiles, per-bucket idempotency, and a resharding
-under collection (differences 68 and 80)."""
+under collection (differences 68 and 76)."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def test_keys_carry_the_bucket_as_hash_tag_and_one_bounded_marker_list(
 
 
 def test_a_cycle_sends_one_script_per_bucket_of_profiles(cluster: LocalCluster, store: ClusterHistoryStore) -> None:
-    # 600 profiles, whose hashes end in 256 different digit pairs: 256 scripts, not 600 (difference 80)
+    # 600 profiles, whose hashes end in 256 different digit pairs: 256 scripts, not 600 (difference 76)
     profiles = [f"{index:016x}" for index in range(1, 601)]
     keys = [SeriesKey(digest, "app", "cpu") for digest in profiles]
     assert len({bucket_of(digest) for digest in profiles}) == 256

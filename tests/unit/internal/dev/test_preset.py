@@ -52,7 +52,7 @@ def test_the_default_preset_is_the_charts_default() -> None:
     assert (policy.spec.priority, policy.spec.selector.to_wire() if policy.spec.selector else None) == (0, {})
     assert metric_table(policy) == [
         ("cpu", "request", "kubernetes-metrics", "avg", "1.25"),
-        ("memory", "request", "kubernetes-metrics", "p95", "1.0"),  # Go: p75 (docs/design.md, difference 77)
+        ("memory", "request", "kubernetes-metrics", "p95", "1.0"),  # Go: p75 (docs/design.md, difference 75)
         ("memory", "limit", "kubernetes-metrics", "p99", "1.2"),
         ("ephemeral-storage", "request", "kubelet-summary", "p90", "1.0"),
         ("ephemeral-storage", "limit", "kubelet-summary", "p99", "1.2"),
@@ -123,7 +123,7 @@ def test_a_bad_document_is_refused_naming_the_file(tmp_path: Path) -> None:
 
 
 def test_the_memory_request_is_p95_in_the_chart_and_the_preset_and_the_go_preset_is_one_value_away() -> None:
-    """docs/design.md, difference 77: the chart's defaultClusterResourcePolicy and the preset agree on every metric;
+    """docs/design.md, difference 75: the chart's defaultClusterResourcePolicy and the preset agree on every metric;
     the Go preset's memory request (p75 × 1.0) is the same policy with `aggregation: p75`."""
     values = yaml.safe_load((SAMPLES_DIR.parent / "helm" / "ballast" / "values.yaml").read_text())
     chart = values["defaultClusterResourcePolicy"]
