@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from croniter import croniter
@@ -22,14 +22,15 @@ from ballast.runtime import (
     rfc3339,
     set_controller_reference,
 )
-from ballast.runtime.crd import ObjectReference
+from ballast.runtime.crd import ObjectMeta, ObjectReference
+from ballast.runtime.crd.kinds import Job
 from ballast.runtime.rbacgen import rbac
 from tutorial.api.v1 import CronJob
 
-JOB = "batch/v1/Job"
 JOB_OWNER_KEY = ".metadata.controller"
 """The cache index of Jobs by the name of the CronJob controlling them."""
 SCHEDULED_TIME_ANNOTATION = "batch.tutorial.kubebuilder.io/scheduled-at"
+NEVER_STARTED = datetime.min.replace(tzinfo=UTC)
 MAX_MISSED_STARTS = 100
 """More missed start times than this means a clock skew or a deadline far too long: give up, as the tutorial."""
 
@@ -42,29 +43,29 @@ class ScheduleError(ValueError):
 class Jobs:
     """The CronJob's child Jobs by state, and the latest scheduled time any of them carries."""
 
-    active: list[dict[str, Any]]
-    successful: list[dict[str, Any]]
-    failed: list[dict[str, Any]]
+    active: list[Job]
+    successful: list[Job]
+    failed: list[Job]
     most_recent: datetime | None
 
 
-def finished_type(job: dict[str, Any]) -> str | None:
+def finished_type(job: Job) -> str | None:
     """The type of the Job's finished condition (Complete or Failed), or None while it runs."""
-    for condition in job.get("status", {}).get("conditions") or ():
-        if condition.get("type") in ("Complete", "Failed") and condition.get("status") == "True":
-            return str(condition["type"])
+    for condition in (job.status and job.status.conditions) or ():
+        if condition.type in ("Complete", "Failed") and condition.status == "True":
+            return condition.type
     return None
 
 
-def scheduled_time(job: dict[str, Any]) -> datetime | None:
-    text = (job["metadata"].get("annotations") or {}).get(SCHEDULED_TIME_ANNOTATION)
+def scheduled_time(job: Job) -> datetime | None:
+    text = (job.metadata.annotations or {}).get(SCHEDULED_TIME_ANNOTATION)
     return datetime.fromisoformat(text) if text else None
 
 
-def classify(children: Sequence[dict[str, Any]]) -> Jobs:
-    active: list[dict[str, Any]] = []
-    successful: list[dict[str, Any]] = []
-    failed: list[dict[str, Any]] = []
+def classify(children: Sequence[Job]) -> Jobs:
+    active: list[Job] = []
+    successful: list[Job] = []
+    failed: list[Job] = []
     most_recent: datetime | None = None
     for job in children:
         kind = finished_type(job)
@@ -103,28 +104,26 @@ def next_schedule(cronjob: CronJob, now: datetime) -> tuple[datetime | None, dat
     )
 
 
-def job_for(cronjob: CronJob, at: datetime) -> dict[str, Any]:
+def job_for(cronjob: CronJob, at: datetime) -> Job:
     """The Job of the run scheduled at `at`: named after the CronJob and the time, so a run is created once."""
-    template = cronjob.spec.job_template.to_wire()
-    metadata = template.get("metadata") or {}
-    job: dict[str, Any] = {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": f"{cronjob.metadata.name}-{int(at.timestamp())}",
-            "namespace": cronjob.metadata.namespace,
-            "labels": dict(metadata.get("labels") or {}),
-            "annotations": {**(metadata.get("annotations") or {}), SCHEDULED_TIME_ANNOTATION: rfc3339(at)},
-        },
-        "spec": dict(template.get("spec") or {}),
-    }
+    template = cronjob.spec.job_template
+    metadata = template.metadata or ObjectMeta()
+    job = Job(
+        metadata=ObjectMeta(
+            name=f"{cronjob.metadata.name}-{int(at.timestamp())}",
+            namespace=cronjob.metadata.namespace,
+            labels=dict(metadata.labels or {}),
+            annotations={**(metadata.annotations or {}), SCHEDULED_TIME_ANNOTATION: rfc3339(at)},
+        ),
+        spec=template.spec,
+    )
     set_controller_reference(cronjob, job)
     return job
 
 
-def oldest_first(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def oldest_first(jobs: list[Job]) -> list[Job]:
     # A Job that never started sorts first: it is the first to go.
-    return sorted(jobs, key=lambda job: job.get("status", {}).get("startTime") or "")
+    return sorted(jobs, key=lambda job: (job.status and job.status.start_time) or NEVER_STARTED)
 
 
 @rbac(groups=["batch.tutorial.kubebuilder.io"], resources=["cronjobs"],
@@ -146,7 +145,7 @@ class CronJobReconciler:
         except NotFoundError:
             return None  # deleted: its Jobs go with it (they are owned)
 
-        jobs = classify(list(self.client.list(JOB, request.namespace, index=(JOB_OWNER_KEY, request.name))))
+        jobs = classify(self.client.list(Job, request.namespace, index=(JOB_OWNER_KEY, request.name)).items)
         active = [ObjectReference.model_validate(get_reference(self.scheme, job)) for job in jobs.active] or None
         status = cronjob.status.model_copy(update={"last_schedule_time": jobs.most_recent, "active": active})
         if status != cronjob.status:
@@ -192,16 +191,16 @@ class CronJobReconciler:
                 self.client.delete(job, propagation_policy="Background", ignore_not_found=True)
 
         job = self.client.create(job_for(cronjob, missed))
-        log.info("created Job for CronJob run", extra={"job": job["metadata"]["name"]})
+        log.info("created Job for CronJob run", extra={"job": job.metadata.name})
         return scheduled
 
-    def _prune(self, ctx: Context, jobs: list[dict[str, Any]], limit: int | None) -> None:
+    def _prune(self, ctx: Context, jobs: list[Job], limit: int | None) -> None:
         if limit is None:
             return
         ordered = oldest_first(jobs)
         for job in ordered[: max(len(ordered) - limit, 0)]:
             self.client.delete(job, propagation_policy="Background", ignore_not_found=True)
-            ctx.logger.debug("deleted old job", extra={"job": job["metadata"]["name"]})
+            ctx.logger.debug("deleted old job", extra={"job": job.metadata.name})
 
 
 def owning_cronjob(job: Any) -> list[str]:
@@ -214,5 +213,5 @@ def owning_cronjob(job: Any) -> list[str]:
 
 def setup_with_manager(manager: Manager) -> None:
     """Index Jobs by their CronJob, and reconcile each CronJob when it or one of its Jobs changes."""
-    manager.cache.index_field(JOB, JOB_OWNER_KEY, owning_cronjob)
-    Builder(manager).for_(CronJob).owns(JOB).named("cronjob").complete(CronJobReconciler(manager))
+    manager.cache.index_field(Job, JOB_OWNER_KEY, owning_cronjob)
+    Builder(manager).for_(CronJob).owns(Job).named("cronjob").complete(CronJobReconciler(manager))
