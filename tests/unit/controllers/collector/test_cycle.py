@@ -213,7 +213,8 @@ def test_a_profile_the_cache_did_not_replace_keeps_its_typed_model_and_a_changed
 
     assert second[api] is first[api]
     assert second[web] is not first[web]
-    assert second[web].status is not None
-    assert second[web].status.active_workloads == 3
-    assert first[web].status is not None
-    assert first[web].status.active_workloads == 1
+    now, before = second[web].status, first[web].status
+    assert now is not None
+    assert now.active_workloads == 3
+    assert before is not None
+    assert before.active_workloads == 1
