@@ -141,7 +141,7 @@ def _run_suite(tmp_path: Path, *arguments: str, exit_on: str = "no such run", co
     runs = tmp_path / "runs"
     result = subprocess.run(
         ["make", "-s", "-C", str(REPOSITORY), "-o", "venv", "-o", "envtest", "-o", "helm", "-o", "e2e-tools",
-         f"BIN={tmp_path}", "PY=python", *arguments],
+         "-o", "real-node-tools", f"BIN={tmp_path}", "PY=python", *arguments],
         capture_output=True, text=True, check=False,
         env={**os.environ, "RUNS": str(runs), "EXIT_ON": exit_on, "EXIT_CODE": str(code)},
     )  # fmt: skip
