@@ -18,7 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import redis
+
 from ballast.internal.history import HistoryStore, SeriesKey, open_store
+from ballast.internal.history.keys import PREFIX, is_values_key
 from ballast.internal.quantity import to_units
 from ballast.runtime.envtest import MiniCluster
 from ballast.runtime.envtest.errors import APIError
@@ -112,22 +115,37 @@ def served_usage(cluster: MiniCluster, namespaces: Sequence[str]) -> dict[str, s
 @dataclass(frozen=True, slots=True)
 class Books:
     counted: float  # cpu samples the collector counted as written
-    stored: int  # cpu samples the store holds for the same series
+    stored: int  # cpu samples the store holds, every series
     values: dict[str, set[int]]  # every distinct value stored, by resource
     twice: int  # (series, cycle time) pairs holding more cpu samples than the profile has pods
 
 
-def books(replica: Ballastd, store: HistoryStore, keys: Sequence[SeriesKey], pods_per_profile: int) -> Books:
-    """The collector's count against the store, read between two equal readings of the counter (no cycle
-    lands in between)."""
+def cpu_series_keys(group: SentinelGroup) -> list[SeriesKey]:
+    """Every cpu series in the group's store. The replica collects every enrolled pod of the cluster — other tests'
+    too, when they share it — and counts them all; the store is this test's alone, so it holds exactly those."""
+    client = redis.Redis(host="127.0.0.1", port=group.primary_port(), password=group.password)
+    try:
+        names = [name.decode() for name in client.scan_iter(match=f"{PREFIX}*", count=1000)]
+    finally:
+        client.close()
+    parts = [name[len(PREFIX) :].split(":") for name in names if is_values_key(name)]
+    return [SeriesKey(digest, container, resource) for digest, container, resource in parts if resource == "cpu"]
+
+
+def books(
+    replica: Ballastd, group: SentinelGroup, store: HistoryStore, keys: Sequence[SeriesKey], pods_per_profile: int
+) -> Books:
+    """The collector's count against every cpu series in the store, read between two equal readings of the
+    counter (no cycle lands in between); the values and the cycles stored twice of `keys`, the scene's series."""
     for _ in range(100):
         before = total(replica, SAMPLES, resource="cpu", source=SOURCE)
+        everything = store.read_many(cpu_series_keys(group), with_times=False)
         series = store.read_many(keys, with_times=True)
         if total(replica, SAMPLES, resource="cpu", source=SOURCE) == before:
             cpu = [s for s in series if s.key.resource == "cpu"]
             return Books(
                 counted=before,
-                stored=sum(len(s.values) for s in cpu),
+                stored=sum(len(s.values) for s in everything),
                 values={r: {v for s in series if s.key.resource == r for v in s.values} for r in RESOURCES},
                 twice=sum(1 for s in cpu for n in Counter(s.times_s or ()).values() if n > pods_per_profile),
             )
@@ -207,7 +225,7 @@ def kill_primary_under_collection(
         poll_until(lambda: written() > before, timeout=60,  # noqa: B023 - called before the loop moves on
                    what=f"cycle {cycle} after the failover", last_error=log)  # fmt: skip
     with open_store(group.url, min_replicas=0) as store:
-        book = books(replica, store, keys, scene.pods_per_profile)
+        book = books(replica, group, store, keys, scene.pods_per_profile)
     served = served_usage(cluster, scene.namespaces)
     retried = total(replica, "ballast_history_writes_retried_total", source=SOURCE)
     dropped = total(replica, "ballast_history_cycles_dropped_total")
