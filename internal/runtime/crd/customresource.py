@@ -14,7 +14,7 @@ from ballast.runtime.gvk import path_segment
 from ballast.runtime.scheme import Scheme
 
 from .meta import ObjectMeta
-from .wire import WireModel
+from .wire import WireModel, with_type_meta
 
 
 class CustomResource(WireModel):
@@ -60,13 +60,7 @@ class CustomResource(WireModel):
     def _type_meta(cls, data: Any) -> Any:
         if not isinstance(data, dict) or "KIND" not in cls.__dict__:
             return data
-        data = dict(data)
-        for wire, python, expected in (("apiVersion", "api_version", cls.API_VERSION), ("kind", "kind", cls.KIND)):
-            value = data.pop(wire, data.pop(python, None))
-            if value not in (None, "", expected):
-                raise ValueError(f"{wire} must be {expected!r} for a {cls.KIND}, got {value!r}")
-            data[wire] = expected
-        return data
+        return with_type_meta(data, cls.API_VERSION, cls.KIND)
 
     @classmethod
     def add_to_scheme(cls, scheme: Scheme) -> None:

@@ -54,6 +54,18 @@ def decoded_from_server(info: ValidationInfo) -> bool:
     return isinstance(info.context, Mapping) and bool(info.context.get(FROM_SERVER))
 
 
+def with_type_meta(data: dict[str, Any], api_version: str, kind: str) -> dict[str, Any]:
+    """A copy of a kind's input with `apiVersion` and `kind` set to the kind's own (either spelling accepted, wire
+    or Python); any other value is a `ValueError` naming the field."""
+    data = dict(data)
+    for wire, python, expected in (("apiVersion", "api_version", api_version), ("kind", "kind", kind)):
+        value = data.pop(wire, data.pop(python, None))
+        if value not in (None, "", expected):
+            raise ValueError(f"{wire} must be {expected!r} for a {kind}, got {value!r}")
+        data[wire] = expected
+    return data
+
+
 class WireModel(BaseModel):
     """A Kubernetes API object or part of one.
 

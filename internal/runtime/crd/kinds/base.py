@@ -14,7 +14,7 @@ from pydantic import ConfigDict, GetJsonSchemaHandler, model_validator
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from ballast.runtime.crd.wire import WireModel
+from ballast.runtime.crd.wire import WireModel, with_type_meta
 from ballast.runtime.gvk import GroupVersionKind
 
 Quantity = int | str
@@ -70,13 +70,7 @@ class BuiltinKind(BuiltinModel):
     def _type_meta(cls, data: Any) -> Any:
         if not isinstance(data, dict) or "KIND" not in cls.__dict__:
             return data
-        data = dict(data)
-        for wire, python, expected in (("apiVersion", "api_version", cls.API_VERSION), ("kind", "kind", cls.KIND)):
-            value = data.pop(wire, data.pop(python, None))
-            if value not in (None, "", expected):
-                raise ValueError(f"{wire} must be {expected!r} for a {cls.KIND}, got {value!r}")
-            data[wire] = expected
-        return data
+        return with_type_meta(data, cls.API_VERSION, cls.KIND)
 
 
 __all__ = ["BuiltinKind", "BuiltinModel", "Quantity"]
