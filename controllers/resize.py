@@ -52,7 +52,6 @@ from ballast.api.ballast.v1 import (
     ClusterResourcePolicy,
     PolicyRef,
     ResourcePolicy,
-    ResourcePolicySpec,
     WorkloadProfile,
     WorkloadProfileStatus,
 )
@@ -211,6 +210,9 @@ class ResourceAdjuster:
         self._read_version: VersionReader = server_version or (lambda: read_server_version(manager.api_reader))
         self._version: tuple[str, bool] | None = None
         self._version_lock = threading.Lock()
+        self._settings: dict[tuple[str, str, str, str], tuple[int | None, ResizeSettings]] = {}
+        """(policy kind, namespace, name, uid) → (generation, its resize settings); a plain dict: a racing
+        reconcile at worst computes the same settings twice."""
 
     # ----------------------------------------------------------------------------------------- profile
 
@@ -227,13 +229,12 @@ class ResourceAdjuster:
         if not recommendations:
             return self._profile_skip(ctx, attributes, NOT_READY)
         ref = status.policy_ref
-        spec = self._policy_spec(ref) if ref is not None else None
-        if ref is None or spec is None:
+        settings = self._policy_settings(ref) if ref is not None else None
+        if ref is None or settings is None:
             return self._profile_skip(ctx, attributes, NO_POLICY)
         pods = self._resize_pods(request.name)
         if not self._in_place_available(ctx, profile, bool(pods)):
             return Result(requeue_after=PROFILE_REQUEUE)
-        settings = ResizeSettings.from_spec(spec)
         now = self.clock.now()
         run = _Run(request.name, attributes, ref.name, settings, recommendations, now, active_floors(status, now))
         failure: Exception | None = None
@@ -252,18 +253,25 @@ class ResourceAdjuster:
         ctx.logger.debug("skipping resize of profile", extra={"reason": reason, **log})
         return Result(requeue_after=PROFILE_REQUEUE)
 
-    def _policy_spec(self, ref: PolicyRef) -> ResourcePolicySpec | None:
-        """The spec of the policy the profile was resolved under, from the cache; None when it is gone."""
+    def _policy_settings(self, ref: PolicyRef) -> ResizeSettings | None:
+        """The resize settings of the policy the profile was resolved under, from the cache; None when it is gone.
+        Read once per policy generation: defaulting a spec costs more than planning a pod."""
+        policy: ClusterResourcePolicy | ResourcePolicy
         try:
             if ref.kind == "ClusterResourcePolicy":
-                cluster_policy: ClusterResourcePolicy = self.client.get(ClusterResourcePolicy, ref.name)
-                return cluster_policy.spec
-            if ref.kind == "ResourcePolicy":
-                policy: ResourcePolicy = self.client.get(ResourcePolicy, ref.name, ref.namespace or "")
-                return policy.spec
+                policy = self.client.get(ClusterResourcePolicy, ref.name)
+            elif ref.kind == "ResourcePolicy":
+                policy = self.client.get(ResourcePolicy, ref.name, ref.namespace or "")
+            else:
+                raise ValueError(f"unknown policy kind {ref.kind!r} in policyRef")
         except NotFoundError:
             return None
-        raise ValueError(f"unknown policy kind {ref.kind!r} in policyRef")
+        meta = policy.metadata
+        key = (policy.KIND, meta.namespace or "", meta.name or "", meta.uid or "")
+        known = self._settings.get(key)
+        if known is None or known[0] != meta.generation:
+            known = self._settings[key] = (meta.generation, ResizeSettings.from_spec(policy.spec))
+        return known[1]
 
     def _resize_pods(self, profile: str) -> list[PodProjection]:
         """Cached pods of the profile in `resize` mode, not terminating, in a stable order."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from fractions import Fraction
+from functools import lru_cache
 
 from ballast.internal.quantity import parse_quantity
 
@@ -18,6 +19,11 @@ def percent(value: Percent, name: str) -> Fraction:
         raise ValueError(f"{name} must be finite, got {value}")
     if value < 0:
         raise ValueError(f"{name} must be ≥ 0, got {value}")
+    return _exact(value)
+
+
+@lru_cache(maxsize=256)  # a policy has a few thresholds, converted for every field of every pod planned
+def _exact(value: Decimal | int) -> Fraction:
     return Fraction(value)
 
 

@@ -33,6 +33,8 @@ class ResizeSettings:
     resource_thresholds: Mapping[str, Mapping[str, str | None]] = field(default_factory=dict)
     resize_default: str | None = None
     default: str | None = None
+    _thresholds: dict[tuple[str, str], Decimal] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """Thresholds resolved so far: the lane asks for each field of each container of each pod it plans."""
 
     @classmethod
     def from_spec(cls, spec: ResourcePolicySpec) -> ResizeSettings:
@@ -50,7 +52,10 @@ class ResizeSettings:
 
     def threshold(self, resource: str, field_name: str) -> Decimal:
         """The drift threshold (percent) of one field of `resource`, most specific level first."""
-        return resolve_threshold(
-            resource, field_name, resource_thresholds=self.resource_thresholds,
-            resize_default=self.resize_default, default=self.default,
-        )  # fmt: skip
+        known = self._thresholds.get((resource, field_name))
+        if known is None:
+            known = self._thresholds[(resource, field_name)] = resolve_threshold(
+                resource, field_name, resource_thresholds=self.resource_thresholds,
+                resize_default=self.resize_default, default=self.default,
+            )  # fmt: skip
+        return known
