@@ -157,8 +157,9 @@ def _compute(plan: StatusPlan, pair: Pair, found: Series, refresh: RefreshPolicy
         reason=plan.reasons[pair],
     )
     # An accruing series is recomputed every cycle: keep its sorted values for the next. A ready one waits for
-    # `min_new_fraction` new samples, so a fresh computation costs little per cycle and no copy is held.
-    memo.running = running if memo.accruing else None
+    # `min_new_fraction` new samples, so a fresh computation costs little per cycle and no copy is held (unless
+    # the refresh policy keeps one: `keep_sorted`).
+    memo.running = running if memo.accruing or refresh.keep_sorted else None
     if found.times_s:
         memo.last_sample_ms = found.times_s[-1] * 1000
     plan.memos[pair] = memo

@@ -62,6 +62,10 @@ class RefreshPolicy:
     max_age: datetime.timedelta = datetime.timedelta(minutes=15)
     """Recompute at least this often, whatever the sample rate."""
     stagger: bool = True
+    keep_sorted: bool = False
+    """Keep a ready series' sorted values between computations too, as an accruing one's: its refreshes then cost
+    the new samples only, for one sorted copy of every series held in memory (the fleet simulator's choice;
+    ballastd computes a ready series afresh)."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.min_new_fraction <= 1:

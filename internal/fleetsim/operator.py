@@ -38,7 +38,7 @@ from ballast.controllers.oom import OOMWatcher
 from ballast.controllers.profile import ProfileReconciler
 from ballast.controllers.resize import ResourceAdjuster, profile_predicate
 from ballast.internal.cmd.wiring import new_manager
-from ballast.internal.collection import poll_interval_seconds
+from ballast.internal.collection import RefreshPolicy, poll_interval_seconds
 from ballast.internal.dev.preset import SAMPLES_DIR, load_preset
 from ballast.internal.dev.scenario import actuated_status, running_status
 from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF
@@ -154,9 +154,12 @@ class BallastOperator:
         self.enrollment = EnrollmentReconciler(self.manager, kill_switch, options)
         self.profiles = ProfileReconciler(self.manager, self.store, options)
         # The in-memory API server answers at once: statuses are applied in the cycle's thread, not handed off.
+        # Every series' sorted values kept between polls (a few MB for a simulated fleet): a ready series' refresh
+        # then sorts in its new samples only, with the statistics a fresh computation gives.
         self.collector = MetricsCollector(
-            self.manager, self.store, kill_switch, options, plugins=plugins, status_writers=0
-        )
+            self.manager, self.store, kill_switch, options, plugins=plugins, status_writers=0,
+            refresh=RefreshPolicy(keep_sorted=True),
+        )  # fmt: skip
         self.adjuster = ResourceAdjuster(
             self.manager, kill_switch=kill_switch, options=options, server_version=lambda: SERVER_VERSION
         )
