@@ -12,7 +12,7 @@ from ballast.internal.enrollment import LAST_RESIZE, PROFILE_REF, RESIZE_BLOCKED
 from ballast.internal.operator import DryRun
 from ballast.internal.resize import IN_PLACE_RESIZE
 from ballast.internal.telemetry import APPLY_LIMIT_SCALED, RESIZE_APPLIED, RESIZE_FAILED, RESIZE_SKIPPED
-from ballast.runtime import GroupVersionKind
+from ballast.runtime import MERGE, GroupVersionKind
 from ballast.runtime.apierrors import UnprocessableEntityError
 from ballast.runtime.envtest.wait import poll_until
 from ballast.runtime.fake import AdmissionHook
@@ -401,6 +401,19 @@ def test_requeue_follows_the_policy_interval(harness: Harness, name: str, interv
     _with_policy(harness, interval=interval)
     harness.add_profile(name, {"app": {"cpu": ("288m", None)}})
     assert harness.reconcile(name).requeue_after == seconds
+
+
+def test_an_edited_policy_is_read_again_by_the_next_reconcile(harness: Harness, name: str) -> None:
+    _with_policy(harness, interval="5m")
+    harness.add_profile(name, {"app": {"cpu": ("288m", None)}})
+    assert harness.reconcile(name).requeue_after == 300
+    kind = "ballast.tightlinesoftware.com/v1/ClusterResourcePolicy"
+    policy = harness.client.get(kind, "default")
+    edited = harness.client.patch(policy, {"spec": {"behaviors": {"resize": {"interval": "90s"}}}}, patch_type=MERGE)
+    assert edited["metadata"]["generation"] == policy["metadata"]["generation"] + 1
+    poll_until(lambda: harness.manager.cache.get(kind, "default")["metadata"]["generation"] == 2, timeout=5,
+               what="the cache to hold the edited policy")  # fmt: skip
+    assert harness.reconcile(name).requeue_after == 90  # a new generation: its settings, not the remembered ones
 
 
 def test_a_missing_profile_is_done(harness: Harness, name: str) -> None:

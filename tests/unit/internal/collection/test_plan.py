@@ -124,6 +124,27 @@ def test_an_accruing_series_keeps_its_running_statistics_and_a_ready_one_lets_th
     assert ready.running is None
 
 
+def test_keep_sorted_holds_a_ready_series_sorted_values_and_its_next_refresh_gives_the_fresh_statistics() -> None:
+    key = SeriesKey(HASH, "app", "cpu")
+    keeping = RefreshPolicy(stagger=False, keep_sorted=True)
+    plan = plan_status(fed(), {}, {}, {("app", "cpu"): 4}, frozenset({"cpu"}), NOW_MS)
+    recompute(plan, {key: Series(key, (5, 9, 3, 12), NOW_MS - 700_000)}, keeping, NOW_MS, NOW)
+    ready = plan.memos[("app", "cpu")]
+    assert not ready.accruing
+    assert ready.running is not None
+
+    ready.saw_samples(2, NOW_MS + 60_000)  # 2 new samples: past `min_new_fraction` of 4, so recomputed
+    later = plan_status(fed(), plan.state, plan.memos, {("app", "cpu"): 2}, frozenset({"cpu"}), NOW_MS + 60_000)
+    recompute(later, {key: Series(key, (5, 9, 3, 12, 20, 1), NOW_MS - 700_000)}, keeping, NOW_MS + 60_000, NOW)
+    fresh = plan_status(fed(), {}, {}, {("app", "cpu"): 6}, frozenset({"cpu"}), NOW_MS + 60_000)
+    recompute(fresh, {key: Series(key, (5, 9, 3, 12, 20, 1), NOW_MS - 700_000)}, EXACT, NOW_MS + 60_000, NOW)
+
+    assert later.reasons == {("app", "cpu"): "samples"}
+    assert later.memos[("app", "cpu")].running is ready.running  # the same sorted copy, grown
+    assert later.state["app"]["cpu"] == fresh.state["app"]["cpu"]
+    assert dict(later.state["app"]["cpu"].recommendation) == {"request": "20m"}
+
+
 def test_a_quiet_series_read_back_is_dated_by_its_newest_sample_or_dropped_when_stale() -> None:
     state = {"app": {"cpu": ENTRY}, "old": {"cpu": ENTRY}}
     plan = plan_status(fed(), state, {}, {}, frozenset({"cpu"}), NOW_MS)
