@@ -34,6 +34,8 @@ from ballast.internal.fleetsim.model import DAY_SECONDS, STEP_SECONDS, Fleet, Re
 RECOMMENDERS = ("ballast", "vpa", "none")
 LONG_RECOMMENDERS = ("ballast", "ballast-production", "vpa", "none")
 """`--long`: the Ballast seed's production policy too, over the same fleet."""
+OOM_OFF = "ballast-oom-off"
+"""`--compare-oom`: the default policy with OOM kills ignored, the Go operator's behaviour (difference 62)."""
 LONG_MIN_DAYS = 5
 """The production policy is ready after 72 h of history: `--long` runs at least this long to show it act."""
 DEFAULT_OUT = "demo"
@@ -81,6 +83,8 @@ class RunSettings:
     vpa_mode: str = "Recreate"
     production_store_url: str = ""
     """The history store of "ballast-production" (`--long`): its own, never the default run's."""
+    oom_off_store_url: str = ""
+    """The history store of "ballast-oom-off" (`--compare-oom`): its own too."""
 
 
 def recommender(name: str, fleet: Fleet, settings: RunSettings) -> Recommender:
@@ -96,6 +100,14 @@ def recommender(name: str, fleet: Fleet, settings: RunSettings) -> Recommender:
             raise ValueError("ballast-production needs a history store of its own")
         return BallastOperator(
             fleet, store_url=settings.production_store_url, policies=[PRODUCTION_POLICY], name="ballast-production"
+        )
+    if name == OOM_OFF:
+        from ballast.internal.fleetsim.operator import BallastOperator, oom_floor_off_policy  # noqa: PLC0415
+
+        if not settings.oom_off_store_url:
+            raise ValueError(f"{OOM_OFF} needs a history store of its own")
+        return BallastOperator(
+            fleet, store_url=settings.oom_off_store_url, policies=[oom_floor_off_policy()], name=OOM_OFF
         )
     if name == "vpa":
         from ballast.internal.fleetsim.vpa import VpaRecommender  # noqa: PLC0415
@@ -161,6 +173,14 @@ def add_parser(subparsers: Any, common: argparse.ArgumentParser) -> None:
             f"points over 72 h) as 'ballast-production'; needs --days {LONG_MIN_DAYS} or more. Not part of make demo"
         ),
     )
+    simulate.add_argument(
+        "--compare-oom",
+        action="store_true",
+        help=(
+            f"also run the default policy with OOM kills ignored (the Go operator's behaviour) as '{OOM_OFF}', to "
+            "show what the OOM floor changes. Not part of make demo"
+        ),
+    )
     simulate.add_argument("--usage", type=Path, metavar="CSV", help="replay this usage export instead (needs --side)")
     simulate.add_argument("--side", type=Path, metavar="YAML", help="the replayed pods and nodes (with --usage)")
     simulate.add_argument(
@@ -182,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
     problem = problem or _writable_problem("--out", args.out)
     if problem:
         return fail(problem)
-    recommenders = LONG_RECOMMENDERS if args.long else RECOMMENDERS
+    recommenders = (*(LONG_RECOMMENDERS if args.long else RECOMMENDERS), *((OOM_OFF,) if args.compare_oom else ()))
     scenario = Scenario(args.seed, args.apps, args.namespaces, args.replicas, days, args.usage, args.side)
     try:
         fleet, _, lines = scenario.load()
@@ -190,7 +210,10 @@ def run(args: argparse.Namespace) -> int:
         return fail(exc)
     with tempfile.TemporaryDirectory(prefix="ballast-simulate-") as scratch:
         production = f"sqlite:///{Path(scratch) / 'history-production.db'}" if args.long else ""
-        settings = RunSettings(args.store or f"sqlite:///{Path(scratch) / 'history.db'}", args.vpa_mode, production)
+        oom_off = f"sqlite:///{Path(scratch) / 'history-oom-off.db'}" if args.compare_oom else ""
+        settings = RunSettings(
+            args.store or f"sqlite:///{Path(scratch) / 'history.db'}", args.vpa_mode, production, oom_off
+        )
         started = time.perf_counter()
         traces, seconds = _run_all(scenario, settings, args.jobs, recommenders)
     from ballast.internal.fleetsim.report import summarise, write_report  # noqa: PLC0415
@@ -217,8 +240,9 @@ def _flag_problem(args: argparse.Namespace, days: int) -> str | None:
         return f"--jobs must be at least 1, got {args.jobs}"
     if args.long and args.usage is None and days < LONG_MIN_DAYS:
         return f"--long needs --days {LONG_MIN_DAYS} or more (the production policy waits for 72 h of history)"
-    if args.long and args.store is not None:
-        return "--long runs two Ballast policies, each on a fresh SQLite store: leave --store out"
+    if (args.long or args.compare_oom) and args.store is not None:
+        flag = "--long" if args.long else "--compare-oom"
+        return f"{flag} runs two Ballast policies, each on a fresh SQLite store: leave --store out"
     return None
 
 

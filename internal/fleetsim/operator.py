@@ -104,6 +104,18 @@ PRODUCTION_POLICY = ClusterResourcePolicy.model_validate(
 --long`): p99 × 1.15 cpu and p99 × 1.25 memory requests, ready after 1000 points over 72 h."""
 
 
+def oom_floor_off_policy(preset: str = PRESET, samples: Path = SAMPLES_DIR) -> ClusterResourcePolicy:
+    """The preset's default policy with OOM kills ignored (`behaviors.oom.enabled: false`, the Go operator's
+    behaviour), one priority above it: `ballast simulate --compare-oom` runs it as "ballast-oom-off"."""
+    default = load_preset(samples / preset).policy()
+    wire = default.model_dump(by_alias=True, exclude_none=True, mode="json")
+    spec = wire["spec"]
+    spec["priority"] = (default.spec.priority or 0) + 1
+    spec.setdefault("behaviors", {})["oom"] = {**spec["behaviors"].get("oom", {}), "enabled": False}
+    wire["metadata"] = {"name": "oom-floor-off"}
+    return ClusterResourcePolicy.model_validate(wire)
+
+
 class BallastOperator:
     """`model.Recommender` "ballast": the operator's code deciding every pod's size (see the module docstring).
 

@@ -59,6 +59,23 @@ def test_long_needs_five_days(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert not (tmp_path / "report.md").exists()
 
 
+def test_compare_oom_adds_the_oom_floor_off_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    flags = ["--apps", "3", "--namespaces", "2", "--replicas", "1", "--days", "1", "--compare-oom"]
+    assert main(["simulate", *flags, "--out", str(tmp_path)]) == 0
+    figures = orjson.loads((tmp_path / "figures.json").read_bytes())
+    assert set(figures) == {"ballast", "ballast-oom-off", "vpa", "none"}
+    assert (tmp_path / "trace-ballast-oom-off.json").exists()
+    verdict = orjson.loads((tmp_path / "verdict.json").read_bytes())
+    assert "ballast-oom-off" not in orjson.dumps(verdict).decode()  # the verdict judges the default policy only
+    assert "ballast-oom-off" in capsys.readouterr().out
+
+
+def test_compare_oom_refuses_a_shared_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = f"sqlite:///{tmp_path / 'h.db'}"
+    assert main(["simulate", "--compare-oom", "--store", store, "--out", str(tmp_path / "out")]) == 1
+    assert "--compare-oom runs two Ballast policies" in capsys.readouterr().err
+
+
 @pytest.mark.timeout(600)
 def test_long_adds_the_production_policy_as_its_own_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     flags = ["--apps", "3", "--namespaces", "2", "--replicas", "1", "--jobs", "2", "--long"]

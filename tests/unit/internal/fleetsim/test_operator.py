@@ -13,7 +13,7 @@ import pytest
 from numpy.typing import NDArray
 
 from ballast.internal.fleetsim.model import App, ContainerSpec, Fleet, NodeSpec, Slot, Trace, Workload
-from ballast.internal.fleetsim.operator import BallastOperator
+from ballast.internal.fleetsim.operator import BallastOperator, oom_floor_off_policy
 from ballast.internal.fleetsim.run import simulate
 from ballast.internal.stats import Stats, recommend
 
@@ -110,3 +110,31 @@ def test_oom_kills_reach_the_operator_through_pod_status_and_stop_at_the_raised_
     resizes = [c for c in trace.changes if c.kind == "resize"]
     assert resizes
     assert max(kill.at_s for kill in trace.ooms) <= min(c.at_s for c in resizes)
+
+
+def test_with_the_oom_floor_off_the_kills_go_on_at_the_same_limit(tmp_path: Path) -> None:
+    app = App("web", LABELS, (ContainerSpec("main", {"cpu": 1.0, "memory": 1024 * MI}, {"memory": 2048 * MI}),), {})
+    node = NodeSpec("node-1", {"cpu": 8.0, "memory": 32 * 1024 * MI, "ephemeral-storage": 100 * 2**30})
+    the_fleet = Fleet((Workload("team-a", app, 2),), (node,), 3600)
+    policy = oom_floor_off_policy("local-testing")
+    operator = BallastOperator(
+        the_fleet, store_url=f"sqlite:///{tmp_path / 'history.db'}", preset="local-testing", policies=[policy]
+    )
+    trace = simulate(the_fleet, AboveTheLimit(the_fleet), operator)
+    # The Go operator's behaviour: nothing learnt from a kill, so restarts are killed at the same limit again —
+    # more kills than the 2 to 4 the floor lets happen in the test above.
+    assert len(trace.ooms) > 4
+    assert all(kill.limit == 2048 * MI for kill in trace.ooms)
+
+
+def test_the_oom_floor_off_policy_is_the_preset_default_with_oom_disabled_one_priority_above() -> None:
+    from ballast.internal.dev.preset import SAMPLES_DIR, load_preset  # noqa: PLC0415
+
+    default = load_preset(SAMPLES_DIR / "homogeneous-large-fleet").policy()
+    off = oom_floor_off_policy()
+    assert off.spec.behaviors is not None
+    assert off.spec.behaviors.oom is not None
+    assert off.spec.behaviors.oom.enabled is False
+    assert off.spec.priority == (default.spec.priority or 0) + 1
+    assert off.spec.metrics == default.spec.metrics
+    assert off.spec.readiness == default.spec.readiness
