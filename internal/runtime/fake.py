@@ -307,7 +307,9 @@ class FakeAPI:
 
     def _route(self, path: str) -> tuple[_Kind, str | None, str | None, str | None]:
         """path → (kind, namespace, name, subresource); segments are percent-decoded, as the API server does."""
-        parts = [unquote(part) for part in path.strip("/").split("/")]
+        parts = path.strip("/").split("/")
+        if "%" in path:
+            parts = [unquote(part) for part in parts]
         if parts[0] == "api":
             group, version, rest = "", parts[1], parts[2:]
         elif parts[0] == "apis" and len(parts) >= 3:
@@ -468,16 +470,18 @@ class FakeAPI:
         subresource: str | None,
         dry_run: bool,
     ) -> dict[str, Any]:
-        new = _copy(new)
+        # Only the dicts changed below are new: the top level and `metadata`. The rest may be shared with `old`
+        # (`_merge` keeps what a patch leaves alone) or with the request's decoded body, and stored objects are
+        # never changed in place, so sharing is safe and saves copying whole objects on every write.
         if subresource == "status":
-            merged = _copy({**old, "status": None})  # the old status is replaced: not worth copying
-            merged["status"] = new.get("status")
-            new = merged
-        elif kind.status and "status" in old:
-            new["status"] = _copy(old["status"])  # only /status may change status
-        elif kind.status:
-            new.pop("status", None)
-        meta = new.setdefault("metadata", {})
+            new = {**old, "status": new.get("status")}  # everything but the status stays the old object's
+        else:
+            new = dict(new)
+            if kind.status and "status" in old:
+                new["status"] = old["status"]  # only /status may change status
+            elif kind.status:
+                new.pop("status", None)
+        new["metadata"] = meta = dict(new.get("metadata") or {})
         for immutable in ("uid", "creationTimestamp", "namespace", "name", "deletionTimestamp"):
             if immutable in old["metadata"]:
                 meta[immutable] = old["metadata"][immutable]
