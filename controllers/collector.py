@@ -103,6 +103,7 @@ from ballast.internal.metricsources import (
     validate_metrics_source,
 )
 from ballast.internal.operator import OperatorOptions
+from ballast.internal.policy import PolicyMemo
 from ballast.internal.telemetry import (
     FETCH_ERRORS,
     HISTORY_BUFFERED_BYTES,
@@ -142,8 +143,6 @@ MIN_REQUEUE = 1.0
 STATUS_WRITERS = 4
 """Status patches in flight at once (I/O concurrency while the next chunk's statistics are computed); 0 applies
 each in the cycle's thread (an in-memory API server, as the fleet simulator's, answers at once)."""
-LOADED_POLICIES = 1024
-"""Policy views kept (one per policy generation seen); past it they are read again."""
 
 
 class MetricsCollector:
@@ -181,8 +180,8 @@ class MetricsCollector:
         self._plugins: dict[str, PolledSource] = {}
         self._typed_profiles: dict[str, tuple[Any, WorkloadProfile]] = {}
         """Profile name → (the cached object, the typed model made of it) as of the last cycle."""
-        self._loaded_policies: dict[tuple[object, ...], LoadedPolicy] = {}
-        """Policy stamp (kind, namespace, name, uid, generation) → its view; emptied past `LOADED_POLICIES`."""
+        self._loaded_policies = PolicyMemo[LoadedPolicy]()
+        """Each policy's view, once per version of the object."""
         # Kept across cycles (threads start on first use and idle between polls; they end with the collector).
         # None (`status_writers=0`): each status is applied in the cycle's thread, as soon as it is computed.
         self._writers = (
@@ -439,14 +438,7 @@ class MetricsCollector:
                 policy = self.client.get(ResourcePolicy, name, namespace or None)
         except NotFoundError:
             return None
-        meta = policy.metadata
-        stamp = (policy.KIND, meta.namespace or "", meta.name or "", meta.uid, meta.generation)
-        loaded = self._loaded_policies.get(stamp)
-        if loaded is None:  # a new policy or generation: defaulting a spec costs more than a cycle's use of it
-            if len(self._loaded_policies) >= LOADED_POLICIES:
-                self._loaded_policies = {}
-            loaded = self._loaded_policies[stamp] = LoadedPolicy.of(policy)
-        return loaded
+        return self._loaded_policies.get(policy, LoadedPolicy.of)  # once per version: defaulting a spec is not cheap
 
     def _profiles(self) -> list[WorkloadProfile]:
         """The cached WorkloadProfiles, typed. A profile the cache still holds as the same object as at the last

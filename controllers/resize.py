@@ -60,6 +60,7 @@ from ballast.internal.enrollment import LAST_RESIZE, PROFILE_REF_INDEX, PodProje
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.oom import OOM_RAISED_FOR, Floor, active_floors, raised_for
 from ballast.internal.operator import OperatorOptions
+from ballast.internal.policy import PolicyMemo
 from ballast.internal.quantity import to_units
 from ballast.internal.resize import (
     DRY_RUN,
@@ -210,9 +211,8 @@ class ResourceAdjuster:
         self._read_version: VersionReader = server_version or (lambda: read_server_version(manager.api_reader))
         self._version: tuple[str, bool] | None = None
         self._version_lock = threading.Lock()
-        self._settings: dict[tuple[str, str, str, str], tuple[int | None, ResizeSettings]] = {}
-        """(policy kind, namespace, name, uid) → (generation, its resize settings); a plain dict: a racing
-        reconcile at worst computes the same settings twice."""
+        self._settings = PolicyMemo[ResizeSettings]()
+        """Each policy's resize settings, once per version of the object."""
 
     # ----------------------------------------------------------------------------------------- profile
 
@@ -255,7 +255,7 @@ class ResourceAdjuster:
 
     def _policy_settings(self, ref: PolicyRef) -> ResizeSettings | None:
         """The resize settings of the policy the profile was resolved under, from the cache; None when it is gone.
-        Read once per policy generation: defaulting a spec costs more than planning a pod."""
+        Read once per version of the policy: defaulting a spec costs more than planning a pod."""
         policy: ClusterResourcePolicy | ResourcePolicy
         try:
             if ref.kind == "ClusterResourcePolicy":
@@ -266,12 +266,7 @@ class ResourceAdjuster:
                 raise ValueError(f"unknown policy kind {ref.kind!r} in policyRef")
         except NotFoundError:
             return None
-        meta = policy.metadata
-        key = (policy.KIND, meta.namespace or "", meta.name or "", meta.uid or "")
-        known = self._settings.get(key)
-        if known is None or known[0] != meta.generation:
-            known = self._settings[key] = (meta.generation, ResizeSettings.from_spec(policy.spec))
-        return known[1]
+        return self._settings.get(policy, lambda read: ResizeSettings.from_spec(read.spec))
 
     def _resize_pods(self, profile: str) -> list[PodProjection]:
         """Cached pods of the profile in `resize` mode, not terminating, in a stable order."""

@@ -22,9 +22,9 @@ import queue
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +32,13 @@ from ballast.internal.cmd.ballast import connect, fail
 from ballast.internal.fleetsim.model import DAY_SECONDS, STEP_SECONDS, Fleet, Recommender, Trace, Usage
 
 RECOMMENDERS = ("ballast", "vpa", "none")
-LONG_RECOMMENDERS = ("ballast", "ballast-production", "vpa", "none")
+PRODUCTION = "ballast-production"
 """`--long`: the Ballast seed's production policy too, over the same fleet."""
+LONG_RECOMMENDERS = ("ballast", PRODUCTION, "vpa", "none")
 OOM_OFF = "ballast-oom-off"
 """`--compare-oom`: the default policy with OOM kills ignored, the Go operator's behaviour (difference 62)."""
+OWN_STORE = (PRODUCTION, OOM_OFF)
+"""The further Ballast columns: a policy over the preset's, each in a history store of its own."""
 LONG_MIN_DAYS = 5
 """The production policy is ready after 72 h of history: `--long` runs at least this long to show it act."""
 DEFAULT_OUT = "demo"
@@ -81,10 +84,9 @@ class Scenario:
 class RunSettings:
     store_url: str
     vpa_mode: str = "Recreate"
-    production_store_url: str = ""
-    """The history store of "ballast-production" (`--long`): its own, never the default run's."""
-    oom_off_store_url: str = ""
-    """The history store of "ballast-oom-off" (`--compare-oom`): its own too."""
+    own_stores: Mapping[str, str] = field(default_factory=dict)
+    """The history store of each further Ballast column (`OWN_STORE`: `--long`, `--compare-oom`) by name: its own,
+    never the default run's."""
 
 
 def recommender(name: str, fleet: Fleet, settings: RunSettings) -> Recommender:
@@ -93,22 +95,18 @@ def recommender(name: str, fleet: Fleet, settings: RunSettings) -> Recommender:
         from ballast.internal.fleetsim.operator import BallastOperator  # noqa: PLC0415
 
         return BallastOperator(fleet, store_url=settings.store_url)
-    if name == "ballast-production":
-        from ballast.internal.fleetsim.operator import PRODUCTION_POLICY, BallastOperator  # noqa: PLC0415
-
-        if not settings.production_store_url:
-            raise ValueError("ballast-production needs a history store of its own")
-        return BallastOperator(
-            fleet, store_url=settings.production_store_url, policies=[PRODUCTION_POLICY], name="ballast-production"
+    if name in OWN_STORE:
+        from ballast.internal.fleetsim.operator import (  # noqa: PLC0415
+            PRODUCTION_POLICY,
+            BallastOperator,
+            oom_floor_off_policy,
         )
-    if name == OOM_OFF:
-        from ballast.internal.fleetsim.operator import BallastOperator, oom_floor_off_policy  # noqa: PLC0415
 
-        if not settings.oom_off_store_url:
-            raise ValueError(f"{OOM_OFF} needs a history store of its own")
-        return BallastOperator(
-            fleet, store_url=settings.oom_off_store_url, policies=[oom_floor_off_policy()], name=OOM_OFF
-        )
+        store = settings.own_stores.get(name)
+        if not store:
+            raise ValueError(f"{name} needs a history store of its own")
+        policy = PRODUCTION_POLICY if name == PRODUCTION else oom_floor_off_policy()
+        return BallastOperator(fleet, store_url=store, policies=[policy], name=name)
     if name == "vpa":
         from ballast.internal.fleetsim.vpa import VpaRecommender  # noqa: PLC0415
 
@@ -209,11 +207,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return fail(exc)
     with tempfile.TemporaryDirectory(prefix="ballast-simulate-") as scratch:
-        production = f"sqlite:///{Path(scratch) / 'history-production.db'}" if args.long else ""
-        oom_off = f"sqlite:///{Path(scratch) / 'history-oom-off.db'}" if args.compare_oom else ""
-        settings = RunSettings(
-            args.store or f"sqlite:///{Path(scratch) / 'history.db'}", args.vpa_mode, production, oom_off
-        )
+        own_stores = {name: f"sqlite:///{Path(scratch) / f'history-{name}.db'}" for name in OWN_STORE}
+        settings = RunSettings(args.store or f"sqlite:///{Path(scratch) / 'history.db'}", args.vpa_mode, own_stores)
         started = time.perf_counter()
         traces, seconds = _run_all(scenario, settings, args.jobs, recommenders)
     from ballast.internal.fleetsim.report import summarise, write_report  # noqa: PLC0415

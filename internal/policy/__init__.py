@@ -12,7 +12,7 @@ Selectors are compiled once per policy version (RE2 patterns, label selector) an
 regex or label selector does not compile is skipped, never failing resolution for the others.
 """
 
-from .compiled import DEFAULT_CACHE_ENTRIES, CompiledPolicy, Policy, PolicyCache, compile_policy
+from .compiled import DEFAULT_CACHE_ENTRIES, CompiledPolicy, Policy, PolicyCache, PolicyMemo, compile_policy
 from .facts import MAX_OWNER_DEPTH, OwnerLookup, OwnerReferenceError, PodFacts, controller_reference, owner_kinds
 from .owners import OwnerReader
 from .pattern import Pattern, PatternError, compile_pattern, is_regex
@@ -37,6 +37,7 @@ __all__ = [
     "Policy",
     "PolicyCache",
     "PolicyMatcher",
+    "PolicyMemo",
     "PolicyProblem",
     "Resolution",
     "Resolver",

@@ -1,10 +1,13 @@
-"""Policies compiled once into immutable matchers, and a cache keyed by the object's identity and version."""
+"""Policies compiled once into immutable matchers, and a cache keyed by the object's identity and version (any value
+derived from a policy can be kept the same way: `PolicyMemo`)."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from ballast.api.ballast.v1.clusterresourcepolicy import ClusterResourcePolicy
 from ballast.api.ballast.v1.resourcepolicy import ResourcePolicy
@@ -19,6 +22,7 @@ Policy = ClusterResourcePolicy | ResourcePolicy
 """Either policy kind, as pydantic models."""
 
 DEFAULT_CACHE_ENTRIES = 1024
+_Derived = TypeVar("_Derived")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,11 +93,13 @@ def compile_policy(policy: Policy) -> CompiledPolicy:
     )
 
 
-class PolicyCache:
-    """Compiled policies keyed by (kind, namespace, name, uid, resourceVersion), least recently used evicted.
+class PolicyMemo(Generic[_Derived]):
+    """Values derived from policies, keyed by (kind, namespace, name, uid, resourceVersion), least recently used
+    evicted: what a controller reads from a policy on every reconcile (its compiled selector, its defaulted
+    settings) is derived once per version of the object.
 
-    A new resourceVersion compiles afresh, so an edited policy is never matched with its old selector; objects
-    without a resourceVersion (built in code) are compiled on every call. Policies must not be mutated in place
+    A new resourceVersion derives afresh, so an edited policy is never read through its old value; objects
+    without a resourceVersion (built in code) are derived on every call. Policies must not be mutated in place
     while cached (the informer cache's objects are not). Thread-safe.
     """
 
@@ -102,20 +108,18 @@ class PolicyCache:
         if max_entries < 1:
             raise ValueError(f"max_entries must be at least 1, got {max_entries}")
         self._max_entries = max_entries
-        self._entries: OrderedDict[tuple[str, str, str, str, str], CompiledPolicy] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, str, str, str, str], _Derived] = OrderedDict()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def compile(self, policy: Policy) -> CompiledPolicy:
-        """Return `compile_policy(policy)`, reused while the object's uid and resourceVersion are unchanged.
-
-        Raises as `compile_policy` does.
-        """
+    def get(self, policy: Policy, derive: Callable[[Policy], _Derived]) -> _Derived:
+        """Return `derive(policy)`, reused while the object's uid and resourceVersion are unchanged. Raises what
+        `derive` raises (nothing is kept then)."""
         metadata = policy.metadata
         if not metadata.resource_version:
-            return compile_policy(policy)
+            return derive(policy)
         cache_key = (
             policy.KIND,
             metadata.namespace or "",
@@ -124,14 +128,31 @@ class PolicyCache:
             metadata.resource_version,
         )
         with self._lock:
-            compiled = self._entries.get(cache_key)
-            if compiled is not None:
+            if cache_key in self._entries:
                 self._entries.move_to_end(cache_key)
-                return compiled
-        compiled = compile_policy(policy)
+                return self._entries[cache_key]
+        derived = derive(policy)
         with self._lock:
-            self._entries[cache_key] = compiled
+            self._entries[cache_key] = derived
             self._entries.move_to_end(cache_key)
             while len(self._entries) > self._max_entries:
                 self._entries.popitem(last=False)
-        return compiled
+        return derived
+
+
+class PolicyCache:
+    """Compiled policies, one per version of the object (`PolicyMemo`). Thread-safe."""
+
+    def __init__(self, max_entries: int = DEFAULT_CACHE_ENTRIES) -> None:
+        """Raises ValueError when `max_entries` is below 1."""
+        self._compiled = PolicyMemo[CompiledPolicy](max_entries)
+
+    def __len__(self) -> int:
+        return len(self._compiled)
+
+    def compile(self, policy: Policy) -> CompiledPolicy:
+        """Return `compile_policy(policy)`, reused while the object's uid and resourceVersion are unchanged.
+
+        Raises as `compile_policy` does.
+        """
+        return self._compiled.get(policy, compile_policy)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from decimal import Decimal
-from functools import lru_cache
 
 from ballast.internal.stats import PERCENT_RANGE, parse_decimal
 
@@ -13,7 +12,6 @@ DEFAULT_MAX_CHANGE_PCT = Decimal(50)
 FIELDS = ("request", "limit")
 
 
-@lru_cache(maxsize=256)  # a handful of distinct texts, read for every field of every pod the resize lane plans
 def parse_percent(text: str | None) -> Decimal | None:
     """Return the percentage written as `"20%"` or `"20"` (whitespace ignored), or None.
 
