@@ -24,10 +24,12 @@ import datetime
 import math
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 import jsonpatch
+import numpy as np
 import orjson
 
 from ballast.api.ballast.v1 import BallastConfig, ClusterResourcePolicy, MetricsSource, WorkloadProfile
@@ -459,32 +461,36 @@ class SimulatedMetrics:
     def __init__(self) -> None:
         self._pod_metrics: list[dict[str, Any]] = []
         self._summaries: dict[str, bytes] = {}
+        self._layouts: dict[str, _PodLayout] = {}
+        """Pod name → what its answers hold besides the usage (a pod's containers and node never change)."""
 
     def observe(self, cluster: Cluster) -> None:
         observed = cluster.observed()
-        # Plain floats, converted once (the same IEEE values as indexing the array slot by slot, far cheaper).
-        nanocores = (observed[:, CPU] * 1e9).tolist()
-        memory, ephemeral = observed[:, MEMORY].tolist(), observed[:, EPHEMERAL].tolist()
+        # Plain ints, converted once: truncated as `int(value)` truncates (usage is never negative).
+        nanocores = (observed[:, CPU] * 1e9).astype(np.int64).tolist()
+        kibibytes = (observed[:, MEMORY].astype(np.int64) // 1024).tolist()
+        ephemeral = observed[:, EPHEMERAL].tolist()
         stamp = rfc3339(START + datetime.timedelta(seconds=cluster.now_s))
         metrics: list[dict[str, Any]] = []
-        by_node: dict[str, list[dict[str, Any]]] = {}
-        for pod in cluster.pods.values():
+        by_node: dict[str, list[bytes]] = {}
+        layouts: dict[str, _PodLayout] = {}
+        for name, pod in cluster.pods.items():
+            layout = self._layouts.get(name)
+            if layout is None or layout.pod is not pod:
+                layout = _PodLayout.of(pod)
+            layouts[name] = layout
             containers = [
-                {"name": c.name, "usage": {"cpu": f"{int(nanocores[slot])}n",
-                                           "memory": f"{int(memory[slot]) // 1024}Ki"}}
-                for c, slot in zip(pod.containers, pod.slots, strict=True)
-            ]  # fmt: skip
-            meta = {"name": pod.name, "namespace": pod.namespace, "labels": {MODE_LABEL: "on"}}
-            metrics.append({"metadata": meta, "timestamp": stamp, "window": "15s", "containers": containers})
-            used = int(sum(ephemeral[slot] for slot in pod.slots))
-            by_node.setdefault(pod.node, []).append(
-                {"podRef": {"name": pod.name, "namespace": pod.namespace},
-                 "containers": [{"name": c.name} for c in pod.containers],
-                 "ephemeral-storage": {"usedBytes": used}}
-            )  # fmt: skip
+                {"name": container, "usage": {"cpu": f"{nanocores[slot]}n", "memory": f"{kibibytes[slot]}Ki"}}
+                for container, slot in layout.containers
+            ]
+            metrics.append({"metadata": {**layout.meta}, "timestamp": stamp, "window": "15s", "containers": containers})
+            used = int(sum(ephemeral[slot] for slot in pod.slots))  # summed in slot order, as the world's floats
+            by_node.setdefault(pod.node, []).append(b"%s%d}}" % (layout.summary_head, used))
+        self._layouts = layouts
         self._pod_metrics = metrics
         self._summaries = {
-            node: orjson.dumps({"node": {"nodeName": node}, "pods": pods}) for node, pods in by_node.items()
+            node: b'{"node":{"nodeName":%s},"pods":[%s]}' % (orjson.dumps(node), b",".join(pods))
+            for node, pods in by_node.items()
         }
 
     def list(self, kind: str, namespace: str | None = None, *, label_selector: str | None = None) -> _Listed:
@@ -493,6 +499,27 @@ class SimulatedMetrics:
     def request(self, method: str, path: str, *, timeout: float | None = None) -> _Body:
         node = path.split("/nodes/", 1)[1].split("/", 1)[0]
         return _Body(self._summaries.get(node, b'{"pods": []}'))
+
+
+@dataclass(frozen=True, slots=True)
+class _PodLayout:
+    """One pod's part of the answers that never changes: its PodMetrics metadata, its containers' names and usage
+    slots, and its Summary API entry up to the used bytes."""
+
+    pod: PodState
+    meta: dict[str, Any]
+    containers: tuple[tuple[str, int], ...]
+    summary_head: bytes
+
+    @classmethod
+    def of(cls, pod: PodState) -> _PodLayout:
+        entry = {
+            "podRef": {"name": pod.name, "namespace": pod.namespace},
+            "containers": [{"name": c.name} for c in pod.containers],
+        }
+        head = orjson.dumps(entry)[:-1] + b',"ephemeral-storage":{"usedBytes":'
+        meta = {"name": pod.name, "namespace": pod.namespace, "labels": {MODE_LABEL: "on"}}
+        return cls(pod, meta, tuple(zip((c.name for c in pod.containers), pod.slots, strict=True)), head)
 
 
 class _Listed:

@@ -489,7 +489,8 @@ class FakeAPI:
         if subresource != "status":
             new = self._admit("UPDATE", kind, new, old)
             meta = new["metadata"]
-        meta["generation"] = old["metadata"].get("generation", 1) + (1 if _spec_changed(old, new) else 0)
+        spec_changed = subresource != "status" and _spec_changed(old, new)  # a status write keeps the rest as it was
+        meta["generation"] = old["metadata"].get("generation", 1) + (1 if spec_changed else 0)
         meta["resourceVersion"] = old["metadata"]["resourceVersion"]
         if _without_version(new) == _without_version(old):
             return old  # a no-op write does not bump the resourceVersion
@@ -528,8 +529,8 @@ class FakeAPI:
                 patched = jsonpatch.apply_patch(_copy(old), patch)
             except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
                 raise _invalid(kind, name, f"the JSON patch could not be applied: {exc}") from exc
-        elif content_type == "application/strategic-merge-patch+json":  # `_merge` never changes `old`; `_commit`
-            patched = _merge(old, patch, by_name=True)  # copies what it stores
+        elif content_type == "application/strategic-merge-patch+json":  # `_merge` never changes `old`, and the
+            patched = _merge(old, patch, by_name=True)  # stored result shares the decoded body, held by no one else
         else:
             patched = _merge(old, patch, by_name=False)
         if subresource == "resize":
@@ -696,9 +697,10 @@ def _fields_match(obj: dict[str, Any], fields: _FieldTerms) -> bool:
 
 
 def _merge(target: Any, patch: Any, *, by_name: bool) -> Any:
-    """RFC 7386 merge; with `by_name`, lists of objects with a `name` merge element-wise (strategic merge)."""
+    """RFC 7386 merge; with `by_name`, lists of objects with a `name` merge element-wise (strategic merge). The
+    result shares values with `patch`, a request body decoded for this call (nothing else holds it)."""
     if not isinstance(patch, dict):
-        return _copy(patch) if isinstance(patch, list) else patch  # a scalar is immutable: no copy
+        return patch
     result = dict(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:

@@ -9,6 +9,7 @@ runtime's (`ballast.runtime.conditions`, on typed models and dicts alike), re-ex
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, GetCoreSchemaHandler, PlainSerializer, Strict
@@ -20,8 +21,10 @@ from ballast.runtime.conditions import find_status_condition, remove_status_cond
 from .wire import ATOMIC_LIST, ATOMIC_STRUCT, Int64, WireModel, list_map
 
 
+@lru_cache(maxsize=4096)
 def _utc_seconds(value: datetime) -> datetime:
-    # metav1.Time carries whole seconds; a naive datetime is taken as UTC, never as local time.
+    # metav1.Time carries whole seconds; a naive datetime is taken as UTC, never as local time. Cached: a status
+    # repeats one timestamp many times, and equal datetimes (one instant, or one naive value) give one result.
     offset = value.utcoffset()
     if offset is None or (not offset and value.tzinfo is not UTC):
         value = value.replace(tzinfo=UTC)  # naive, or another zone at UTC (pydantic's own `Z` zone)
