@@ -60,9 +60,10 @@ class _Tail:
     """One series' samples as last read, with their row ids: the next read fetches only the rows after them."""
 
     series_id: int
-    ids: list[int]
-    values: list[int]
-    times: list[int]
+    ids: tuple[int, ...]
+    values: tuple[int, ...]
+    """Handed to readers as it is (a `Series` holds a tuple): never copied again, never changed."""
+    times: tuple[int, ...]
 
 
 class SQLiteHistoryStore:
@@ -293,8 +294,7 @@ class SQLiteHistoryStore:
                     continue
                 if self._tails is not None:
                     tail = self._read_tail(db, key, row[0], row[2])
-                    times = tuple(tail.times) if with_times else None
-                    out.append(Series(key, tuple(tail.values), row[1], times))
+                    out.append(Series(key, tail.values, row[1], tail.times if with_times else None))
                     continue
                 samples = db.execute("SELECT value, at_s FROM samples WHERE series_id = ? ORDER BY id", (row[0],))
                 if with_times:
@@ -329,18 +329,20 @@ class SQLiteHistoryStore:
                 (series_id, cached.ids[-1]),
             ).fetchall()
             if unchanged and len(cached.ids) - keep + len(rows) == count:
-                # One copy of each list (the cached tail may be in another reader's hands: never changed in place).
-                ids, values, times = cached.ids[keep:], cached.values[keep:], cached.times[keep:]
-                for row_id, value, at_s in rows:
-                    ids.append(row_id)
-                    values.append(value)
-                    times.append(at_s)
-                tail = _Tail(series_id, ids, values, times)
+                # New tuples: the cached tail may be in another reader's hands (a slice from 0 is the tuple itself).
+                new_ids, new_values, new_times = zip(*rows, strict=True) if rows else ((), (), ())
+                tail = _Tail(
+                    series_id,
+                    cached.ids[keep:] + new_ids,
+                    cached.values[keep:] + new_values,
+                    cached.times[keep:] + new_times,
+                )
         if tail is None:
             rows = db.execute(
                 "SELECT id, value, at_s FROM samples WHERE series_id = ? ORDER BY id", (series_id,)
             ).fetchall()
-            tail = _Tail(series_id, [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+            ids, values, times = zip(*rows, strict=True) if rows else ((), (), ())
+            tail = _Tail(series_id, ids, values, times)
         with self._lock:
             if len(tail.ids) <= self._tails.maxsize:
                 self._tails[key] = tail

@@ -36,7 +36,7 @@ def quantity_pair(current: str | int, recommended: str | int) -> tuple[Fraction,
     pair: list[Fraction] = []
     for name, value in (("current", current), ("recommended", recommended)):
         if isinstance(value, str):
-            pair.append(Fraction(parse_quantity(value)))
+            pair.append(_quantity(value))
         elif isinstance(value, int) and not isinstance(value, bool):
             pair.append(Fraction(value))
         else:
@@ -51,11 +51,18 @@ def quantity_pair(current: str | int, recommended: str | int) -> tuple[Fraction,
     return pair[0], pair[1]
 
 
+@lru_cache(maxsize=4096)  # the same few quantities (a pod's values, a profile's recommendations) again and again
+def _quantity(value: str) -> Fraction:
+    return Fraction(parse_quantity(value))
+
+
 def drifts(current: Fraction, recommended: Fraction, threshold_pct: Fraction) -> bool:
     """The drift rule on exact values: current 0 drifts toward any positive value, else |Δ| / current > thr %."""
     if current == 0:
         return recommended > 0
-    return abs(recommended - current) * 100 > threshold_pct * current
+    # |r − c| · 100 > t · c over a common denominator, in integers (Fraction arithmetic normalises at every step).
+    c, r, t = current.as_integer_ratio(), recommended.as_integer_ratio(), threshold_pct.as_integer_ratio()
+    return abs(r[0] * c[1] - c[0] * r[1]) * 100 * t[1] > t[0] * c[0] * r[1]
 
 
 def exceeds_drift(current: str | int, recommended: str | int, threshold_pct: Percent) -> bool:

@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from fractions import Fraction
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ballast.internal.resize import exceeds_drift
+from ballast.internal.resize.drift import drifts
 
 
 @pytest.mark.parametrize(
@@ -58,3 +60,22 @@ def test_bad_arguments_are_named(
 def test_drift_is_the_exact_relative_change(current: int, recommended: int, threshold: int) -> None:
     assert exceeds_drift(current, recommended, threshold) is (abs(recommended - current) * 100 > threshold * current)
     assert exceeds_drift(f"{current}m", f"{recommended}m", threshold) is exceeds_drift(current, recommended, threshold)
+
+
+@given(
+    st.fractions(min_value=0, max_value=10**12),
+    st.fractions(min_value=0, max_value=10**12),
+    st.fractions(min_value=0, max_value=500),
+)
+def test_the_drift_rule_on_fractions_is_the_exact_inequality(
+    current: Fraction, recommended: Fraction, threshold: Fraction
+) -> None:
+    expected = recommended > 0 if current == 0 else abs(recommended - current) * 100 > threshold * current
+    assert drifts(current, recommended, threshold) is expected
+
+
+def test_thresholds_with_fractional_percentages_and_milli_quantities_compare_exactly() -> None:
+    assert exceeds_drift("1000m", "1100m", Decimal("9.99")) is True
+    assert exceeds_drift("1000m", "1100m", Decimal("10")) is False  # exactly 10 %: not beyond
+    assert exceeds_drift("3", "3334m", Decimal("11.1")) is True  # 11.133… % of 3 cores
+    assert exceeds_drift("3", "3333m", Decimal("11.1")) is False  # 11.1 % exactly
