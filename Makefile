@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 
-.PHONY: help venv envtest e2e-tools real-node-tools test-real-node helm karpenter-oracle generate lint typecheck unit packaging integration test-e2e test-karpenter test test-load audit dev demo dev-cluster bench kind-deploy clean
+.PHONY: help venv envtest e2e-tools admission-load real-node-tools test-real-node helm karpenter-oracle generate lint typecheck unit packaging integration test-e2e test-karpenter test test-load audit dev demo dev-cluster bench kind-deploy clean
 
 HACK_SCRIPTS := hack/gen-manifests hack/audit hack/record-builtin-schemas hack/gen-builtin-models hack/simulate-docs
 KIND_CLUSTER ?= ballast-dev
@@ -57,10 +57,12 @@ venv: $(VENV)/.installed ## create .venv with the project and its dev tools
 envtest: venv ## build (or find) the control-plane binaries; prints their directory
 	hack/setup-envtest
 
-e2e-tools: venv ## build (or find) kwok and metrics-server v0.8.0, and Karpenter v1.15.0's kwok provider (GOTOOLCHAIN=go1.27.3), for the e2e mini-cluster; and hack/admission-load, the admission load generator
+e2e-tools: venv admission-load ## build (or find) kwok and metrics-server v0.8.0, and Karpenter v1.15.0's kwok provider (GOTOOLCHAIN=go1.27.3), for the e2e mini-cluster; and hack/admission-load
 	$(BIN)/ballast-envtest tool kwok
 	$(BIN)/ballast-envtest tool metrics-server
 	$(BIN)/ballast-envtest tool karpenter
+
+admission-load: ## build (or find) hack/admission-load, the admission load generator (the machine's Go, standard library only)
 	hack/setup-admission-load
 
 real-node-tools: venv ## the e2e real node: Debian's runc, CNI plugins, busybox-static and gcc when missing; kubelet and containerd v2.4.2 built from their Go modules; the pause, busybox and loadgen images
@@ -91,7 +93,7 @@ unit: venv ## unit tests (no binaries, no namespace), in UNIT_WORKERS processes
 packaging: venv envtest ## the built wheel in a clean venv: console scripts and the pytest plugin
 	$(PY) -m pytest tests/packaging
 
-integration: venv envtest helm ## integration tests on the real kube-apiserver (and docs/examples/cronjob), inside the private test network
+integration: venv envtest helm admission-load ## integration tests on the real kube-apiserver (and docs/examples/cronjob), inside the private test network
 	$(call in_test_network,$(INTEGRATION_WORKERS),tests/integration docs/examples/cronjob)
 
 test-e2e: venv envtest e2e-tools real-node-tools ## the e2e suite on the mini-cluster (kube-scheduler, kwok, metrics-server; one real kubelet + containerd node), in the test network

@@ -147,7 +147,7 @@ def cpu_ticks(pid: int) -> int:
 
 
 def admission_load_binary() -> Path:
-    """$BALLAST_ADMISSION_LOAD, else what hack/setup-admission-load cached (`make e2e-tools`; never built from a
+    """$BALLAST_ADMISSION_LOAD, else what hack/setup-admission-load cached (`make admission-load`; never built from a
     test): skipped when missing, failed under CI=true."""
     return installed_tool("admission-load", "setup-admission-load", ADMISSION_LOAD_BINARY)
 

@@ -1,6 +1,7 @@
 """hack/admission-load itself, on a bare API server (the `envtest` fixture, no webhook): it offers the 200 dry-run
 pod admissions per second that tests/load/test_scale.py asks for, all answered 201, over HTTP/2 — so what the
-load suite measures is the webhook, not the generator. The binary comes from `make e2e-tools`."""
+load suite measures is the webhook, not the generator. The binary comes from `make admission-load` (a prerequisite of
+`make integration` and `make e2e-tools`)."""
 
 from __future__ import annotations
 
