@@ -27,6 +27,9 @@ BUCKET_SECONDS = 300
 """What a run records: 5-minute windows (mean reserved, mean usage), as the figures are defined (docs/simulate.md)."""
 DAY_SECONDS = 86_400
 
+RECORDED_SHAPE = "recorded"
+"""The shape name of every replayed container (`App.shapes`): recorded usage has no synthetic shape."""
+
 
 @dataclass(frozen=True, slots=True)
 class ContainerSpec:

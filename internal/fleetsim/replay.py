@@ -44,14 +44,12 @@ from pydantic_core import PydanticCustomError
 
 from ballast.internal.quantity import QuantityError, parse_quantity
 
-from .model import RESOURCES, STEP_SECONDS, App, ContainerSpec, Fleet, NodeSpec, Slot, Workload
+from .model import RECORDED_SHAPE, RESOURCES, STEP_SECONDS, App, ContainerSpec, Fleet, NodeSpec, Slot, Workload
 
 if TYPE_CHECKING:
     from _csv import Reader as CsvReader
 
 HEADER: tuple[str, ...] = ("timestamp", "namespace", "pod", "container", "resource", "value")
-RECORDED_SHAPE = "recorded"
-"""The shape name of every replayed container (`model.App.shapes`)."""
 CONTROLLER_LABELS: tuple[str, ...] = (
     "pod-template-hash",
     "controller-revision-hash",

@@ -494,6 +494,26 @@ def test_each_clause_failing_alone_fails_the_verdict(ballast: Figures, vpa: Figu
     assert result.lines()[-1] == f"verdict: failed ({failed})"
 
 
+def test_oom_kills_of_a_replay_have_no_shape_so_the_outside_leak_clause_reads_n_a() -> None:
+    replay = replaced(BALLAST, ooms=3, ooms_by_shape={"recorded": 3})
+
+    result = verdict(replay, VPA, POLL, AS_WRITTEN)
+
+    clause = next(c for c in result.clauses if c.name == "OOM kills outside leak")
+    assert (clause.passed, clause.applicable, clause.figures) == (True, False, {"ballast": None})
+    assert clause.text == "OOM kills outside the leak shape: n/a (3 of recorded usage, which has no shape)"
+    assert "OOM kills outside leak" not in result.failed
+
+
+def test_a_synthetic_shape_outside_leak_still_fails_beside_recorded_usage() -> None:
+    mixed = replaced(BALLAST, ooms=3, ooms_by_shape={"recorded": 2, "spiky": 1})
+
+    clause = next(c for c in verdict(mixed, VPA, POLL, AS_WRITTEN).clauses if c.name == "OOM kills outside leak")
+
+    assert (clause.passed, clause.applicable) == (False, True)
+    assert clause.text == "OOM kills outside the leak shape 1 = 0 (recorded 2, spiky 1): no"
+
+
 def test_a_cold_start_not_reached_by_vpa_is_slower_than_any_ballast_reaches() -> None:
     result = verdict(BALLAST, replaced(VPA, cold_starts=judged(None)), POLL, AS_WRITTEN)
 
