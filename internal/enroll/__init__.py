@@ -34,6 +34,7 @@ from .plan import (
 from .report import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Record, Status, Tally
 from .rollout import (
     RolloutStatus,
+    counts_pods_updated,
     current_replica_set,
     newest_revision_hash,
     pods_missing_mode,
@@ -63,6 +64,7 @@ __all__ = [
     "Step",
     "Tally",
     "Workload",
+    "counts_pods_updated",
     "current_replica_set",
     "has_tuple",
     "is_ignored",

@@ -34,6 +34,7 @@ from ballast.internal.enroll import (
     Step,
     Tally,
     Workload,
+    counts_pods_updated,
     is_ignored,
     messages,
     newest_revision_hash,
@@ -361,6 +362,27 @@ class Enroller:
                 return False
             self.clock.sleep(self.poll)
 
+    def _caught_up(self, workload: Workload, revision: str = "") -> bool:
+        """Wait until the workload's controller counts every pod as updated (`counts_pods_updated`): only then
+        has it seen the writes an in-place route made, so the resume or restore that follows rolls nothing."""
+        return self._wait(lambda: counts_pods_updated(self._reread_live(workload), revision), self.options.timeout)
+
+    def _restore_once_counted(
+        self, workload: Workload, revision: str, restore: Mapping[str, Any], uncounted: str, restore_failed: str
+    ) -> bool:
+        """Put back the partition or update strategy of a workload whose pods were relabeled to `revision`, once
+        its controller counts them as updated; FAIL with `uncounted` (nothing restored, so nothing restarts) when it
+        does not within the timeout, with `restore_failed` when the write fails. Whether it was restored."""
+        if not self._caught_up(workload, revision):
+            self._fail(workload, uncounted)
+            return False
+        try:
+            self._patch_workload(workload, restore)
+        except API_FAILURES:
+            self._fail(workload, restore_failed)
+            return False
+        return True
+
     def _verify(self, workload: Workload, before: frozenset[str], done: str) -> None:
         """After `settle` seconds, OK when the running-pod set is the one from before the change, WARN otherwise."""
         self.clock.sleep(self.settle)
@@ -435,6 +457,11 @@ class Enroller:
             self._fail(workload, messages.DEPLOYMENT_PATCH_FAILED)
             return
         self.inflight = messages.inflight_patched_paused(workload.subject, ns, name)
+        # Resumed before its controller has the patched ReplicaSet in its cache, the Deployment would find no
+        # ReplicaSet with its template and roll out a new one: resume once its status counts the pods as updated.
+        if not self._caught_up(workload):
+            self._fail(workload, messages.replica_set_unmatched(ns, name, rs, self.options.timeout))
+            return
         try:
             self._patch_workload(workload, patches.paused_patch(False))
         except API_FAILURES:
@@ -480,10 +507,12 @@ class Enroller:
         except API_FAILURES:
             self._fail(workload, messages.partition_relabel_failed(replicas, revision, partition))
             return
-        try:
-            self._patch_workload(workload, restore)
-        except API_FAILURES:
-            self._fail(workload, messages.partition_restore_failed(ns, name, restore_text))
+        # With the partition restored before the controller's pod cache has the relabels, it would replace the
+        # pods it still sees at the old revision (the highest ordinal first).
+        uncounted = messages.partition_uncounted(replicas, revision, self.options.timeout, ns, name, restore_text)
+        if not self._restore_once_counted(
+            workload, revision, restore, uncounted, messages.partition_restore_failed(ns, name, restore_text)
+        ):
             return
         self.inflight = ""
         self._label_pods(workload)
@@ -525,10 +554,12 @@ class Enroller:
         except API_FAILURES:
             self._fail(workload, messages.swap_relabel_failed(revision_hash, restore_text))
             return
-        try:
-            self._patch_workload(workload, restore)
-        except API_FAILURES:
-            self._fail(workload, messages.strategy_restore_failed(ns, name, restore_text))
+        # With the rolling strategy restored before the controller's pod cache has the relabels, it would replace
+        # the pods it still sees with the old hash.
+        uncounted = messages.swap_uncounted(revision_hash, self.options.timeout, ns, name, restore_text)
+        if not self._restore_once_counted(
+            workload, "", restore, uncounted, messages.strategy_restore_failed(ns, name, restore_text)
+        ):
             return
         self.inflight = ""
         self._label_pods(workload)

@@ -150,6 +150,14 @@ def resume_failed(namespace: str, name: str) -> str:
     return f"templates patched but resume failed; run: kubectl -n {namespace} rollout resume deployment/{name}"
 
 
+def replica_set_unmatched(namespace: str, name: str, replica_set: str, timeout: int) -> str:
+    return (
+        f"templates patched but the controller did not count ReplicaSet {replica_set}'s pods as updated within "
+        f"{timeout}s; deployment left paused so nothing restarts (resuming now would roll out); once its "
+        f"status.updatedReplicas covers the replicas, run: kubectl -n {namespace} rollout resume deployment/{name}"
+    )
+
+
 def inflight_paused(subject: str, namespace: str, name: str) -> str:
     return f"{subject} paused; recover with: kubectl -n {namespace} rollout resume deployment/{name}"
 
@@ -197,6 +205,15 @@ def partition_relabel_failed(replicas: int, revision: str, partition: int) -> st
     )
 
 
+def partition_uncounted(replicas: int, revision: str, timeout: int, namespace: str, name: str, restore: str) -> str:
+    return (
+        f"pods relabeled to revision {revision} but the controller did not count them as updated within "
+        f"{timeout}s; partition left at {replicas} so nothing restarts (restoring it now would replace them); once "
+        f"status.updatedReplicas covers the replicas, run: "
+        f"kubectl -n {namespace} patch statefulset {name} --type merge -p '{restore}'"
+    )
+
+
 def partition_restore_failed(namespace: str, name: str, restore: str) -> str:
     return (
         "pods relabeled but partition restore failed; run: "
@@ -233,6 +250,15 @@ def swap_relabel_failed(revision_hash: str, restore: str) -> str:
     return (
         "failed to relabel pods; strategy left OnDelete so nothing restarts; relabel to "
         f"controller-revision-hash={revision_hash}, then restore strategy: {restore}"
+    )
+
+
+def swap_uncounted(revision_hash: str, timeout: int, namespace: str, name: str, restore: str) -> str:
+    return (
+        f"pods relabeled to hash {revision_hash} but the controller did not count them as updated within {timeout}s; "
+        "strategy left OnDelete so nothing restarts (restoring it now would replace them); once "
+        "status.updatedNumberScheduled covers the nodes, run: "
+        f"kubectl -n {namespace} patch daemonset {name} --type merge -p '{restore}'"
     )
 
 

@@ -1,5 +1,6 @@
-"""Reading rollouts and pod sets: when a rollout is complete (`kubectl rollout status`), which ReplicaSet is a
-Deployment's current one, which controller revision is a DaemonSet's newest, and the running-pod set."""
+"""Reading rollouts and pod sets: when a rollout is complete (`kubectl rollout status`), when a controller counts
+every pod as updated, which ReplicaSet is a Deployment's current one, which controller revision is a DaemonSet's
+newest, and the running-pod set."""
 
 from __future__ import annotations
 
@@ -79,6 +80,29 @@ def _daemonset_rollout(workload: Workload) -> RolloutStatus:
     if _int(status.get("updatedNumberScheduled")) < desired or _int(status.get("numberAvailable")) < desired:
         return RolloutStatus(False, "waiting for the updated pods to be available")
     return RolloutStatus(True, f"daemon set {workload.name!r} successfully rolled out")
+
+
+def counts_pods_updated(workload: Workload, revision: str = "") -> bool:
+    """Whether the controller of a freshly read workload, at its latest generation, counts every pod as updated —
+    so its caches hold what an in-place route just wrote, and resuming, restoring a partition or restoring a
+    rolling strategy replaces nothing.
+
+    The controller reads objects through informer caches, one per kind and each at its own pace: a write to the
+    workload (resume, restore) can reach it before the pod relabels or the ReplicaSet patch written just before
+    it, and it would then roll the pods it still sees as old. Its status, written from the same caches in the
+    same pass, says when they have caught up. Deployment: `updatedReplicas` (the pods of the ReplicaSet whose
+    template matches its own) covers the replicas. StatefulSet: `updateRevision` is `revision` and
+    `updatedReplicas` (pods labeled with it) covers the replicas. DaemonSet: `updatedNumberScheduled` (nodes
+    whose pod carries the current hash) covers `desiredNumberScheduled`.
+    """
+    if not workload.observed:
+        return False
+    status = workload.status
+    if workload.kind == "daemonset":
+        return _int(status.get("updatedNumberScheduled")) >= _int(status.get("desiredNumberScheduled"))
+    if workload.kind == "statefulset" and str(status.get("updateRevision") or "") != revision:
+        return False
+    return _int(status.get("updatedReplicas")) >= workload.replicas
 
 
 def _controlled_by(obj: Mapping[str, Any], owner_uid: str) -> bool:

@@ -18,6 +18,7 @@ from ballast.internal.enroll import (
     Status,
     Step,
     Workload,
+    counts_pods_updated,
     plan_daemonset,
     plan_deployment,
     plan_statefulset,
@@ -326,3 +327,21 @@ def test_scan_warns_about_another_mode_unless_remode_makes_it_a_target() -> None
     remoded = scan(listed, IDENTITY, Options("measure", remode=True), None)
     assert [w.name for w in remoded.targets] == ["db", "vault", "agent"]
     assert remoded.records == ()
+
+
+def with_status(obj: dict[str, Any], **status: Any) -> Workload:
+    return Workload.from_object(obj | {"status": obj["status"] | status})
+
+
+def test_a_controller_counts_the_pods_updated_only_at_the_latest_generation_and_the_relabeled_revision() -> None:
+    web = deployment(replicas=3)
+    assert counts_pods_updated(with_status(web, updatedReplicas=3))
+    assert not counts_pods_updated(with_status(web, updatedReplicas=0))  # the ReplicaSet patch not seen yet
+    assert not counts_pods_updated(with_status(web, updatedReplicas=3, observedGeneration=1))  # an older template's
+    db = statefulset(replicas=2)
+    assert counts_pods_updated(with_status(db, updateRevision="db-2", updatedReplicas=2), "db-2")
+    assert not counts_pods_updated(with_status(db, updateRevision="db-2", updatedReplicas=1), "db-2")
+    assert not counts_pods_updated(with_status(db, updateRevision="db-1", updatedReplicas=2), "db-2")
+    agent = daemonset(scheduled=2)
+    assert counts_pods_updated(with_status(agent, updatedNumberScheduled=2))
+    assert not counts_pods_updated(with_status(agent, updatedNumberScheduled=1))

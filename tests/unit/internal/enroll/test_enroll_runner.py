@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import io
 import re
+import zlib
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from ballast.internal.cmd.enroll import flag_problem
 from ballast.internal.enroll import Identity, Options, Status
 from ballast.internal.enroll.enroller import Enroller, PlainReporter, ProgressReporter, make_reporter
 from ballast.internal.enrollment import MODE_LABEL
-from ballast.runtime import FakeAPI, GroupVersionKind
+from ballast.runtime import FakeAPI, GroupVersionKind, RealClock
 from ballast.runtime.apierrors import ForbiddenError
 
 from .support import TUPLE, daemonset, deployment, pod, replica_set, statefulset
@@ -36,7 +37,67 @@ def cluster(*objects: dict[str, Any]) -> FakeAPI:
     return api
 
 
+REVISION_HASH = "controller-revision-hash"
+CONTROLLER_REVISION = GroupVersionKind("apps", "v1", "ControllerRevision")
+
+
+def template_hash(obj: dict[str, Any]) -> str:
+    labels = dict(obj["spec"]["template"]["metadata"]["labels"])
+    labels.pop("pod-template-hash", None)
+    return format(zlib.crc32(repr(sorted(labels.items())).encode()), "x")
+
+
+def reconcile(api: FakeAPI, *, stale: bool) -> None:
+    """One pass of the workload controllers the fake does not run: each workload's status at its latest
+    generation, with the pods (a Deployment: its ReplicaSet's) it counts as at its template. `stale`: a controller
+    whose caches have not caught up with the enroller's writes, so it counts none — resuming or restoring then
+    would replace the pods."""
+    client = api.client()
+    pods = api.objects("v1/Pod")
+    for obj in api.objects("apps/v1/Deployment"):
+        rs_hashes = {template_hash(rs) for rs in api.objects("apps/v1/ReplicaSet")}
+        updated = obj["spec"]["replicas"] if template_hash(obj) in rs_hashes and not stale else 0
+        status = {"observedGeneration": obj["metadata"]["generation"], "updatedReplicas": updated}
+        client.status().patch(obj, {"status": status})
+    for obj in api.objects("apps/v1/StatefulSet"):
+        revision = f"{obj['metadata']['name']}-{template_hash(obj)}"
+        updated = 0 if stale else sum(p["metadata"]["labels"].get(REVISION_HASH) == revision for p in pods)
+        status = {"observedGeneration": obj["metadata"]["generation"], "updateRevision": revision}
+        client.status().patch(obj, {"status": status | {"updatedReplicas": updated}})
+    for obj in api.objects("apps/v1/DaemonSet"):
+        current = template_hash(obj)
+        revisions = api.objects(CONTROLLER_REVISION)
+        if all(rev["metadata"]["labels"][REVISION_HASH] != current for rev in revisions):
+            owner = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": obj["metadata"]["name"],
+                     "uid": obj["metadata"]["uid"], "controller": True}  # fmt: skip
+            metadata = {"name": f"agent-{current}", "namespace": "shop", "labels": {REVISION_HASH: current},
+                        "ownerReferences": [owner]}  # fmt: skip
+            client.create({"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": metadata,
+                           "revision": len(revisions) + 1, "data": {}})  # fmt: skip
+        updated = 0 if stale else sum(p["metadata"]["labels"].get(REVISION_HASH) == current for p in pods)
+        status = {"observedGeneration": obj["metadata"]["generation"], "updatedNumberScheduled": updated}
+        client.status().patch(obj, {"status": status})
+
+
+class Controllers(RealClock):
+    """The enroller's clock, playing the controllers: each of its pauses is one `reconcile` pass, and no real
+    time passes."""
+
+    def __init__(self, api: FakeAPI, *, stale: bool = False) -> None:
+        self.api = api
+        self.stale = stale
+        self.elapsed = 0.0
+
+    def monotonic(self) -> float:
+        return self.elapsed
+
+    def sleep(self, seconds: float) -> None:
+        self.elapsed += seconds
+        reconcile(self.api, stale=self.stale)
+
+
 def enroller(api: FakeAPI, options: Options, *, apply: bool, out: io.StringIO, **kwargs: Any) -> Enroller:
+    kwargs.setdefault("clock", Controllers(api))
     return Enroller(
         api.client(), IDENTITY, options, apply=apply, settle=0, reporter=PlainReporter(out, out), poll=0.01, **kwargs
     )
@@ -78,6 +139,71 @@ def test_a_single_replica_deployment_is_adopted_in_place() -> None:
     assert "kubectl.kubernetes.io/restartedAt" not in str(stored)
     assert "ReplicaSet web-abc adopted, pods labeled (running-pod set unchanged)" in out.getvalue()
     assert tally.summary() == "Summary: 1 enrolled, 0 failed, 0 warning(s), 0 skipped."
+
+
+def test_a_deployment_stays_paused_until_its_controller_counts_the_adopted_replica_set() -> None:
+    api = cluster(deployment(replicas=3), replica_set(), pod("web-abc-1"), pod("web-abc-2"), pod("web-abc-3"))
+    out = io.StringIO()
+    options = Options("measure", no_restart=True, timeout=2)
+    runner = enroller(api, options, apply=True, out=out, clock=Controllers(api, stale=True))
+    tally = runner.run()
+    [stored] = api.objects("apps/v1/Deployment")
+    [rs] = api.objects("apps/v1/ReplicaSet")
+    assert stored["spec"]["paused"] is True  # resumed now, it would roll out a new ReplicaSet
+    assert stored["spec"]["template"]["metadata"]["labels"][MODE_LABEL] == "measure"
+    assert rs["spec"]["template"]["metadata"]["labels"][MODE_LABEL] == "measure"
+    assert "FAIL  deployment shop/web" in out.getvalue()
+    assert "did not count ReplicaSet web-abc's pods as updated within 2s; deployment left paused" in out.getvalue()
+    assert "kubectl -n shop rollout resume deployment/web" in out.getvalue()
+    assert (tally.failed, tally.exit_code()) == (1, 2)
+
+
+def test_a_statefulset_partition_is_restored_once_its_controller_counts_the_relabeled_pods() -> None:
+    api = cluster(statefulset(replicas=2), pod("db-0"), pod("db-1"))
+    out = io.StringIO()
+    tally = enroller(api, Options("resize", no_restart=True), apply=True, out=out).run()
+    [stored] = api.objects("apps/v1/StatefulSet")
+    revision = stored["status"]["updateRevision"]
+    assert stored["spec"]["updateStrategy"]["rollingUpdate"]["partition"] == 0
+    assert stored["status"]["updatedReplicas"] == 2
+    assert {p["metadata"]["labels"][REVISION_HASH] for p in api.objects("v1/Pod")} == {revision}
+    assert f"pods relabeled to revision {revision} and labeled, no restart (running-pod set unchanged)" in (
+        out.getvalue()
+    )
+    assert tally.summary() == "Summary: 1 enrolled, 0 failed, 0 warning(s), 0 skipped.", out.getvalue()
+
+    api = cluster(statefulset(replicas=2), pod("db-0"), pod("db-1"))
+    out = io.StringIO()
+    options = Options("resize", no_restart=True, timeout=2)
+    tally = enroller(api, options, apply=True, out=out, clock=Controllers(api, stale=True)).run()
+    [stored] = api.objects("apps/v1/StatefulSet")
+    assert stored["spec"]["updateStrategy"]["rollingUpdate"]["partition"] == 2  # restored, it would replace db-1
+    assert "but the controller did not count them as updated within 2s; partition left at 2" in out.getvalue()
+    assert """kubectl -n shop patch statefulset db --type merge -p '{"spec":{"updateStrategy":""" in out.getvalue()
+    assert (tally.failed, tally.exit_code()) == (1, 2)
+
+
+def test_a_daemonset_strategy_is_restored_once_its_controller_counts_the_relabeled_pods() -> None:
+    api = cluster(daemonset(scheduled=2), pod("agent-a"), pod("agent-b"))
+    api.register(CONTROLLER_REVISION, "controllerrevisions", namespaced=True, status=False)
+    out = io.StringIO()
+    tally = enroller(api, Options("resize", no_restart=True), apply=True, out=out).run()
+    [stored] = api.objects("apps/v1/DaemonSet")
+    current = template_hash(stored)
+    assert stored["spec"]["updateStrategy"]["type"] == "RollingUpdate"
+    assert {p["metadata"]["labels"][REVISION_HASH] for p in api.objects("v1/Pod")} == {current}
+    assert f"pod(s) relabeled to hash {current} and labeled, no restart (running-pod set unchanged)" in out.getvalue()
+    assert tally.summary() == "Summary: 1 enrolled, 0 failed, 0 warning(s), 0 skipped.", out.getvalue()
+
+    api = cluster(daemonset(scheduled=2), pod("agent-a"), pod("agent-b"))
+    api.register(CONTROLLER_REVISION, "controllerrevisions", namespaced=True, status=False)
+    out = io.StringIO()
+    options = Options("resize", no_restart=True, timeout=2)
+    tally = enroller(api, options, apply=True, out=out, clock=Controllers(api, stale=True)).run()
+    [stored] = api.objects("apps/v1/DaemonSet")
+    assert stored["spec"]["updateStrategy"]["type"] == "OnDelete"  # restored, it would replace the pods
+    assert "but the controller did not count them as updated within 2s; strategy left OnDelete" in out.getvalue()
+    assert (tally.failed, tally.exit_code()) == (1, 2)
 
 
 def observe(api: FakeAPI) -> None:

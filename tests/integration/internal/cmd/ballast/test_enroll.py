@@ -71,7 +71,7 @@ def test_dry_run_plans_every_workload_with_the_tuple_and_changes_nothing(
     fleet(cluster, client, namespace)
     before = generations(client, namespace), {app: pod_uids(client, namespace, app) for app in APPS}
     code, lines = enroll(capsys, cluster, namespace, "--mode", "measure")
-    assert code == 0
+    assert code == 0, "\n".join(lines)
     assert lines[0] == "=== DRY-RUN [mode=measure]: no changes will be made; re-run with --apply to execute ==="
     assert "Found (before ignore filter): 2 deployment(s), 2 statefulset(s), 1 daemonset(s)" in lines
     plans = records(lines, "PLAN")
@@ -83,7 +83,7 @@ def test_dry_run_plans_every_workload_with_the_tuple_and_changes_nothing(
     assert plans[f"statefulset {ns}/db"].startswith("no restart: raise partition 0 -> 1;")
     assert plans[f"statefulset {ns}/db3"].endswith("restart; wait on rollout up to 300s")
     assert plans[f"daemonset {ns}/agent"].endswith("restart; wait on rollout up to 300s")  # two nodes
-    assert lines[-1] == "Summary: 0 enrolled, 0 failed, 0 warning(s), 0 skipped."
+    assert lines[-1] == "Summary: 0 enrolled, 0 failed, 0 warning(s), 0 skipped.", "\n".join(lines)
     after = generations(client, namespace), {app: pod_uids(client, namespace, app) for app in APPS}
     assert after == before
     assert all(pod_modes(client, namespace, app) == [None] * len(before[1][app]) for app in APPS)
@@ -100,7 +100,7 @@ def test_apply_restarts_multi_replica_workloads_keeps_single_replica_pods_and_re
     code, lines = enroll(capsys, cluster, namespace, "--mode", "measure", "--apply", "--timeout", "120")
     assert code == 0, "\n".join(lines)
     assert lines[0] == "=== APPLY MODE [mode=measure]: changes will be made (namespace " + namespace + ") ==="
-    assert lines[-1] == "Summary: 5 enrolled, 0 failed, 0 warning(s), 0 skipped."
+    assert lines[-1] == "Summary: 5 enrolled, 0 failed, 0 warning(s), 0 skipped.", "\n".join(lines)
     ok = records(lines, "OK")
     assert ok[f"deployment {namespace}/web"].endswith("rolling restart complete, pods carry the label")
     assert ok[f"deployment {namespace}/solo"].endswith("adopted, pods labeled (running-pod set unchanged)")
@@ -127,8 +127,8 @@ def test_apply_restarts_multi_replica_workloads_keeps_single_replica_pods_and_re
     wait_settled(client, namespace, ("deployment", "web"), ("statefulset", "db3"), ("daemonset", "agent"), pods=10)
     before = generations(client, namespace), {app: pod_uids(client, namespace, app) for app in APPS}
     code, lines = enroll(capsys, cluster, namespace, "--mode", "measure", "--apply")
-    assert code == 0
-    assert lines[-1] == "Summary: 0 enrolled, 0 failed, 0 warning(s), 0 skipped."
+    assert code == 0, "\n".join(lines)
+    assert lines[-1] == "Summary: 0 enrolled, 0 failed, 0 warning(s), 0 skipped.", "\n".join(lines)
     notes = [line for line in lines if line.startswith("NOTE ")]
     assert notes[0].endswith(f"3 workload(s) already carry {MODE_LABEL}=measure; nothing to do (no patch, no restart)")
     assert notes[1].endswith(
@@ -139,8 +139,8 @@ def test_apply_restarts_multi_replica_workloads_keeps_single_replica_pods_and_re
 
     # Another mode: warned about and left alone.
     code, lines = enroll(capsys, cluster, namespace, "--mode", "apply", "--apply")
-    assert code == 0
-    assert lines[-1] == "Summary: 0 enrolled, 0 failed, 5 warning(s), 0 skipped."
+    assert code == 0, "\n".join(lines)
+    assert lines[-1] == "Summary: 0 enrolled, 0 failed, 5 warning(s), 0 skipped.", "\n".join(lines)
     assert records(lines, "WARN")[f"statefulset {namespace}/db3"] == (
         f"already enrolled at {MODE_LABEL}=measure, not apply; left unchanged (re-run with --remode to change it)"
     )
@@ -149,7 +149,7 @@ def test_apply_restarts_multi_replica_workloads_keeps_single_replica_pods_and_re
     # --remode --no-restart: every workload, multi-replica ones too, moves to apply without a pod recreated.
     code, lines = enroll(capsys, cluster, namespace, "--mode", "apply", "--apply", "--remode", "--no-restart")
     assert code == 0, "\n".join(lines)
-    assert lines[-1] == "Summary: 5 enrolled, 0 failed, 0 warning(s), 0 skipped."
+    assert lines[-1] == "Summary: 5 enrolled, 0 failed, 0 warning(s), 0 skipped.", "\n".join(lines)
     assert all(
         "re-mode" in detail and "(running-pod set unchanged)" in detail for detail in records(lines, "OK").values()
     )
@@ -173,7 +173,7 @@ def test_no_restart_enrolls_multi_replica_workloads_without_recreating_a_pod(
     code, lines = enroll(capsys, cluster, namespace, "--mode", "resize", "--apply", "--no-restart")
     assert code == 0, "\n".join(lines)
     assert "Route: no-restart (hotfix in place) for all workloads, including multi-replica." in lines
-    assert lines[-1] == "Summary: 3 enrolled, 0 failed, 0 warning(s), 0 skipped."
+    assert lines[-1] == "Summary: 3 enrolled, 0 failed, 0 warning(s), 0 skipped.", "\n".join(lines)
     for kind, app in (("Deployment", "web"), ("StatefulSet", "db3"), ("DaemonSet", "agent")):
         template = template_of(client, kind, app, namespace)
         assert template["labels"][MODE_LABEL] == "resize"
@@ -250,13 +250,13 @@ def test_a_refused_write_is_a_failure_rolled_back_and_exit_code_2(
     deny_mode_label_on_replica_sets(cluster, client, namespace)
     uids = pod_uids(client, namespace, "solo")
     code, lines = enroll(capsys, cluster, namespace, "--mode", "measure", "--apply")
-    assert code == 2
+    assert code == 2, "\n".join(lines)
     [replica_set] = client.list("apps/v1/ReplicaSet", namespace).items
     assert records(lines, "FAIL") == {
         f"deployment {namespace}/solo": f"failed to patch ReplicaSet {replica_set['metadata']['name']} "
         "(deployment resumed unchanged)"
     }
-    assert lines[-1] == "Summary: 0 enrolled, 1 failed, 0 warning(s), 0 skipped."
+    assert lines[-1] == "Summary: 0 enrolled, 1 failed, 0 warning(s), 0 skipped.", "\n".join(lines)
     deployment = client.get("apps/v1/Deployment", "solo", namespace)
     assert not deployment["spec"].get("paused")
     assert MODE_LABEL not in deployment["spec"]["template"]["metadata"]["labels"]
