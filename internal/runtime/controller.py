@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import metrics
-from .apierrors import ConflictError, DeadlineExceededError, ForbiddenError, NotFoundError
+from .apierrors import APIStatusError, ConflictError, DeadlineExceededError, ForbiddenError, NotFoundError
 from .clock import Clock, RealClock
 from .log import Logger, get_logger
 from .priorityqueue import PriorityQueue
@@ -242,7 +242,10 @@ class Controller:
         elif kind_not_served(error):
             self._log_kind_gone(error, logger)
         else:
-            logger.error("reconciler error: %s", error, exc_info=error)
+            # What the API server answered, or that it did not answer in time, is said in full by the message; a
+            # traceback is for the reconciler's own failures.
+            said_in_full = isinstance(error, (APIStatusError, ConnectionError, TimeoutError))
+            logger.error("reconciler error: %s", error, exc_info=None if said_in_full else error)
         self._errors.inc()
         self._total["error"].inc()
 

@@ -98,13 +98,32 @@ def _balancer(ns: str, policy: JSON, *targets: JSON) -> JSON:
     }  # fmt: skip
 
 
+def _accepted(envtest: Environment, body: JSON) -> bool:
+    """Whether the API server would store `body` under another name now (a dry run)."""
+    probe = copy.deepcopy(body)
+    probe["metadata"]["name"] = f"probe-{uuid.uuid4().hex[:8]}"
+    path = BALANCERS.format(ns=body["metadata"]["namespace"])
+    try:
+        envtest.rest.request("POST", path, probe, params={"dryRun": "All"})
+    except APIError as refused:
+        if refused.status != 422:
+            raise
+        return False
+    return True
+
+
 def _stored_before_the_rules(envtest: Environment, body: JSON) -> None:
-    """Create `body` while the CRD lacks the rules it breaks, then put them back."""
+    """Create `body` while the CRD lacks the rules it breaks, then put them back.
+
+    An updated CRD is Established at once, but the API server serves its new schema a moment later, so each
+    step waits until a dry run of `body` is answered as the step expects."""
     envtest.install_crds([_crd(with_rules=False)])
     try:
+        _wait(lambda: _accepted(envtest, body), "the CRD without the rules to be served")
         envtest.rest.create(BALANCERS.format(ns=body["metadata"]["namespace"]), copy.deepcopy(body))
     finally:
         envtest.install_crds([_crd(with_rules=True)])
+        _wait(lambda: not _accepted(envtest, body), "the CRD with the rules to be served again")
 
 
 def _refused_now(envtest: Environment, body: JSON) -> str:

@@ -28,12 +28,13 @@ from ballast.runtime import (
     TerminalError,
     rest,
 )
-from ballast.runtime.apierrors import DeadlineExceededError, ForbiddenError
+from ballast.runtime.apierrors import APIStatusError, DeadlineExceededError, ForbiddenError
 from ballast.runtime.builder import BuilderError
 from ballast.runtime.controller import KIND_GONE_LOG_INTERVAL
 from ballast.runtime.predicate import generation_changed, label_selector
 from ballast.runtime.priorityqueue import PriorityQueue
 from ballast.runtime.ratelimiter import ItemExponentialFailureRateLimiter
+from ballast.runtime.rest import UnreachableError
 from ballast.runtime.restmapper import NoKindMatchError
 from ballast.runtime.source import Channel
 from tests.unit.internal.runtime.support import Calls, configmap, eventually, running, sample
@@ -246,6 +247,32 @@ def test_a_conflict_is_retried_and_logged_as_info_without_a_traceback(
         (logging.INFO, "conflict, retrying", None)
     ]
     assert sample("controller_runtime_reconcile_errors_total", controller=name) == 1  # still counted
+
+
+def test_an_api_failure_is_logged_in_one_line_and_the_reconcilers_own_bug_with_its_traceback(
+    manager: Manager, client: Client, clock: FakeClock, name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    failures: list[Exception] = [
+        UnreachableError("https://127.0.0.1:6443", "no answer", deadline=1.0, method="GET", path="/api/v1/pods"),
+        APIStatusError(500, "InternalError", "etcd leader changed"),
+        KeyError("spec"),
+    ]
+
+    def reconcile(ctx: Context, request: Request) -> Result | None:
+        if failures:
+            raise failures.pop(0)
+        return None
+
+    Builder(manager).for_("v1/ConfigMap").named(name).complete(reconcile)
+    with caplog.at_level(logging.INFO), running(manager):
+        client.create(configmap("slow", "shop"))
+        for errors in (1, 2, 3):
+            eventually(lambda errors=errors: _results(name, "error") == errors, f"failure {errors}")
+            clock.advance(1)
+        eventually(lambda: _results(name, "success") == 1, "the retry after the three failures")
+    logged = [(type(r.args[0]).__name__, r.exc_info is not None)
+              for r in caplog.records if r.getMessage().startswith("reconciler error")]  # fmt: skip
+    assert logged == [("UnreachableError", False), ("APIStatusError", False), ("KeyError", True)]
 
 
 TERMINATING = (

@@ -183,7 +183,7 @@ def test_ballast_fails_in_one_line_and_ballastd_waits_with_probes_then_becomes_r
             },
             source=__name__,
         )
-        assert tracebacks == 0
+        assert tracebacks == 0, process.log()
     finally:
         process.stop()
         remove_operator_objects(envtest)
