@@ -6,6 +6,7 @@ import bisect
 import contextlib
 import sqlite3
 import threading
+from array import array
 from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
@@ -60,10 +61,12 @@ class _Tail:
     """One series' samples as last read, with their row ids: the next read fetches only the rows after them."""
 
     series_id: int
-    ids: tuple[int, ...]
+    ids: array[int]
+    """Row ids and times as machine integers: a read extends them with a copy of memory (a tuple's copy touches
+    every element's object, which is what a read costs for a long series)."""
     values: tuple[int, ...]
     """Handed to readers as it is (a `Series` holds a tuple): never copied again, never changed."""
-    times: tuple[int, ...]
+    times: array[int]
 
 
 class SQLiteHistoryStore:
@@ -294,7 +297,7 @@ class SQLiteHistoryStore:
                     continue
                 if self._tails is not None:
                     tail = self._read_tail(db, key, row[0], row[2])
-                    out.append(Series(key, tail.values, row[1], tail.times if with_times else None))
+                    out.append(Series(key, tail.values, row[1], tuple(tail.times) if with_times else None))
                     continue
                 samples = db.execute("SELECT value, at_s FROM samples WHERE series_id = ? ORDER BY id", (row[0],))
                 if with_times:
@@ -329,20 +332,21 @@ class SQLiteHistoryStore:
                 (series_id, cached.ids[-1]),
             ).fetchall()
             if unchanged and len(cached.ids) - keep + len(rows) == count:
-                # New tuples: the cached tail may be in another reader's hands (a slice from 0 is the tuple itself).
+                # New sequences: the cached tail may be in another reader's hands (a tuple's slice from 0 is the
+                # tuple itself).
                 new_ids, new_values, new_times = zip(*rows, strict=True) if rows else ((), (), ())
                 tail = _Tail(
                     series_id,
-                    cached.ids[keep:] + new_ids,
+                    cached.ids[keep:] + array("q", new_ids),
                     cached.values[keep:] + new_values,
-                    cached.times[keep:] + new_times,
+                    cached.times[keep:] + array("q", new_times),
                 )
         if tail is None:
             rows = db.execute(
                 "SELECT id, value, at_s FROM samples WHERE series_id = ? ORDER BY id", (series_id,)
             ).fetchall()
             ids, values, times = zip(*rows, strict=True) if rows else ((), (), ())
-            tail = _Tail(series_id, ids, values, times)
+            tail = _Tail(series_id, array("q", ids), values, array("q", times))
         with self._lock:
             if len(tail.ids) <= self._tails.maxsize:
                 self._tails[key] = tail
