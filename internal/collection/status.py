@@ -85,7 +85,8 @@ def resource_status(
     """Statistics, readiness and recommendation of one series (docs/compatibility.md); `running`: the series'
     statistics kept from its last computation (the same results, from the new values only)."""
     resource = series.key.resource
-    stats = running.of(series.values) if running is not None else compute_stats(series.values)
+    values = series.values
+    stats = running.of(values, grown_from=series.grown_from) if running is not None else compute_stats(values)
     first_seen = series.first_seen_ms or 0
     ready = evaluate_readiness(stats, first_seen, now_ms, resource, policy.readiness)
     usage: dict[str, Any] = {"resource": resource, "source": policy.owners.get(resource, "")}

@@ -127,9 +127,13 @@ class Series:
       retention); `None` when the series was never written. Readiness measures `now - first_seen_ms`.
     - `times_s`: epoch seconds, one per value, when read with `with_times=True` (else `None`); values written
       without a time (by the Go operator) are dated at `first_seen_ms`.
+    - `grown_from`: when not `None`, the `values` of this series as the store last returned it, which `values`
+      begins with element for element — a read cache that only appended says so, and a reader that keeps
+      statistics of the last values (`RunningStats`) need not compare them again. Not part of equality.
     """
 
     key: SeriesKey
     values: tuple[int, ...]
     first_seen_ms: int | None
     times_s: tuple[int, ...] | None = None
+    grown_from: tuple[int, ...] | None = field(default=None, compare=False, repr=False)

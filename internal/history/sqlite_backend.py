@@ -296,8 +296,9 @@ class SQLiteHistoryStore:
                     out.append(Series(key, (), None, () if with_times else None))
                     continue
                 if self._tails is not None:
-                    tail = self._read_tail(db, key, row[0], row[2])
-                    out.append(Series(key, tail.values, row[1], tuple(tail.times) if with_times else None))
+                    tail, grown_from = self._read_tail(db, key, row[0], row[2])
+                    times = tuple(tail.times) if with_times else None
+                    out.append(Series(key, tail.values, row[1], times, grown_from=grown_from))
                     continue
                 samples = db.execute("SELECT value, at_s FROM samples WHERE series_id = ? ORDER BY id", (row[0],))
                 if with_times:
@@ -307,13 +308,17 @@ class SQLiteHistoryStore:
                     out.append(Series(key, tuple(p[0] for p in samples), row[1]))
         return out
 
-    def _read_tail(self, db: sqlite3.Connection, key: SeriesKey, series_id: int, count: int) -> _Tail:
+    def _read_tail(
+        self, db: sqlite3.Connection, key: SeriesKey, series_id: int, count: int
+    ) -> tuple[_Tail, tuple[int, ...] | None]:
         """The series' samples, from the cached ones plus the rows after them (appends always get larger ids;
-        trims remove the oldest rows only); read whole when the result would not hold `count` samples."""
+        trims remove the oldest rows only); read whole when the result would not hold `count` samples. Also the
+        cached values when the result only appends to them (`Series.grown_from`)."""
         assert self._tails is not None
         with self._lock:
             cached = self._tails.get(key)
         tail = None
+        grown_from = None
         if cached is not None and cached.series_id == series_id and cached.ids:
             oldest = db.execute("SELECT min(id) FROM samples WHERE series_id = ?", (series_id,)).fetchone()[0]
             keep = bisect.bisect_left(cached.ids, oldest) if oldest is not None else len(cached.ids)
@@ -341,6 +346,7 @@ class SQLiteHistoryStore:
                     cached.values[keep:] + new_values,
                     cached.times[keep:] + array("q", new_times),
                 )
+                grown_from = cached.values if keep == 0 else None
         if tail is None:
             rows = db.execute(
                 "SELECT id, value, at_s FROM samples WHERE series_id = ? ORDER BY id", (series_id,)
@@ -352,7 +358,7 @@ class SQLiteHistoryStore:
                 self._tails[key] = tail
             else:
                 self._tails.pop(key, None)
-        return tail
+        return tail, grown_from
 
     def read(self, key: SeriesKey, *, with_times: bool = False) -> Series:
         """Return one series. See `HistoryStore.read`."""

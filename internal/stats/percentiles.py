@@ -180,12 +180,17 @@ class RunningStats:
         self._total = 0
         self._squares = 0
 
-    def of(self, values: Sequence[int]) -> Stats:
-        """The statistics of `values` (as `compute_stats`, which raises the same errors for bad values)."""
+    def of(self, values: Sequence[int], *, grown_from: tuple[int, ...] | None = None) -> Stats:
+        """The statistics of `values` (as `compute_stats`, which raises the same errors for bad values).
+
+        `grown_from`: a tuple `values` is known to begin with, element for element (a store's read cache says so,
+        `Series.grown_from`). When it is the very tuple of the last call, the values known are not compared again
+        — for a long series that comparison costs more than the rest of the update."""
         values = values if isinstance(values, tuple) else tuple(values)
         with self._lock:
             known = len(self._values)
-            if not (known and len(values) >= known and values[:known] == self._values):
+            grown = known and len(values) >= known and (grown_from is self._values or values[:known] == self._values)
+            if not grown:
                 known = 0
                 self._sorted, self._total, self._squares = [], 0, 0
             new = values[known:]

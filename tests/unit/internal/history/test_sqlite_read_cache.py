@@ -57,7 +57,9 @@ def test_a_cached_read_equals_an_uncached_one_after_any_writes_trims_and_purges(
                 elif step[0] == "purge":
                     writer.purge(step[1])
                 assert cached.read_many(KEYS, with_times=True) == plain.read_many(KEYS, with_times=True)
-                assert cached.read_many(KEYS) == plain.read_many(KEYS)
+                for series in cached.read_many(KEYS):
+                    grown_from = series.grown_from
+                    assert grown_from is None or series.values[: len(grown_from)] == grown_from
 
 
 def test_a_second_read_fetches_only_the_new_rows(tmp_path: Path) -> None:
@@ -86,3 +88,19 @@ def test_a_series_larger_than_the_cache_is_read_whole_each_time(tmp_path: Path) 
 def test_a_negative_cache_size_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="read_cache_samples -1"):
         SQLiteHistoryStore(tmp_path / "h.db", read_cache_samples=-1)
+
+
+def test_a_read_that_only_appended_names_the_values_it_grew_from(tmp_path: Path) -> None:
+    key = KEYS[0]
+    with SQLiteHistoryStore(tmp_path / "h.db", read_cache_samples=100) as store:
+        store.write_cycle(Cycle("c1", T0, [Sample(key, v) for v in (1, 2)], reservoir_size=3))
+        first = store.read(key)
+        assert first.grown_from is None  # nothing cached before
+        store.write_cycle(Cycle("c2", T0 + 1, [Sample(key, 3)], reservoir_size=3))
+        second = store.read(key)
+        assert (second.values, second.grown_from) == ((1, 2, 3), (1, 2))
+        assert second.grown_from is first.values
+        store.write_cycle(Cycle("c3", T0 + 2, [Sample(key, 4)], reservoir_size=3))
+        assert store.read(key).grown_from is None  # the reservoir pushed 1 out: not an append
+    with SQLiteHistoryStore(tmp_path / "h.db") as uncached:
+        assert uncached.read(key).grown_from is None

@@ -60,3 +60,23 @@ def test_a_list_is_read_as_the_same_series() -> None:
     running = RunningStats()
     running.of((1, 2))
     assert running.of([1, 2, 10]) == compute_stats([1, 2, 10])
+
+
+@given(st.lists(_VALUES, max_size=200), st.lists(st.lists(_VALUES, max_size=80), min_size=1, max_size=12))
+def test_a_series_said_to_have_grown_from_the_last_values_gives_compute_stats_results(
+    start: list[int], appended: list[list[int]]
+) -> None:
+    running = RunningStats()
+    series = tuple(start)
+    running.of(series)
+    for values in appended:
+        grown = series + tuple(values)
+        assert running.of(grown, grown_from=series) == compute_stats(grown)
+        series = grown
+
+
+def test_grown_from_another_tuple_than_the_last_is_not_trusted() -> None:
+    running = RunningStats()
+    running.of(tuple([5, 6, 7]))
+    stale = tuple([5, 6, 7])  # equal values, but not the tuple of the last call: the values are compared
+    assert running.of((1, 2, 3, 4), grown_from=stale) == compute_stats((1, 2, 3, 4))
