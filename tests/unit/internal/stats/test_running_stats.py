@@ -77,6 +77,6 @@ def test_a_series_said_to_have_grown_from_the_last_values_gives_compute_stats_re
 
 def test_grown_from_another_tuple_than_the_last_is_not_trusted() -> None:
     running = RunningStats()
-    running.of(tuple([5, 6, 7]))
-    stale = tuple([5, 6, 7])  # equal values, but not the tuple of the last call: the values are compared
+    running.of(tuple(range(5, 8)))
+    stale = tuple(range(5, 8))  # equal values, but not the tuple of the last call: the values are compared
     assert running.of((1, 2, 3, 4), grown_from=stale) == compute_stats((1, 2, 3, 4))
