@@ -65,6 +65,7 @@ from ballast.internal.collection import (
     HeldCycle,
     LoadedPolicy,
     MeasuredPod,
+    MeasuredPodMemo,
     PendingCycles,
     PodKey,
     PolicyKey,
@@ -182,6 +183,8 @@ class MetricsCollector:
         """Profile name → (the cached object, the typed model made of it) as of the last cycle."""
         self._loaded_policies = PolicyMemo[LoadedPolicy]()
         """Each policy's view, once per version of the object."""
+        self._measured: dict[str, MeasuredPodMemo] = {}
+        """Per source: each cached pod as its last cycle measured it."""
         # Kept across cycles (threads start on first use and idle between polls; they end with the collector).
         # None (`status_writers=0`): each status is applied in the cycle's thread, as soon as it is computed.
         self._writers = (
@@ -243,6 +246,7 @@ class MetricsCollector:
     def _forget(self, source: str) -> None:
         with self._lock:
             self._plugins.pop(source, None)
+            self._measured.pop(source, None)
         self.memory.forget_source(source)
 
     # ----------------------------------------------------------------------------------------------- cycle
@@ -260,7 +264,8 @@ class MetricsCollector:
             self.memory.remember_delivered(name, {})
             self._update_profiles_gauge(profiles, {})
             return
-        pods, nodes = measured_pods(cycle.fed, {fed.name: self._pods(fed.name) for fed in cycle.fed})
+        memo = self._measured.setdefault(name, MeasuredPodMemo())
+        pods, nodes = measured_pods(cycle.fed, {fed.name: self._pods(fed.name) for fed in cycle.fed}, memo)
         cycle.attribution = attribute(self._fetch(ctx, cycle, plugin, nodes) if plugin is not None else (), pods)
         samples = cycle.attribution.samples
         if self.options.dry_run.measure:

@@ -65,7 +65,16 @@ from .refresh import (
     refresh_reason,
 )
 from .runner import SeriesReads, StatusRun, StatusWrite
-from .selection import FedProfiles, LoadedPolicy, PolicyKey, fed_profiles, measured_pods, policy_key, policy_keys
+from .selection import (
+    FedProfiles,
+    LoadedPolicy,
+    MeasuredPodMemo,
+    PolicyKey,
+    fed_profiles,
+    measured_pods,
+    policy_key,
+    policy_keys,
+)
 from .status import (
     ContainerState,
     Pair,
@@ -104,6 +113,7 @@ __all__ = [
     "HeldCycle",
     "LoadedPolicy",
     "MeasuredPod",
+    "MeasuredPodMemo",
     "MeasuredProfile",
     "NotApplied",
     "Pair",

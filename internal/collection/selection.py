@@ -90,22 +90,62 @@ def fed_profiles(
     return fed
 
 
+@dataclass(frozen=True, slots=True)
+class _Measured:
+    pod: PodProjection
+    """Held, so that the identity compared is never a reused one."""
+    profile: MeasuredProfile
+    selector: Mapping[str, str]
+    measured: MeasuredPod | None
+
+
+class MeasuredPodMemo:
+    """`measured_pod` once per version of a cached pod and of what its profile measures: the cache replaces a pod
+    on every change and never edits one in place, so an unchanged pod is the same object from cycle to cycle.
+    Keeps the pods of the last `measured_pods` call only; use one memo per MetricsSource (each source feeds a
+    profile other resources, so what it measures differs). Not shared between threads."""
+
+    __slots__ = ("_last", "_seen")
+
+    def __init__(self) -> None:
+        self._last: dict[PodKey, _Measured] = {}
+        self._seen: dict[PodKey, _Measured] = {}
+
+    def measure(self, pod: PodProjection, profile: MeasuredProfile, selector: Mapping[str, str]) -> MeasuredPod | None:
+        key = (pod.metadata.namespace, pod.metadata.name)
+        last = self._last.get(key)
+        if last is None or last.pod is not pod or last.profile != profile or last.selector != selector:
+            last = _Measured(pod, profile, selector, measured_pod(pod, profile, selector))
+        self._seen[key] = last
+        return last.measured
+
+    def end_call(self) -> None:
+        """Forget the pods the call did not see (deleted, or no longer of a fed profile)."""
+        self._last, self._seen = self._seen, {}
+
+
 def measured_pods(
-    fed: Iterable[FedProfile], pods_of: Mapping[str, Iterable[PodProjection]]
+    fed: Iterable[FedProfile], pods_of: Mapping[str, Iterable[PodProjection]], memo: MeasuredPodMemo | None = None
 ) -> tuple[dict[PodKey, MeasuredPod], frozenset[str]]:
     """The pods attribution counts samples of (by namespace and name), and the nodes they run on (what to fetch).
 
     `pods_of` holds each fed profile's cached pods (those carrying its `profile-ref`); a pod whose labels no longer
-    match its profile's selector labels, or that is not enrolled, is not measured."""
+    match its profile's selector labels, or that is not enrolled, is not measured. `memo`: the results of the last
+    call, reused for the pods that did not change."""
     pods: dict[PodKey, MeasuredPod] = {}
     nodes: set[str] = set()
     for profile in fed:
         selector = (profile.profile.status.selector_labels if profile.profile.status else None) or {}
         for pod in pods_of.get(profile.name, ()):
-            measured = measured_pod(pod, profile.measured, selector)
+            if memo is not None:
+                measured = memo.measure(pod, profile.measured, selector)
+            else:
+                measured = measured_pod(pod, profile.measured, selector)
             if measured is None:
                 continue
             pods[(pod.metadata.namespace, pod.metadata.name)] = measured
             if pod.spec.node_name:
                 nodes.add(pod.spec.node_name)
+    if memo is not None:
+        memo.end_call()
     return pods, frozenset(nodes)

@@ -4,8 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from ballast.api.ballast.v1 import ClusterResourcePolicy, MetricsSource, ResourcePolicy, WorkloadProfile
-from ballast.internal.collection import LoadedPolicy, PolicyKey, fed_profiles, measured_pods, policy_key, policy_keys
+from ballast.internal.collection import (
+    LoadedPolicy,
+    MeasuredPod,
+    MeasuredPodMemo,
+    PolicyKey,
+    attribution,
+    fed_profiles,
+    measured_pods,
+    policy_key,
+    policy_keys,
+    selection,
+)
 from ballast.internal.enrollment import PodProjection, pod_projection
 
 HASH = "0123456789abcdef"
@@ -63,17 +76,17 @@ def test_only_profiles_with_a_policy_that_takes_a_resource_from_the_source_are_f
     assert policy_key(profiles[2]) is None
 
 
+def pod(name: str, labels: dict[str, str], node: str | None) -> PodProjection:
+    spec: dict[str, Any] = {"containers": [{"name": "app"}]}
+    if node:
+        spec["nodeName"] = node
+    return pod_projection({"metadata": {"name": name, "namespace": "default", "labels": labels}, "spec": spec})
+
+
 def test_measured_pods_are_the_enrolled_pods_still_matching_their_profile_and_their_nodes() -> None:
     fed = fed_profiles(
         SOURCE, [profile("api", ref=CLUSTER_REF)], {("ClusterResourcePolicy", "", "default"): LoadedPolicy.of(CLUSTER)}
     )
-
-    def pod(name: str, labels: dict[str, str], node: str | None) -> PodProjection:
-        spec: dict[str, Any] = {"containers": [{"name": "app"}]}
-        if node:
-            spec["nodeName"] = node
-        return pod_projection({"metadata": {"name": name, "namespace": "default", "labels": labels}, "spec": spec})
-
     pods_of = {
         "api": [
             pod("a", {MODE: "measure", "app": "api"}, "node-1"),
@@ -86,3 +99,36 @@ def test_measured_pods_are_the_enrolled_pods_still_matching_their_profile_and_th
     assert sorted(pods) == [("default", "a"), ("default", "b")]
     assert pods[("default", "a")].containers == frozenset({"app"})
     assert nodes == frozenset({"node-1"})
+
+
+def test_the_memo_measures_a_pod_again_only_when_the_pod_or_what_its_profile_measures_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    policies: dict[PolicyKey, LoadedPolicy | None] = {
+        ("ClusterResourcePolicy", "", "default"): LoadedPolicy.of(CLUSTER)
+    }
+    fed = fed_profiles(SOURCE, [profile("api", ref=CLUSTER_REF)], policies).profiles
+    calls: list[str] = []
+    measure = attribution.measured_pod
+
+    def counted(measured: PodProjection, *rest: Any) -> MeasuredPod | None:
+        calls.append(measured.metadata.name)
+        return measure(measured, *rest)
+
+    monkeypatch.setattr(selection, "measured_pod", counted)
+    a, b = pod("a", {MODE: "measure", "app": "api"}, "node-1"), pod("b", {MODE: "measure", "app": "api"}, None)
+    memo = MeasuredPodMemo()
+
+    first = measured_pods(fed, {"api": [a, b]}, memo)
+    again = measured_pods(fed, {"api": [a, b]}, memo)  # the same cached objects: nothing measured again
+    relabelled = pod("b", {MODE: "measure", "app": "web"}, None)  # b replaced in the cache
+    changed = measured_pods(fed, {"api": [a, relabelled]}, memo)
+    other_hash = fed_profiles(SOURCE, [profile("api", ref=CLUSTER_REF, hash_="fedcba9876543210")], policies).profiles
+    rehashed = measured_pods(other_hash, {"api": [a, relabelled]}, memo)
+    measured_pods(fed, {"api": [relabelled]}, memo)  # back to the first hash; a is gone: forgotten
+    measured_pods(fed, {"api": [a]}, memo)
+
+    assert calls == ["a", "b", "b", "a", "b", "b", "a"]
+    assert first == again == measured_pods(fed, {"api": [a, b]})
+    assert sorted(changed[0]) == [("default", "a")]
+    assert rehashed[0][("default", "a")].profile.measurement_hash == "fedcba9876543210"
