@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from ballast.runtime import (
+    APIStatusError,
     Builder,
     Client,
     ConflictError,
@@ -28,7 +29,7 @@ from ballast.runtime import (
     TerminalError,
     rest,
 )
-from ballast.runtime.apierrors import APIStatusError, DeadlineExceededError, ForbiddenError
+from ballast.runtime.apierrors import DeadlineExceededError, ForbiddenError
 from ballast.runtime.builder import BuilderError
 from ballast.runtime.controller import KIND_GONE_LOG_INTERVAL
 from ballast.runtime.predicate import generation_changed, label_selector
