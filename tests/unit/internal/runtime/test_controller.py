@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import queue as stdqueue
 import re
 import threading
 import time
 import uuid
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -250,6 +251,10 @@ def test_a_conflict_is_retried_and_logged_as_info_without_a_traceback(
     assert sample("controller_runtime_reconcile_errors_total", controller=name) == 1  # still counted
 
 
+def _errors_counted(name: str, count: int) -> bool:
+    return _results(name, "error") == count
+
+
 def test_an_api_failure_is_logged_in_one_line_and_the_reconcilers_own_bug_with_its_traceback(
     manager: Manager, client: Client, clock: FakeClock, name: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -268,10 +273,10 @@ def test_an_api_failure_is_logged_in_one_line_and_the_reconcilers_own_bug_with_i
     with caplog.at_level(logging.INFO), running(manager):
         client.create(configmap("slow", "shop"))
         for errors in (1, 2, 3):
-            eventually(lambda errors=errors: _results(name, "error") == errors, f"failure {errors}")
+            eventually(functools.partial(_errors_counted, name, errors), f"failure {errors}")
             clock.advance(1)
         eventually(lambda: _results(name, "success") == 1, "the retry after the three failures")
-    logged = [(type(r.args[0]).__name__, r.exc_info is not None)
+    logged = [(type(cast(tuple[object, ...], r.args)[0]).__name__, r.exc_info is not None)
               for r in caplog.records if r.getMessage().startswith("reconciler error")]  # fmt: skip
     assert logged == [("UnreachableError", False), ("APIStatusError", False), ("KeyError", True)]
 
