@@ -228,18 +228,23 @@ class SQLiteHistoryStore:
             if inserted.rowcount == 0:
                 return False
             db.execute("DELETE FROM cycles WHERE at_ms < ?", (cycle.at_ms - self._cycle_ttl_ms,))
-            updates: list[tuple[int, int, int]] = []
             cutoff_ms = cycle.cutoff_ms
+            written: list[tuple[int, int, int, list[int]]] = []
             for key, values in cycle.by_series().items():
                 series_id, first_seen, count = self._series_row(db, key)
                 if cutoff_ms is not None and count:
                     count -= self._drop_expired(db, series_id, cutoff_ms)
                 first_seen = next_first_seen(first_seen, kept=count, at_ms=cycle.at_ms, cutoff_ms=cutoff_ms)
-                db.executemany(
-                    "INSERT INTO samples (series_id, value, at_s) VALUES (?, ?, ?)",
-                    ((series_id, value, cycle.at_s) for value in values),
-                )
-                count += len(values)
+                written.append((series_id, first_seen, count + len(values), values))
+            # One statement for the whole cycle, series after series: still appends, each row's id above every row
+            # there is (ids only order a series' rows).
+            at_s = cycle.at_s
+            db.executemany(
+                "INSERT INTO samples (series_id, value, at_s) VALUES (?, ?, ?)",
+                ((series_id, value, at_s) for series_id, _, _, values in written for value in values),
+            )
+            updates: list[tuple[int, int, int]] = []
+            for series_id, first_seen, count, _ in written:
                 if count > cycle.reservoir_size:
                     excess = count - cycle.reservoir_size
                     db.execute(
