@@ -95,6 +95,7 @@ def await_api_server(
 def _probe_server(address: tuple[str, int] | None, probe: APIServerProbe) -> ThreadingHTTPServer | None:
     from ballast.runtime import ping  # noqa: PLC0415
     from ballast.runtime.healthz import Checks, handler_for  # noqa: PLC0415
+    from ballast.runtime.httpserver import QuietHTTPServer  # noqa: PLC0415
 
     if address is None:
         return None
@@ -106,7 +107,6 @@ def _probe_server(address: tuple[str, int] | None, probe: APIServerProbe) -> Thr
         # A kept-alive connection would outlive this server and answer "not ready" for ever after.
         protocol_version = "HTTP/1.0"
 
-    server = ThreadingHTTPServer(address, OneRequestPerConnection)
-    server.daemon_threads = True
+    server = QuietHTTPServer(address, OneRequestPerConnection)
     threading.Thread(target=server.serve_forever, name="startup-probes", daemon=True).start()
     return server

@@ -23,7 +23,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Protocol
 
@@ -32,6 +32,7 @@ from .cache import Cache, CacheScope, DelegatingClient
 from .client import APIServerClient, KindRef
 from .clock import Clock, RealClock
 from .healthz import Check, Checks, handler_for, ping
+from .httpserver import QuietHTTPServer
 from .leaderelection import SERVICE_ACCOUNT_NAMESPACE_FILE, LeaderElectionConfig, LeaseLeaderElector, namespace_in_pod
 from .log import Logger, get_logger
 from .metricsserver import MetricsServer, MetricsServerOptions
@@ -89,8 +90,7 @@ class _Server:
 
     def __init__(self, name: str, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
         self.name = name
-        self._server = ThreadingHTTPServer(address, handler)
-        self._server.daemon_threads = True
+        self._server = QuietHTTPServer(address, handler)
         self.port: int = self._server.server_address[1]
 
     def need_leader_election(self) -> bool:

@@ -14,7 +14,7 @@ import ssl
 import tempfile
 import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from . import metrics
 from .certs import CertificateAuthority
 from .certwatcher import CertificateError, CertWatcher
+from .httpserver import QuietHTTPServer
 from .log import get_logger
 from .metricsauth import AuthenticationAndAuthorization, MetricsFilter, allow_all
 
@@ -75,9 +76,7 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-
+class _HTTPServer(QuietHTTPServer):
     def __init__(self, address: tuple[str, int], tls: CertWatcher | None, decide: MetricsFilter) -> None:
         super().__init__(address, _Handler)
         self.tls = tls
