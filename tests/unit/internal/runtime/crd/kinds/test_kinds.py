@@ -7,13 +7,13 @@ from __future__ import annotations
 import copy
 import io
 import logging
-from typing import Any, assert_type
+from typing import Any, ClassVar, assert_type
 
 import pytest
 from pydantic import ValidationError
 
 from ballast.runtime import FakeAPI, GroupVersionKind, Scheme
-from ballast.runtime.crd import LabelSelector, ObjectMeta, builtin
+from ballast.runtime.crd import LabelSelector, ObjectMeta, WireModel, builtin
 from ballast.runtime.crd.kinds import (
     ConfigMap,
     Container,
@@ -69,6 +69,30 @@ def _deployment(**spec: Any) -> Deployment:
 def test_a_typo_in_code_is_refused_naming_the_field() -> None:
     with pytest.raises(ValidationError, match=r"unknown field 'replcias' for DeploymentSpec"):
         _deployment(replcias=2)
+
+
+class _Gadget(WireModel):
+    """A model of one's own, closed in code (docs/framework/crds.md); `_Part`, its field, is too, by inheritance."""
+
+    CLOSED_IN_CODE: ClassVar[bool] = True
+    size: int | None = None
+
+
+class _Part(_Gadget):
+    colour: str | None = None
+
+
+class _OpenGadget(WireModel):
+    size: int | None = None
+
+
+def test_a_model_of_ones_own_closed_in_code_refuses_a_typo_and_an_open_one_keeps_it() -> None:
+    with pytest.raises(ValidationError, match=r"unknown field 'sise' for _Gadget"):
+        _Gadget.model_validate({"sise": 2})
+    with pytest.raises(ValidationError, match=r"unknown field 'color' for _Part"):
+        _Part.model_validate({"color": "red"})
+    assert _Gadget.from_wire({"sise": 2}).model_extra == {"sise": 2}  # from the server: kept
+    assert _OpenGadget.model_validate({"sise": 2}).model_extra == {"sise": 2}
 
 
 def test_a_typo_deep_in_a_dict_built_in_code_is_refused_with_its_path() -> None:
