@@ -136,6 +136,7 @@ bench: venv envtest ## benchmarks (not part of `make test`); figures go to bench
 	$(PY) benchmarks/consolidation.py
 	$(PY) benchmarks/webhook.py
 	$(PY) benchmarks/dev_start.py
+	$(PY) benchmarks/typed_decode.py
 
 kind-deploy: helm ## build the image, `kind load` it into $(KIND_CLUSTER), install the chart (local-testing preset)
 	docker build -t $(KIND_IMAGE) .
