@@ -262,9 +262,12 @@ class MetricsCollector:
         if not cycle.fed:
             ctx.logger.debug("no profile takes samples from this source", extra={"source": name})
             self.memory.remember_delivered(name, {})
+            with self._lock:
+                self._measured.pop(name, None)
             self._update_profiles_gauge(profiles, {})
             return
-        memo = self._measured.setdefault(name, MeasuredPodMemo())
+        with self._lock:
+            memo = self._measured.setdefault(name, MeasuredPodMemo())
         pods, nodes = measured_pods(cycle.fed, {fed.name: self._pods(fed.name) for fed in cycle.fed}, memo)
         cycle.attribution = attribute(self._fetch(ctx, cycle, plugin, nodes) if plugin is not None else (), pods)
         samples = cycle.attribution.samples

@@ -82,7 +82,7 @@ RESOURCE_KEYS = {"cpu": CPU, "memory": MEMORY, "ephemeral-storage": EPHEMERAL}
 _FAILED = object()
 """What `_reconcile` returns for a reconcile that raised (the controller would retry it with backoff)."""
 READ_CACHE_SAMPLES = 4_000_000
-"""The SQLite store's read cache in the simulator (samples; ~100 bytes each): a default fleet's 3 days hold 1.4 M."""
+"""The SQLite store's read cache in the simulator (samples; ~70 bytes each): a default fleet's 3 days hold 1.4 M."""
 
 PRODUCTION_POLICY = ClusterResourcePolicy.model_validate(
     {

@@ -8,6 +8,7 @@ with its traceback through the process's logger rather than printed past it.
 
 from __future__ import annotations
 
+import ssl
 import sys
 from http.server import ThreadingHTTPServer
 from typing import Any
@@ -15,6 +16,8 @@ from typing import Any
 from .log import get_logger
 
 _log = get_logger("ballast.runtime.httpserver")
+_CLIENT_GONE = (ConnectionError, ssl.SSLEOFError, ssl.SSLZeroReturnError)
+"""The client stopped waiting: reset, broken pipe, aborted — or, over TLS, the stream ended under the answer."""
 
 
 class QuietHTTPServer(ThreadingHTTPServer):
@@ -24,7 +27,7 @@ class QuietHTTPServer(ThreadingHTTPServer):
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         error = sys.exc_info()[1]
-        if isinstance(error, ConnectionError):  # reset, broken pipe, aborted: the client stopped waiting
+        if isinstance(error, _CLIENT_GONE):
             _log.debug("client %s went away before the answer: %s", client_address, error)
             return
         _log.error("answering %s failed: %s", client_address, error, exc_info=True)

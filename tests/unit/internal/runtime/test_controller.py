@@ -261,6 +261,7 @@ def test_an_api_failure_is_logged_in_one_line_and_the_reconcilers_own_bug_with_i
     failures: list[Exception] = [
         UnreachableError("https://127.0.0.1:6443", "no answer", deadline=1.0, method="GET", path="/api/v1/pods"),
         APIStatusError(500, "InternalError", "etcd leader changed"),
+        APIStatusError(422, "Invalid", "spec.replicas: Invalid value: -1"),
         KeyError("spec"),
     ]
 
@@ -272,13 +273,18 @@ def test_an_api_failure_is_logged_in_one_line_and_the_reconcilers_own_bug_with_i
     Builder(manager).for_("v1/ConfigMap").named(name).complete(reconcile)
     with caplog.at_level(logging.INFO), running(manager):
         client.create(configmap("slow", "shop"))
-        for errors in (1, 2, 3):
+        for errors in (1, 2, 3, 4):
             eventually(functools.partial(_errors_counted, name, errors), f"failure {errors}")
             clock.advance(1)
-        eventually(lambda: _results(name, "success") == 1, "the retry after the three failures")
+        eventually(lambda: _results(name, "success") == 1, "the retry after the four failures")
     logged = [(type(cast(tuple[object, ...], r.args)[0]).__name__, r.exc_info is not None)
               for r in caplog.records if r.getMessage().startswith("reconciler error")]  # fmt: skip
-    assert logged == [("UnreachableError", False), ("APIStatusError", False), ("KeyError", True)]
+    assert logged == [
+        ("UnreachableError", False),
+        ("APIStatusError", False),
+        ("APIStatusError", True),
+        ("KeyError", True),
+    ]
 
 
 TERMINATING = (

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import ssl
 import struct
 import threading
 from collections.abc import Iterator
@@ -81,3 +82,15 @@ def test_a_handlers_own_failure_is_logged_with_its_traceback_not_printed(
     assert failed.exc_info is not None
     assert failed.exc_info[0] is ValueError
     assert "Traceback" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("gone", [ConnectionResetError, BrokenPipeError, ssl.SSLEOFError, ssl.SSLZeroReturnError])
+def test_every_way_a_client_goes_away_is_a_debug_line(
+    server: QuietHTTPServer, gone: type[OSError], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    try:
+        raise gone("the client stopped waiting")
+    except OSError:
+        server.handle_error(None, ("127.0.0.1", 40000))  # as socketserver calls it, inside the except block
+    assert [r.levelno for r in caplog.records if r.name == LOGGER] == [logging.DEBUG]

@@ -86,11 +86,21 @@ class _OpenGadget(WireModel):
     size: int | None = None
 
 
+class _Closed:
+    CLOSED_IN_CODE: ClassVar[bool] = True
+
+
+class _MixedGadget(_Closed, WireModel):
+    size: int | None = None
+
+
 def test_a_model_of_ones_own_closed_in_code_refuses_a_typo_and_an_open_one_keeps_it() -> None:
     with pytest.raises(ValidationError, match=r"unknown field 'sise' for _Gadget"):
         _Gadget.model_validate({"sise": 2})
     with pytest.raises(ValidationError, match=r"unknown field 'color' for _Part"):
         _Part.model_validate({"color": "red"})
+    with pytest.raises(ValidationError, match=r"unknown field 'sise' for _MixedGadget"):
+        _MixedGadget.model_validate({"sise": 2})  # closed by a mixin
     assert _Gadget.from_wire({"sise": 2}).model_extra == {"sise": 2}  # from the server: kept
     assert _OpenGadget.model_validate({"sise": 2}).model_extra == {"sise": 2}
 
