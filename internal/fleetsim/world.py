@@ -117,9 +117,13 @@ class World:
         self._limited = np.zeros(workloads, dtype=np.int64)
         self._events = sorted(fleet.events, key=lambda event: event.at_s)
         self._redeploys: dict[str, int] = {}
-        for event in reversed(fleet.events):  # the first redeploy of a workload wins, as `_redeployed` reads them
+        for event in reversed(fleet.events):  # the first redeploy of a workload wins
             if event.kind == "redeploy":
                 self._redeploys[event.workload] = event.at_s
+        self._lifecycles = [
+            (workload, self._state[workload.key], self._redeploys.get(workload.key)) for workload in fleet.workloads
+        ]
+        """Each workload with its running state and redeploy time, walked at every step (keys built once)."""
 
     # ------------------------------------------------------------------------------------- Cluster view
 
@@ -259,9 +263,8 @@ class World:
     # ----------------------------------------------------------------------------------------- lifecycle
 
     def _lifecycle(self) -> None:
-        for workload in self.fleet.workloads:
-            state = self._state[workload.key]
-            alive = _alive(workload, self._now, self._redeployed(workload.key))
+        for workload, state, redeployed_at in self._lifecycles:
+            alive = _alive(workload, self._now, redeployed_at)
             if alive and not state.alive:
                 state.alive = True
                 if self._spans is None:  # a recording creates each replica's pod when its recorded pod starts
@@ -295,10 +298,6 @@ class World:
                     name = None
                 if name is None and alive[slot]:
                     self._create(workload, replica)
-
-    def _redeployed(self, workload: str) -> int | None:
-        """When a redeploy of `workload` brings it back (None: it is not redeployed)."""
-        return self._redeploys.get(workload)
 
     def _rollout(self, workload: Workload) -> None:
         state = self._state[workload.key]

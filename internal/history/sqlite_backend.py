@@ -69,6 +69,16 @@ class _Tail:
     times: array[int]
 
 
+_SERIES = (
+    "SELECT id, first_seen_ms, sample_count FROM series WHERE measurement_hash = ? AND container = ? AND resource = ?"
+)
+_SERIES_WITH_OLDEST = (
+    "SELECT id, first_seen_ms, sample_count, (SELECT min(id) FROM samples WHERE series_id = series.id) FROM series "
+    "WHERE measurement_hash = ? AND container = ? AND resource = ?"
+)
+"""A series' row, and with the read cache its oldest sample's row id too (`_read_tail` needs it)."""
+
+
 class SQLiteHistoryStore:
     """History in one SQLite file in WAL mode: readers never block the writer nor each other.
 
@@ -259,11 +269,7 @@ class SQLiteHistoryStore:
     @staticmethod
     def _series_row(db: sqlite3.Connection, key: SeriesKey) -> tuple[int, int | None, int]:
         params = (key.measurement_hash, key.container, key.resource)
-        row = db.execute(
-            "SELECT id, first_seen_ms, sample_count FROM series "
-            "WHERE measurement_hash = ? AND container = ? AND resource = ?",
-            params,
-        ).fetchone()
+        row = db.execute(_SERIES, params).fetchone()
         if row is None:
             cursor = db.execute("INSERT INTO series (measurement_hash, container, resource) VALUES (?, ?, ?)", params)
             return int(cursor.lastrowid or 0), None, 0
@@ -289,18 +295,15 @@ class SQLiteHistoryStore:
     def read_many(self, keys: Sequence[SeriesKey], *, with_times: bool = False) -> list[Series]:
         """Return the series of `keys` from one read transaction (a consistent snapshot)."""
         out = []
+        lookup = _SERIES_WITH_OLDEST if self._tails is not None else _SERIES
         with self._session() as db, self._errors(f"reading {len(keys)} series"), self._transaction(db):
             for key in keys:
-                row = db.execute(
-                    "SELECT id, first_seen_ms, sample_count FROM series "
-                    "WHERE measurement_hash = ? AND container = ? AND resource = ?",
-                    (key.measurement_hash, key.container, key.resource),
-                ).fetchone()
+                row = db.execute(lookup, (key.measurement_hash, key.container, key.resource)).fetchone()
                 if row is None:
                     out.append(Series(key, (), None, () if with_times else None))
                     continue
                 if self._tails is not None:
-                    tail, grown_from = self._read_tail(db, key, row[0], row[2])
+                    tail, grown_from = self._read_tail(db, key, row[0], row[2], row[3])
                     times = tuple(tail.times) if with_times else None
                     out.append(Series(key, tail.values, row[1], times, grown_from=grown_from))
                     continue
@@ -313,33 +316,30 @@ class SQLiteHistoryStore:
         return out
 
     def _read_tail(
-        self, db: sqlite3.Connection, key: SeriesKey, series_id: int, count: int
+        self, db: sqlite3.Connection, key: SeriesKey, series_id: int, count: int, oldest: int | None
     ) -> tuple[_Tail, tuple[int, ...] | None]:
         """The series' samples, from the cached ones plus the rows after them (appends always get larger ids;
-        trims remove the oldest rows only); read whole when the result would not hold `count` samples. Also the
-        cached values when the result only appends to them (`Series.grown_from`)."""
+        trims remove the oldest rows only); read whole when the result would not hold `count` samples. `oldest`
+        is the series' lowest row id (None: no rows). Also the cached values when the result only appends to them
+        (`Series.grown_from`)."""
         assert self._tails is not None
         with self._lock:
             cached = self._tails.get(key)
         tail = None
         grown_from = None
         if cached is not None and cached.series_id == series_id and cached.ids:
-            oldest = db.execute("SELECT min(id) FROM samples WHERE series_id = ?", (series_id,)).fetchone()[0]
             keep = bisect.bisect_left(cached.ids, oldest) if oldest is not None else len(cached.ids)
             # A purge that removed the newest rows lets SQLite hand their ids out again: the last cached row must
-            # still be there, unchanged, for the rows after it to be the ones written since.
+            # still be there, unchanged, for the rows after it to be the ones written since. One statement reads
+            # it with those rows.
             last = (cached.ids[-1], cached.values[-1], cached.times[-1])
-            unchanged = keep == len(cached.ids) or (
-                cached.ids[keep] == oldest
-                and db.execute(
-                    "SELECT id, value, at_s FROM samples WHERE id = ? AND series_id = ?", (last[0], series_id)
-                ).fetchone()
-                == last
-            )
             rows = db.execute(
-                "SELECT id, value, at_s FROM samples WHERE series_id = ? AND id > ? ORDER BY id",
-                (series_id, cached.ids[-1]),
+                "SELECT id, value, at_s FROM samples WHERE series_id = ? AND id >= ? ORDER BY id", (series_id, last[0])
             ).fetchall()
+            last_kept = bool(rows) and rows[0] == last
+            if rows and rows[0][0] == last[0]:
+                del rows[0]
+            unchanged = keep == len(cached.ids) or (cached.ids[keep] == oldest and last_kept)
             if unchanged and len(cached.ids) - keep + len(rows) == count:
                 # New sequences: the cached tail may be in another reader's hands (a tuple's slice from 0 is the
                 # tuple itself).

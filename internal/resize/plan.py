@@ -111,6 +111,12 @@ def _drifts(resource: str, field_name: str, current: str | None, recommended: st
     return exceeds_drift(_units(current, resource) or 0, target, s.threshold(resource, field_name))
 
 
+def _either_drifts(s: ResizeSettings, resource: str, current: _Values, recommended: _Values) -> bool:
+    return _drifts(resource, "request", current.request, recommended.request, s) or _drifts(
+        resource, "limit", current.limit, recommended.limit, s
+    )
+
+
 def _step(
     resource: str, field_name: str, current: str | None, recommended: str | None, s: ResizeSettings
 ) -> str | None:
@@ -137,7 +143,7 @@ def _within_limit(resource: str, current: _Values, new: _Values) -> tuple[_Value
 
 
 def _plan_values(
-    resource: str, current: _Values, recommended: _Values, s: ResizeSettings, coupled: bool
+    s: ResizeSettings, resource: str, current: _Values, recommended: _Values, coupled: bool
 ) -> tuple[_Values, bool]:
     """New (request, limit) of one cpu/memory resource (None = unchanged) and whether a limit was scaled."""
     if coupled:
@@ -186,12 +192,13 @@ def plan_resize(pod: Mapping[str, Any], recommendations: Recommendations, settin
         new_limits: dict[str, str] = {}
         for resource, (rec_request, rec_limit) in sorted(wanted.items()):
             current = _Values(requests.get(resource), limits.get(resource))
+            recommended = _Values(rec_request, rec_limit)
+            # Pure functions of their arguments, remembered: every pod of a workload asks the same at every interval.
             if not resizable_in_place(resource):
-                if any(_drifts(resource, f, c, r, settings) for f, c, r in
-                       (("request", current.request, rec_request), ("limit", current.limit, rec_limit))):  # fmt: skip
+                if settings.remembered(_either_drifts, resource, current, recommended):
                     not_resizable.add(resource)
                 continue
-            new, limit_scaled = _plan_values(resource, current, _Values(rec_request, rec_limit), settings, coupled)
+            new, limit_scaled = settings.remembered(_plan_values, resource, current, recommended, coupled)
             scaled.extend([resource] if limit_scaled else [])
             if _changed(new.request, current.request, resource):
                 new_requests[resource] = str(new.request)

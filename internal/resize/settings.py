@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any, TypeVar, cast
 
 from ballast.api.ballast.v1 import Behaviors, ResizeBehavior, ResourcePolicySpec, Thresholds
 from ballast.internal.stats import parse_duration
 
 from .thresholds import resolve_max_change, resolve_threshold
+
+_T = TypeVar("_T")
+
+REMEMBERED = 4096
+"""Results `ResizeSettings.remembered` keeps before starting afresh: a fleet plans far fewer distinct values."""
 
 DEFAULT_INTERVAL = 15 * 60.0
 """`resize.interval` when unset or invalid: 15 minutes, in seconds."""
@@ -35,6 +41,7 @@ class ResizeSettings:
     default: str | None = None
     _thresholds: dict[tuple[str, str], Decimal] = field(default_factory=dict, init=False, repr=False, compare=False)
     """Thresholds resolved so far: the lane asks for each field of each container of each pod it plans."""
+    _remembered: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def from_spec(cls, spec: ResourcePolicySpec) -> ResizeSettings:
@@ -59,3 +66,15 @@ class ResizeSettings:
                 resize_default=self.resize_default, default=self.default,
             )  # fmt: skip
         return known
+
+    def remembered(self, function: Callable[..., _T], *args: Hashable) -> _T:
+        """`function(self, *args)`, computed once per `args`. For pure functions of the settings and the arguments
+        only: the lane plans the same few values for every pod of a workload at every interval."""
+        key = (function, args)
+        if key in self._remembered:
+            return cast(_T, self._remembered[key])
+        value = function(self, *args)
+        if len(self._remembered) >= REMEMBERED:
+            self._remembered.clear()
+        self._remembered[key] = value
+        return value

@@ -74,9 +74,9 @@ def test_a_second_read_fetches_only_the_new_rows(tmp_path: Path) -> None:
         statements: list[str] = []
         store._connection().set_trace_callback(statements.append)
         assert store.read(key, with_times=True).values == (2, 3, 4, 5)
-        fetched = [s for s in statements if "id > " in s or "ORDER BY id" in s]
-        assert fetched
-        assert all("AND id > " in s for s in fetched)  # no whole-series read
+        fetched = [s for s in statements if "FROM samples" in s and "ORDER BY id" in s]
+        assert len(fetched) == 1
+        assert "AND id >= 3 " in fetched[0]  # from the last cached row on: no whole-series read
 
 
 def test_a_series_larger_than_the_cache_is_read_whole_each_time(tmp_path: Path) -> None:
