@@ -17,19 +17,23 @@ or for a report that could not be written (naming the path; the figures are prin
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing
 import queue
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ballast.internal.cmd.ballast import connect, fail
 from ballast.internal.fleetsim.model import DAY_SECONDS, STEP_SECONDS, Fleet, Recommender, Trace, Usage
+
+if TYPE_CHECKING:
+    from ballast.internal.fleetsim.figures import Figures
 
 RECOMMENDERS = ("ballast", "vpa", "none")
 PRODUCTION = "ballast-production"
@@ -210,11 +214,12 @@ def run(args: argparse.Namespace) -> int:
         own_stores = {name: f"sqlite:///{Path(scratch) / f'history-{name}.db'}" for name in OWN_STORE}
         settings = RunSettings(args.store or f"sqlite:///{Path(scratch) / 'history.db'}", args.vpa_mode, own_stores)
         started = time.perf_counter()
-        traces, seconds = _run_all(scenario, settings, args.jobs, recommenders)
+        early = _EarlyReport(fleet)
+        traces, seconds = _run_all(scenario, settings, args.jobs, recommenders, finished=early.take)
     from ballast.internal.fleetsim.report import summarise, write_report  # noqa: PLC0415
 
-    poll = poll_interval(fleet)
-    summary = summarise(traces, fleet, poll)
+    poll = early.poll if early.poll is not None else poll_interval(fleet)
+    summary = summarise(traces, fleet, poll, known=early.figures)
     print("\n".join(lines))
     print()
     print(summary.table_text())  # before any file: a full disk or a vanished directory loses no figure
@@ -291,14 +296,41 @@ def _writable_problem(flag: str, directory: Path) -> str | None:
     return None
 
 
+class _EarlyReport:
+    """The report's work that need not wait for the slowest run (Ballast's): once a run ends, a core is free for
+    the report's imports, the poll interval and that run's figures, done here while the others go on."""
+
+    def __init__(self, fleet: Fleet) -> None:
+        self.fleet = fleet
+        self.poll: int | None = None
+        self.figures: dict[str, Figures] = {}
+        """Recommender → its `Figures`, for the runs that ended before the last."""
+
+    def take(self, name: str, trace: Trace) -> None:
+        from ballast.internal.fleetsim import charts  # noqa: F401, PLC0415  (matplotlib, imported before it is needed)
+        from ballast.internal.fleetsim.figures import figures  # noqa: PLC0415
+
+        if self.poll is None:
+            self.poll = poll_interval(self.fleet)
+        self.figures[name] = figures(trace, self.fleet)
+
+
 def _run_all(
-    scenario: Scenario, settings: RunSettings, jobs: int, recommenders: Sequence[str] = RECOMMENDERS
+    scenario: Scenario,
+    settings: RunSettings,
+    jobs: int,
+    recommenders: Sequence[str] = RECOMMENDERS,
+    finished: Callable[[str, Trace], None] | None = None,
 ) -> tuple[dict[str, Trace], dict[str, float]]:
-    """Every recommender's run in worker processes, with a progress bar (plain lines when not a terminal)."""
+    """Every recommender's run in worker processes, with a progress bar (plain lines when not a terminal).
+    `finished(name, trace)` is called for each run that ends while another still runs."""
     from rich.progress import Progress  # noqa: PLC0415
 
     context = multiprocessing.get_context("spawn")  # no threads of this process carried into the workers
-    with context.Manager() as manager, ProcessPoolExecutor(jobs, mp_context=context) as pool, Progress(
+    # The pool is shut down without waiting for its workers to exit: a worker that held a large simulation frees
+    # its heap for a second or more, while the report is written.
+    pool = ProcessPoolExecutor(jobs, mp_context=context)
+    with _shut_down_later(pool), context.Manager() as manager, Progress(
         transient=False, disable=not sys.stdout.isatty()
     ) as bar:  # fmt: skip
         updates = manager.Queue()
@@ -307,6 +339,7 @@ def _run_all(
         }
         tasks = {name: bar.add_task(name, total=None) for name in recommenders}
         days_shown = dict.fromkeys(recommenders, 0)
+        taken: set[str] = set()
         while not all(future.done() for future in futures.values()):
             try:
                 name, step, steps = updates.get(timeout=0.5)
@@ -317,8 +350,23 @@ def _run_all(
             if bar.disable and day > days_shown[name]:  # not a terminal: a plain line per simulated day
                 days_shown[name] = day
                 print(f"{name}: day {day} of {steps * STEP_SECONDS // DAY_SECONDS} simulated", flush=True)
+            if finished is not None:
+                for done in [n for n, f in futures.items() if f.done() and n not in taken and not f.exception()]:
+                    taken.add(done)
+                    if not all(future.done() for future in futures.values()):
+                        finished(done, futures[done].result()[0])
         results = {name: future.result() for name, future in futures.items()}
     return {name: trace for name, (trace, _) in results.items()}, {name: s for name, (_, s) in results.items()}
+
+
+@contextlib.contextmanager
+def _shut_down_later(pool: ProcessPoolExecutor) -> Iterator[ProcessPoolExecutor]:
+    """Shut `pool` down on the way out, cancelling what has not started, without waiting for its workers to exit
+    (the interpreter joins them when it ends)."""
+    try:
+        yield pool
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _write_side_file(args: argparse.Namespace) -> int:

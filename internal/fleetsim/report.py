@@ -54,13 +54,17 @@ class Summary:
         return "\n".join([*aligned(self.table), "", *self.verdict.lines()]) + "\n"
 
 
-def summarise(traces: Mapping[str, Trace], fleet: Fleet, poll_interval_s: int) -> Summary:
-    """The figures of `traces` (by recommender; "ballast" and "vpa" are required), their verdict and table."""
+def summarise(
+    traces: Mapping[str, Trace], fleet: Fleet, poll_interval_s: int, known: Mapping[str, Figures] | None = None
+) -> Summary:
+    """The figures of `traces` (by recommender; "ballast" and "vpa" are required), their verdict and table.
+    `known`: figures already computed from some of the same traces."""
     missing = [name for name in ("ballast", "vpa") if name not in traces]
     if missing:
         raise ValueError(f"the verdict needs the traces of ballast and vpa; missing: {', '.join(missing)}")
     names = recommender_order(traces)
-    results = {name: figures(traces[name], fleet) for name in names}
+    known = known or {}
+    results = {name: known[name] if name in known else figures(traces[name], fleet) for name in names}
     judged = verdict(results["ballast"], results["vpa"], poll_interval_s, results.get("none"))
     return Summary(tuple(names), results, judged, figures_table(results, names))
 

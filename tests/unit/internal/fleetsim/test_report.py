@@ -11,6 +11,7 @@ import numpy as np
 import orjson
 import pytest
 
+from ballast.internal.fleetsim.figures import figures
 from ballast.internal.fleetsim.model import (
     App,
     Change,
@@ -23,7 +24,7 @@ from ballast.internal.fleetsim.model import (
     Workload,
     WorkloadTrace,
 )
-from ballast.internal.fleetsim.report import Report, write_report
+from ballast.internal.fleetsim.report import Report, summarise, write_report
 
 DAY = 288
 HALF = DAY // 2
@@ -211,6 +212,16 @@ def test_table_text_aligns_the_figures_and_ends_with_the_verdict(tmp_path: Path)
     assert rows["OOM-free workload-days"].split()[2:] == ["100.00", "%", "50.00", "%", "100.00", "%"]
     assert rows["OOM kills by usage shape"].split()[-4:] == ["-", "steady", "1", "-"]
     assert lines[-1] == "verdict: passed"
+
+
+def test_figures_computed_early_for_some_runs_give_the_same_summary() -> None:
+    given = traces()
+    early = {name: figures(given[name], FLEET) for name in ("vpa", "none")}  # the runs that ended first
+
+    summary = summarise(given, FLEET, 300, known=early)
+
+    assert summary == summarise(given, FLEET, 300)
+    assert summary.figures["vpa"] is early["vpa"]
 
 
 def test_the_verdict_needs_ballast_and_vpa(tmp_path: Path) -> None:
