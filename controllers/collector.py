@@ -319,12 +319,12 @@ class MetricsCollector:
             retention=self._retention(ctx),
         )
         by_name = {fed.name: fed for fed in cycle.fed}
+        attributes = {profile: self._attributes(by_name[profile].profile) for profile in cycle.attribution.observed}
         counts = tuple(
-            ({**self._attributes(by_name[profile].profile), "source": cycle.source,
-              "resource": resource, "container": container}, count)
+            ({**attributes[profile], "source": cycle.source, "resource": resource, "container": container}, count)
             for profile, observed in cycle.attribution.observed.items()
             for (container, resource), count in observed.items()
-        )  # fmt: skip
+        )
         held = HeldCycle(write, cycle.source, cycle.attribution.observed, counts)
         with self._write_lock:
             if not self._flush(ctx):  # still unavailable: this cycle waits behind the held ones

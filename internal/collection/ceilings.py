@@ -117,6 +117,10 @@ def bounded(
     return kept, refused
 
 
+_LARGEST_KEPT = 4096
+"""Sets of nodes `RecommendationCeilings` remembers the largest allocatable of (about one per profile)."""
+
+
 class RecommendationCeilings:
     """The leader-local memory of ceilings: each node's allocatable (with when it was read) and each profile's
     ceilings (with its uid). Locked: status writers report from threads."""
@@ -126,6 +130,9 @@ class RecommendationCeilings:
         self._lock = threading.Lock()
         self._nodes: dict[str, tuple[int, dict[str, int]]] = {}
         self._profiles: dict[str, tuple[str, dict[str, int]]] = {}
+        self._largest: dict[frozenset[str], dict[str, int]] = {}
+        """The largest allocatable of each set of nodes asked for since a node was last read (profiles share
+        nodes: a cycle asks for the same few sets again and again)."""
 
     def due(self, nodes: Iterable[str], now_ms: int) -> list[str]:
         """The nodes of `nodes` to read now (never read, or read `refresh_ms` ago or longer), sorted; nodes not
@@ -135,17 +142,25 @@ class RecommendationCeilings:
             stale = [n for n, (at, _) in self._nodes.items() if n not in wanted and now_ms - at >= 3 * self.refresh_ms]
             for gone in stale:
                 del self._nodes[gone]
+            if stale:
+                self._largest.clear()
             return sorted(n for n in wanted if n not in self._nodes or now_ms - self._nodes[n][0] >= self.refresh_ms)
 
     def remember_node(self, node: str, allocatable: Mapping[str, int], now_ms: int) -> None:
         """A node's allocatable as read at `now_ms` (empty: not found or not readable)."""
         with self._lock:
             self._nodes[node] = (now_ms, dict(allocatable))
+            self._largest.clear()
 
     def raise_for(self, profile: str, uid: str, nodes: Iterable[str]) -> None:
         """Raise the profile's ceilings to the largest allocatable of `nodes` (those read); a new uid starts over."""
+        names = frozenset(nodes)
         with self._lock:
-            found = largest(self._nodes[n][1] for n in nodes if n in self._nodes)
+            found = self._largest.get(names)
+            if found is None:
+                if len(self._largest) >= _LARGEST_KEPT:
+                    self._largest.clear()
+                found = self._largest[names] = largest(self._nodes[n][1] for n in names if n in self._nodes)
             known_uid, ceilings = self._profiles.get(profile, (uid, {}))
             self._profiles[profile] = (uid, largest((ceilings if known_uid == uid else {}, found)))
 

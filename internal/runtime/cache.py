@@ -85,6 +85,8 @@ class Cache:
         self._clock = clock or RealClock()
         self._defaults = {client.gvk(kind): scope for kind, scope in (by_kind or {}).items()}
         self._informers: dict[tuple[GroupVersionKind, CacheScope], SharedIndexInformer] = {}
+        self._in_default_scope: dict[KindRef, SharedIndexInformer] = {}
+        """The informer of each kind reference asked for in its default scope (every read asks)."""
         self._indexers: dict[GroupVersionKind, dict[str, IndexFunc]] = {}
         self._lock = threading.RLock()
         self._started = False
@@ -102,11 +104,16 @@ class Cache:
 
     def get_informer(self, kind: KindRef, scope: CacheScope | None = None) -> SharedIndexInformer:
         """The shared informer for `kind` in `scope` (default: the kind's configured scope), created once."""
+        if scope is None and (known := self._in_default_scope.get(kind)) is not None:
+            return known
+        in_default_scope = scope is None
         gvk = self.client.gvk(kind)
         scope = scope if scope is not None else self._defaults.get(gvk, CacheScope())
         with self._lock:
             informer = self._informers.get((gvk, scope))
             if informer is not None:
+                if in_default_scope:
+                    self._in_default_scope[kind] = informer
                 return informer
             lister_watcher: ListerWatcher = (
                 _MappedWhenServed(self.client, gvk, scope)
@@ -124,6 +131,8 @@ class Cache:
                 clock=self._clock,
             )
             self._informers[(gvk, scope)] = informer
+            if in_default_scope:
+                self._in_default_scope[kind] = informer
             if self._started:
                 informer.start()
             return informer
@@ -136,6 +145,7 @@ class Cache:
         scope = scope if scope is not None else self._defaults.get(gvk, CacheScope())
         with self._lock:
             informer = self._informers.pop((gvk, scope), None)
+            self._in_default_scope = {k: i for k, i in self._in_default_scope.items() if i is not informer}
         if informer is None:
             return False
         informer.stop()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import quote
 
 _PATH_SAFE = "!$&'()*+,;=:@"
 """Characters a path segment keeps as they are (RFC 3986 `pchar` besides letters, digits and `-._~`)."""
 
 
+@lru_cache(maxsize=4096)  # the same names again and again: a controller writes the objects it reads
 def path_segment(value: str, what: str) -> str:
     """`value` as one URL path segment; ValueError for a value that is not one (client-go's
     `IsValidPathSegmentName`: not `.` or `..`, no `/` or `%`). Anything else that URLs reserve (`?`, `#`,
@@ -43,17 +45,22 @@ class GroupVersionKind:
     @classmethod
     def parse(cls, text: str) -> GroupVersionKind:
         """`v1/Pod`, `apps/v1/Deployment` or `Deployment.v1.apps` → GroupVersionKind."""
-        if "/" in text:
-            api_version, _, kind = text.rpartition("/")
-            return cls.from_api_version(api_version, kind)
-        kind, _, rest = text.partition(".")
-        version, _, group = rest.partition(".")
-        if not kind or not version:
-            raise ValueError(f"cannot parse {text!r} as a kind: use 'v1/Pod', 'apps/v1/Deployment' or 'Pod.v1'")
-        return cls(group, version, kind)
+        return _parse_kind(text)
 
     def __str__(self) -> str:
         return f"{self.api_version}/{self.kind}"
+
+
+@lru_cache(maxsize=1024)  # a handful of kinds, named by string at every call of a client or a cache
+def _parse_kind(text: str) -> GroupVersionKind:
+    if "/" in text:
+        api_version, _, kind = text.rpartition("/")
+        return GroupVersionKind.from_api_version(api_version, kind)
+    kind, _, rest = text.partition(".")
+    version, _, group = rest.partition(".")
+    if not kind or not version:
+        raise ValueError(f"cannot parse {text!r} as a kind: use 'v1/Pod', 'apps/v1/Deployment' or 'Pod.v1'")
+    return GroupVersionKind(group, version, kind)
 
 
 @dataclass(frozen=True, slots=True)

@@ -216,7 +216,7 @@ class SharedIndexInformer:
         """Wait until `has_synced`. Called from this informer's own thread (a handler reading the cache while
         the first list is delivered — a map function listing its own kind), it returns True at once: the store
         already holds that list, and waiting would block the very delivery that sets the flag."""
-        if self._thread is not None and threading.current_thread() is self._thread:
+        if self._synced.is_set() or (self._thread is not None and threading.current_thread() is self._thread):
             return True
         return self._clock.wait_event(self._synced, timeout)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ballast.internal.quantity import display_units, format_fixed
 
@@ -52,12 +53,18 @@ def display_usage(stats: Stats, resource: str, first_seen_ms: int, now_ms: int) 
     return UsageDisplay(
         samples=stats.count,
         time_span=format_time_span(first_seen_ms, now_ms),
-        p50=display_units(stats.p50, resource),
-        p75=display_units(stats.p75, resource),
-        p90=display_units(stats.p90, resource),
-        p95=display_units(stats.p95, resource),
-        p99=display_units(stats.p99, resource),
+        p50=_display_sample(stats.p50, resource),
+        p75=_display_sample(stats.p75, resource),
+        p90=_display_sample(stats.p90, resource),
+        p95=_display_sample(stats.p95, resource),
+        p99=_display_sample(stats.p99, resource),
         mean=display_units(stats.mean, resource),
         std_dev=display_units(stats.stddev, resource),
         cv=format_fixed(stats.cv, 3),
     )
+
+
+@lru_cache(maxsize=8192)
+def _display_sample(units: int, resource: str) -> str:
+    """`display_units` of a percentile: a sample value, the same from one recomputation to the next as a rule."""
+    return display_units(units, resource)
