@@ -93,6 +93,22 @@ def test_a_node_is_read_again_only_after_the_refresh_period() -> None:
     assert ceilings.due({"a"}, NOW_MS + NODE_REFRESH_MS) == ["a"]
 
 
+def test_a_node_read_again_counts_for_the_profiles_on_it() -> None:
+    ceilings = RecommendationCeilings()
+    ceilings.remember_node("a", {"cpu": 2000}, NOW_MS)
+    ceilings.raise_for("api", "u1", frozenset({"a"}))
+    ceilings.raise_for("web", "u2", frozenset({"a"}))  # the same nodes: one largest for both
+    assert ceilings.of("web", "u2") == {"cpu": 2000}
+
+    ceilings.remember_node("a", {"cpu": 8000}, NOW_MS + NODE_REFRESH_MS)  # resized
+    ceilings.raise_for("api", "u1", frozenset({"a"}))
+    assert ceilings.of("api", "u1") == {"cpu": 8000}
+
+    assert ceilings.due({"b"}, NOW_MS + 4 * NODE_REFRESH_MS) == ["b"]  # "a" is forgotten, and with it its size
+    ceilings.raise_for("new", "u3", frozenset({"a"}))
+    assert ceilings.of("new", "u3") == {}
+
+
 def test_a_profiles_ceilings_only_grow_and_start_over_with_a_new_uid() -> None:
     ceilings = RecommendationCeilings()
     ceilings.remember_node("small", {"cpu": 2000, "memory": 8 * GI}, NOW_MS)

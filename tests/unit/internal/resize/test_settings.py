@@ -8,6 +8,7 @@ import pytest
 
 from ballast.api.ballast.v1 import ResourcePolicySpec
 from ballast.internal.resize import ResizeSettings, parse_interval
+from ballast.internal.resize.settings import REMEMBERED
 
 
 @pytest.mark.parametrize(
@@ -27,3 +28,23 @@ def test_settings_read_thresholds_and_pace_from_the_policy() -> None:
     assert settings.threshold("memory", "limit") == Decimal(5)
     assert settings.threshold("memory", "request") == Decimal(20)
     assert ResizeSettings.from_spec(ResourcePolicySpec()).threshold("cpu", "request") == Decimal(10)
+
+
+def test_a_remembered_result_is_computed_once_per_arguments_and_settings() -> None:
+    calls: list[tuple[object, ...]] = []
+
+    def doubled(settings: ResizeSettings, value: int) -> int:
+        calls.append((settings, value))
+        return 2 * value * int(settings.max_change)
+
+    settings = ResizeSettings()
+    assert [settings.remembered(doubled, 1), settings.remembered(doubled, 1), settings.remembered(doubled, 2)] == [
+        100, 100, 200,
+    ]  # fmt: skip
+    assert calls == [(settings, 1), (settings, 2)]
+    other = ResizeSettings(max_change=Decimal(10))
+    assert other.remembered(doubled, 1) == 20  # other settings: their own results
+    for value in range(REMEMBERED + 1):  # bounded: past the bound it starts afresh
+        settings.remembered(doubled, value)
+    assert len(calls) == 3 + REMEMBERED + 1 - 2
+    assert settings.remembered(doubled, 1) == 100

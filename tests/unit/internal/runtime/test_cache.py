@@ -93,6 +93,21 @@ def test_get_and_list_read_read_only_views(seeded: APIServerClient, caches: list
     assert cache.wait_for_sync(1)
 
 
+def test_a_removed_informer_is_replaced_on_the_next_read(seeded: APIServerClient, caches: list[Cache]) -> None:
+    cache = _cache(seeded, caches)
+    cache.start()
+    first = cache.get_informer("v1/ConfigMap")
+    assert cache.get_informer("v1/ConfigMap") is first
+    assert cache.get_informer(CONFIGMAP) is first  # another reference to the same kind, the same informer
+
+    assert cache.remove_informer(CONFIGMAP)
+    seeded.create(configmap("c", "shop"))
+
+    assert _names(cache.list("v1/ConfigMap", "shop")) == ["a", "b", "c"]  # read through a new informer
+    assert cache.get_informer("v1/ConfigMap") is not first
+    assert first.stopped
+
+
 @pytest.mark.parametrize(
     ("namespace", "selector", "expected"),
     [
