@@ -342,13 +342,13 @@ class SQLiteHistoryStore:
             unchanged = keep == len(cached.ids) or (cached.ids[keep] == oldest and last_kept)
             if unchanged and len(cached.ids) - keep + len(rows) == count:
                 # New sequences: the cached tail may be in another reader's hands (a tuple's slice from 0 is the
-                # tuple itself).
+                # tuple itself; an array's is a copy, made only when rows were trimmed).
                 new_ids, new_values, new_times = zip(*rows, strict=True) if rows else ((), (), ())
                 tail = _Tail(
                     series_id,
-                    cached.ids[keep:] + array("q", new_ids),
+                    (cached.ids[keep:] if keep else cached.ids) + array("q", new_ids),
                     cached.values[keep:] + new_values,
-                    cached.times[keep:] + array("q", new_times),
+                    (cached.times[keep:] if keep else cached.times) + array("q", new_times),
                 )
                 grown_from = cached.values if keep == 0 else None
         if tail is None:
