@@ -9,10 +9,12 @@ every recommender pays.
 `--baseline REF` runs every case twice, side by side and alternating: with the code of git revision REF (its tree
 extracted to a scratch directory and put first on the child's `PYTHONPATH`) and with this checkout's. The table
 gives the ratio new / REF of CPU seconds per case, and checks that both wrote byte-identical trace JSON — a
-speed-up must not change a figure. `--grid` adds how the cost grows with apps × days.
+speed-up must not change a figure. `--together` runs the two at the same time, one per core: a machine whose speed
+drifts by a quarter from one minute to the next (a shared host) then slows both alike. `--grid` adds how the cost
+grows with apps × days.
 
-    .venv/bin/python benchmarks/simulate.py [--apps 8] [--namespaces 5] [--days 1 3] [--baseline main] [--grid]
-        [--recommenders none vpa ballast ballast-no-read-cache]
+    .venv/bin/python benchmarks/simulate.py [--apps 8] [--namespaces 5] [--days 1 3] [--baseline main [--together]]
+        [--grid] [--recommenders none vpa ballast ballast-no-read-cache]
 """
 
 from __future__ import annotations
@@ -82,7 +84,18 @@ def child(recommender: str, apps: int, namespaces: int, days: int, out: Path) ->
     print(sum(workload.replicas for workload in fleet.workloads))
 
 
-def timed(case: Case, code: str, tree: Path | None, scratch: Path) -> Timing:
+@dataclass
+class Running:
+    """A child started for one case and code."""
+
+    case: Case
+    code: str
+    out: Path
+    process: subprocess.Popen[str]
+    started: float
+
+
+def start(case: Case, code: str, tree: Path | None, scratch: Path) -> Running:
     out = scratch / f"{case.recommender}-{case.apps}-{case.days}-{code.replace('/', '_')}.json"
     env = dict(os.environ)
     if tree is not None:
@@ -91,13 +104,27 @@ def timed(case: Case, code: str, tree: Path | None, scratch: Path) -> Timing:
             str(case.days), str(out)]  # fmt: skip
     started = time.perf_counter()
     process = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - started
-    pods = process.stdout.read() if process.stdout else ""
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{code} {case}: the child failed (exit {os.waitstatus_to_exitcode(status)})")
-    sha = hashlib.sha256(out.read_bytes()).hexdigest()[:12]
-    return Timing(case, code, int(pods.strip()), wall, usage.ru_utime + usage.ru_stime, sha)
+    return Running(case, code, out, process, started)
+
+
+def finish(runnings: list[Running]) -> list[Timing]:
+    """Wait for every child, taking each as it ends (its wall time stops then), in the order given."""
+    by_pid = {running.process.pid: running for running in runnings}
+    ended: dict[int, tuple[int, float, float]] = {}
+    while len(ended) < len(by_pid):
+        pid, status, usage = os.wait4(-1, 0)
+        if pid in by_pid:
+            ended[pid] = (status, time.perf_counter(), usage.ru_utime + usage.ru_stime)
+    timings = []
+    for running in runnings:
+        status, at, cpu = ended[running.process.pid]
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            raise SystemExit(f"{running.code} {running.case}: the child failed (exit {code})")
+        pods = running.process.stdout.read() if running.process.stdout else ""
+        sha = hashlib.sha256(running.out.read_bytes()).hexdigest()[:12]
+        timings.append(Timing(running.case, running.code, int(pods.strip()), at - running.started, cpu, sha))
+    return timings
 
 
 def extract(repository: Path, revision: str, into: Path) -> Path:
@@ -116,6 +143,9 @@ def main() -> None:
     parser.add_argument("--baseline", metavar="REF", help="git revision to time side by side (e.g. main)")
     parser.add_argument("--git", type=Path, default=REPO, help="the repository REF is taken from (default: this one)")
     parser.add_argument("--grid", action="store_true", help="also Ballast at 2× and 4× the apps (growth)")
+    parser.add_argument(
+        "--together", action="store_true", help="with --baseline: run both codes of a case at once, a core each"
+    )
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -138,11 +168,14 @@ def main() -> None:
         if args.baseline:
             codes.insert(0, (args.baseline, extract(args.git, args.baseline, Path(tempfile.mkdtemp(dir=scratch)))))
         for case in cases:
-            for code, tree in codes:  # alternating: both see the same load, as far as a shared machine allows
-                timing = timed(case, code, tree, scratch)
+            if args.together:  # at the same time, a core each: both see the same phase of the machine's speed
+                done = finish([start(case, code, tree, scratch) for code, tree in codes])
+            else:  # alternating: both see the same load, as far as a shared machine allows
+                done = [timing for code, tree in codes for timing in finish([start(case, code, tree, scratch)])]
+            for timing in done:
                 timings.append(timing)
-                print(f"  {code:>8} {case.recommender}, {case.apps} apps, {case.days} d: {timing.wall_s:.1f} s wall, "
-                      f"{timing.cpu_s:.1f} s CPU", flush=True)  # fmt: skip
+                print(f"  {timing.code:>8} {case.recommender}, {case.apps} apps, {case.days} d: "
+                      f"{timing.wall_s:.1f} s wall, {timing.cpu_s:.1f} s CPU", flush=True)  # fmt: skip
     print(f"\nfleet: apps × {args.namespaces} namespaces (default seed); CPU = the run's own user + system seconds\n")
     header = "| recommender | apps | pods | days | wall | CPU | CPU ms per pod-day | × none |"
     if args.baseline:
