@@ -108,7 +108,8 @@ def start(case: Case, code: str, tree: Path | None, scratch: Path) -> Running:
 
 
 def finish(runnings: list[Running]) -> list[Timing]:
-    """Wait for every child, taking each as it ends (its wall time stops then), in the order given."""
+    """Wait for every child, taking each as it ends (its wall time stops then), in the order given. Reaps any
+    child of this process (`wait4(-1)`): the only others, git and tar, are reaped by `subprocess.run`."""
     by_pid = {running.process.pid: running for running in runnings}
     ended: dict[int, tuple[int, float, float]] = {}
     while len(ended) < len(by_pid):
@@ -148,6 +149,8 @@ def main() -> None:
     )
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.together and not args.baseline:
+        parser.error("--together runs the baseline beside the new code: it needs --baseline REF")
     if args.child:
         recommender, apps, namespaces, days, out = args.child
         child(recommender, int(apps), int(namespaces), int(days), Path(out))

@@ -361,12 +361,15 @@ def _run_all(
 
 @contextlib.contextmanager
 def _shut_down_later(pool: ProcessPoolExecutor) -> Iterator[ProcessPoolExecutor]:
-    """Shut `pool` down on the way out, cancelling what has not started, without waiting for its workers to exit
-    (the interpreter joins them when it ends)."""
+    """Shut `pool` down on the way out: after every run ended, without waiting for its workers to exit (the
+    interpreter joins them when it ends); on a failure, cancelling what has not started and waiting for the rest,
+    so that no worker still writes in the scratch directory the caller removes next."""
     try:
         yield pool
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=False)
 
 
 def _write_side_file(args: argparse.Namespace) -> int:

@@ -9,9 +9,9 @@ resizable in place.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ballast.api.ballast.v1 import WorkloadProfileStatus
 from ballast.internal.enrollment import managed_container_bodies
@@ -26,6 +26,8 @@ from .inplace import resizable_in_place
 from .qos import GUARANTEED, pod_qos
 from .settings import ResizeSettings
 from .step import cap_change
+
+_R = TypeVar("_R")
 
 Recommendations = Mapping[str, Mapping[str, tuple[str | None, str | None]]]
 """container name → resource → (recommended request, recommended limit)."""
@@ -111,6 +113,18 @@ def _drifts(resource: str, field_name: str, current: str | None, recommended: st
     return exceeds_drift(_units(current, resource) or 0, target, s.threshold(resource, field_name))
 
 
+def _planned(
+    s: ResizeSettings, function: Callable[..., _R], resource: str, current: _Values, recommended: _Values, *rest: bool
+) -> _R:
+    """`function(s, resource, current, recommended, *rest)`, a pure function of its arguments: remembered under `s`
+    when every quantity is a string or absent, as the API server sends them (every pod of a workload asks the same
+    at every interval). A number from a YAML manifest is not: `cpu: 2` equals `cpu: 2.0` as a key, not in units."""
+    values = (current.request, current.limit, recommended.request, recommended.limit)
+    if all(value is None or type(value) is str for value in values):
+        return s.remembered(function, resource, current, recommended, *rest)
+    return function(s, resource, current, recommended, *rest)
+
+
 def _either_drifts(s: ResizeSettings, resource: str, current: _Values, recommended: _Values) -> bool:
     return _drifts(resource, "request", current.request, recommended.request, s) or _drifts(
         resource, "limit", current.limit, recommended.limit, s
@@ -193,12 +207,11 @@ def plan_resize(pod: Mapping[str, Any], recommendations: Recommendations, settin
         for resource, (rec_request, rec_limit) in sorted(wanted.items()):
             current = _Values(requests.get(resource), limits.get(resource))
             recommended = _Values(rec_request, rec_limit)
-            # Pure functions of their arguments, remembered: every pod of a workload asks the same at every interval.
             if not resizable_in_place(resource):
-                if settings.remembered(_either_drifts, resource, current, recommended):
+                if _planned(settings, _either_drifts, resource, current, recommended):
                     not_resizable.add(resource)
                 continue
-            new, limit_scaled = settings.remembered(_plan_values, resource, current, recommended, coupled)
+            new, limit_scaled = _planned(settings, _plan_values, resource, current, recommended, coupled)
             scaled.extend([resource] if limit_scaled else [])
             if _changed(new.request, current.request, resource):
                 new_requests[resource] = str(new.request)

@@ -14,8 +14,11 @@ from .thresholds import resolve_max_change, resolve_threshold
 
 _T = TypeVar("_T")
 
-REMEMBERED = 4096
-"""Results `ResizeSettings.remembered` keeps before starting afresh: a fleet plans far fewer distinct values."""
+REMEMBERED_MAX = 16_384
+"""Results `ResizeSettings.remembered` keeps before starting afresh (a new recommendation is a new question, so
+the old ones are let go from time to time)."""
+
+_MISSING = object()
 
 DEFAULT_INTERVAL = 15 * 60.0
 """`resize.interval` when unset or invalid: 15 minutes, in seconds."""
@@ -42,6 +45,7 @@ class ResizeSettings:
     _thresholds: dict[tuple[str, str], Decimal] = field(default_factory=dict, init=False, repr=False, compare=False)
     """Thresholds resolved so far: the lane asks for each field of each container of each pod it plans."""
     _remembered: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """Results of `remembered`, by (function, arguments)."""
 
     @classmethod
     def from_spec(cls, spec: ResourcePolicySpec) -> ResizeSettings:
@@ -69,12 +73,14 @@ class ResizeSettings:
 
     def remembered(self, function: Callable[..., _T], *args: Hashable) -> _T:
         """`function(self, *args)`, computed once per `args`. For pure functions of the settings and the arguments
-        only: the lane plans the same few values for every pod of a workload at every interval."""
+        only, whose equal arguments give equal results: the lane plans the same few values for every pod of a
+        workload at every interval."""
         key = (function, args)
-        if key in self._remembered:
-            return cast(_T, self._remembered[key])
+        known = self._remembered.get(key, _MISSING)  # one lookup: another thread may clear the dict meanwhile
+        if known is not _MISSING:
+            return cast(_T, known)
         value = function(self, *args)
-        if len(self._remembered) >= REMEMBERED:
+        if len(self._remembered) >= REMEMBERED_MAX:
             self._remembered.clear()
         self._remembered[key] = value
         return value

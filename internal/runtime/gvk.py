@@ -53,6 +53,7 @@ class GroupVersionKind:
 
 @lru_cache(maxsize=1024)  # a handful of kinds, named by string at every call of a client or a cache
 def _parse_kind(text: str) -> GroupVersionKind:
+    """`GroupVersionKind.parse`, once per text (a text that is not a kind raises every time)."""
     if "/" in text:
         api_version, _, kind = text.rpartition("/")
         return GroupVersionKind.from_api_version(api_version, kind)

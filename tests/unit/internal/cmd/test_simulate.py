@@ -4,6 +4,7 @@ naming what was wrong."""
 from __future__ import annotations
 
 import errno
+import multiprocessing
 import socket
 from pathlib import Path
 
@@ -35,6 +36,23 @@ def test_one_seed_gives_byte_identical_json_serial_or_parallel_and_another_seed_
     assert (tmp_path / "a" / "report.md").read_text().count("| ") > 20
     assert "verdict:" in printed
     assert "wall time" in printed
+
+
+@pytest.mark.timeout(300)
+def test_a_failure_while_runs_go_on_waits_for_the_workers_before_it_is_raised(tmp_path: Path) -> None:
+    scenario = simulate_cmd.Scenario(apps=3, namespaces=2, days=1)
+    settings = simulate_cmd.RunSettings(f"sqlite:///{tmp_path / 'history.db'}")
+    taken: list[str] = []
+
+    def finished(name: str, trace: object) -> None:
+        taken.append(name)
+        raise RuntimeError("the report failed")
+
+    with pytest.raises(RuntimeError, match="the report failed"):
+        simulate_cmd._run_all(scenario, settings, 2, ("ballast", "vpa", "none"), finished=finished)
+
+    assert len(taken) == 1  # the first run to end, while another still ran
+    assert multiprocessing.active_children() == []  # no worker left writing in the caller's scratch directory
 
 
 def test_usage_without_its_side_file_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -77,6 +77,7 @@ def test_a_second_read_fetches_only_the_new_rows(tmp_path: Path) -> None:
         fetched = [s for s in statements if "FROM samples" in s and "ORDER BY id" in s]
         assert len(fetched) == 1
         assert "AND id >= 3 " in fetched[0]  # from the last cached row on: no whole-series read
+        assert len([s for s in statements if s.lstrip().startswith("SELECT")]) == 2  # with the series' row
 
 
 def test_a_series_larger_than_the_cache_is_read_whole_each_time(tmp_path: Path) -> None:

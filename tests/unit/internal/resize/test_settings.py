@@ -8,7 +8,7 @@ import pytest
 
 from ballast.api.ballast.v1 import ResourcePolicySpec
 from ballast.internal.resize import ResizeSettings, parse_interval
-from ballast.internal.resize.settings import REMEMBERED
+from ballast.internal.resize.settings import REMEMBERED_MAX
 
 
 @pytest.mark.parametrize(
@@ -44,7 +44,8 @@ def test_a_remembered_result_is_computed_once_per_arguments_and_settings() -> No
     assert calls == [(settings, 1), (settings, 2)]
     other = ResizeSettings(max_change=Decimal(10))
     assert other.remembered(doubled, 1) == 20  # other settings: their own results
-    for value in range(REMEMBERED + 1):  # bounded: past the bound it starts afresh
+    for value in range(REMEMBERED_MAX + 1):  # bounded: past the bound it starts afresh
         settings.remembered(doubled, value)
-    assert len(calls) == 3 + REMEMBERED + 1 - 2
+    assert len(calls) == 3 + REMEMBERED_MAX + 1 - 2
     assert settings.remembered(doubled, 1) == 100
+    assert calls[-1] == (settings, 1)  # computed again: forgotten when the bound was reached
