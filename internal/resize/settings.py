@@ -42,8 +42,6 @@ class ResizeSettings:
     resource_thresholds: Mapping[str, Mapping[str, str | None]] = field(default_factory=dict)
     resize_default: str | None = None
     default: str | None = None
-    _thresholds: dict[tuple[str, str], Decimal] = field(default_factory=dict, init=False, repr=False, compare=False)
-    """Thresholds resolved so far: the lane asks for each field of each container of each pod it plans."""
     _remembered: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     """Results of `remembered`, by (function, arguments)."""
 
@@ -62,14 +60,8 @@ class ResizeSettings:
         )
 
     def threshold(self, resource: str, field_name: str) -> Decimal:
-        """The drift threshold (percent) of one field of `resource`, most specific level first."""
-        known = self._thresholds.get((resource, field_name))
-        if known is None:
-            known = self._thresholds[(resource, field_name)] = resolve_threshold(
-                resource, field_name, resource_thresholds=self.resource_thresholds,
-                resize_default=self.resize_default, default=self.default,
-            )  # fmt: skip
-        return known
+        """The drift threshold (percent) of one field of `resource`, most specific level first (resolved once)."""
+        return self.remembered(_resolved_threshold, resource, field_name)
 
     def remembered(self, function: Callable[..., _T], *args: Hashable) -> _T:
         """`function(self, *args)`, computed once per `args`. For pure functions of the settings and the arguments
@@ -84,3 +76,10 @@ class ResizeSettings:
             self._remembered.clear()
         self._remembered[key] = value
         return value
+
+
+def _resolved_threshold(settings: ResizeSettings, resource: str, field_name: str) -> Decimal:
+    return resolve_threshold(
+        resource, field_name, resource_thresholds=settings.resource_thresholds,
+        resize_default=settings.resize_default, default=settings.default,
+    )  # fmt: skip
