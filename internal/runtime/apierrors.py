@@ -172,6 +172,19 @@ def is_gone(error: BaseException) -> bool:
     return isinstance(error, GoneError)
 
 
+REQUEST_FAULTS = (400, 422)
+"""Answers that say the caller's request was malformed: the caller's own fault, whose traceback shows the call."""
+
+
+def said_in_full(error: BaseException) -> bool:
+    """Whether the message says all there is to `error`: what the API server answered, or that it did not answer
+    in time. A request the server found malformed (400, 422) and any other exception are the caller's own failure,
+    logged with their traceback."""
+    if isinstance(error, APIStatusError):
+        return error.status not in REQUEST_FAULTS
+    return isinstance(error, ConnectionError | TimeoutError)
+
+
 class DeadlineExceededError(TimeoutError):
     """The caller's cooperative deadline (e.g. a controller's `reconcile_timeout`) passed before the call."""
 
@@ -182,6 +195,7 @@ class CanceledError(Exception):
 
 
 __all__ = [
+    "REQUEST_FAULTS",
     "STALE_UPDATE_HINT",
     "APIStatusError",
     "AlreadyExistsError",
@@ -203,5 +217,6 @@ __all__ = [
     "is_conflict",
     "is_gone",
     "is_not_found",
+    "said_in_full",
     "stale_update_conflict",
 ]

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import metrics
-from .apierrors import APIStatusError, ConflictError, DeadlineExceededError, ForbiddenError, NotFoundError
+from .apierrors import ConflictError, DeadlineExceededError, ForbiddenError, NotFoundError, said_in_full
 from .clock import Clock, RealClock
 from .log import Logger, get_logger
 from .priorityqueue import PriorityQueue
@@ -50,8 +50,6 @@ _PROGRAMMING_ERRORS = (
     AttributeError, KeyError, IndexError, TypeError, NameError, ZeroDivisionError, AssertionError, RecursionError,
 )  # fmt: skip
 _RESULTS = ("success", "error", "requeue", "requeue_after")
-_REQUEST_FAULTS = (400, 422)
-"""Answers that say the reconciler's request was malformed: logged with the traceback that shows which call."""
 CRD_TERMINATING = "custom resource definition is terminating"
 KIND_GONE_LOG_INTERVAL = 30.0
 """Seconds between two warnings of a controller about a kind the API server does not serve."""
@@ -244,12 +242,8 @@ class Controller:
         elif kind_not_served(error):
             self._log_kind_gone(error, logger)
         else:
-            # What the API server answered, or that it did not answer in time, is said in full by the message; a
-            # traceback is for the reconciler's own failures — a request the server found malformed (400, 422) too.
-            said_in_full = isinstance(error, ConnectionError | TimeoutError) or (
-                isinstance(error, APIStatusError) and error.status not in _REQUEST_FAULTS
-            )
-            logger.error("reconciler error: %s", error, exc_info=None if said_in_full else error)
+            # A traceback is for the reconciler's own failures, a request the server found malformed too.
+            logger.error("reconciler error: %s", error, exc_info=None if said_in_full(error) else error)
         self._errors.inc()
         self._total["error"].inc()
 

@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Protocol
 
-from .apierrors import APIStatusError
+from .apierrors import said_in_full
 from .cache import Cache, CacheScope, DelegatingClient
 from .client import APIServerClient, KindRef
 from .clock import Clock, RealClock
@@ -298,9 +298,7 @@ class Manager:
                 with cancellable(group.cancel):
                     runnable.start(group.stop)
             except BaseException as exc:  # any failing runnable stops the whole manager
-                # What the API server refused, or a server out of reach, is said in full by the message.
-                expected = isinstance(exc, (APIStatusError, ConnectionError))
-                self.logger.error("runnable %s failed: %s", name, exc, exc_info=None if expected else exc)
+                self.logger.error("runnable %s failed: %s", name, exc, exc_info=None if said_in_full(exc) else exc)
                 self._fail(exc)
 
         thread = threading.Thread(target=run, name=f"runnable-{name}", daemon=True)

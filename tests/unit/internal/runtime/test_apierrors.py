@@ -127,3 +127,19 @@ def test_a_conflict_without_a_resource_version_in_the_argument_gets_no_hint() ->
     hinted = apierrors.stale_update_conflict(plain, "7")
     assert (hinted.status, hinted.method, hinted.path) == (409, "DELETE", "/x")
     assert str(hinted).endswith(f"Precondition failed: uid (resourceVersion 7 is stale: {apierrors.STALE_UPDATE_HINT})")
+
+
+@pytest.mark.parametrize(
+    ("error", "in_full"),
+    [
+        (APIStatusError(500, "InternalError", "etcd leader changed"), True),
+        (ConflictError(409, "Conflict", "the object has been modified"), True),
+        (APIStatusError(400, "BadRequest", "json: cannot unmarshal string"), False),
+        (APIStatusError(422, "Invalid", "spec.replicas: Invalid value: -1"), False),
+        (ConnectionRefusedError("connection refused"), True),
+        (apierrors.DeadlineExceededError("the deadline passed"), True),
+        (KeyError("spec"), False),
+    ],
+)
+def test_said_in_full_is_what_the_server_answered_or_that_it_did_not(error: BaseException, in_full: bool) -> None:
+    assert apierrors.said_in_full(error) is in_full

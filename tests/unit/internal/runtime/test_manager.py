@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from ballast.runtime import FakeAPI, FakeClock, Manager, NotFoundError
+from ballast.runtime import APIStatusError, FakeAPI, FakeClock, Manager, NotFoundError
+from ballast.runtime.apierrors import DeadlineExceededError
 from ballast.runtime.manager import ManagerError, needs_leader_election
 from ballast.runtime.recorder import EventRecorder
 from ballast.runtime.rest import UnreachableError
@@ -154,6 +155,8 @@ def test_a_failing_runnable_stops_the_manager(api: FakeAPI, journal: Journal) ->
     [
         (NotFoundError(404, "NotFound", 'namespaces "nope" not found', method="POST", path="/api/v1/x"), False),
         (UnreachableError("https://127.0.0.1:6443", "connection refused"), False),
+        (DeadlineExceededError("the deadline passed"), False),
+        (APIStatusError(422, "Invalid", "spec.replicas: Invalid value: -1"), True),  # the caller's malformed request
         (RuntimeError("a bug"), True),
     ],
 )
