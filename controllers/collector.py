@@ -17,6 +17,13 @@ interval is honoured, not capped at 60 s (docs/design.md, difference 1). A cycle
    `containers`, `meetsThreshold`, `state` and the `Ready` condition — and only when it differs from the status
    this process last applied.
 
+Sources due together share a cycle (difference 19, `collection.schedule`): another valid source whose next poll is
+due within a tenth of the shorter of the two intervals is collected in the running cycle — fetched, attributed and
+written as its own store cycle, its series recomputed under its own stamp — and each fed profile gets one status
+from all of them. That source's own reconcile, a moment later, only requeues for the rest of its interval, so
+sources with the same pollInterval stay aligned: the default preset's two sources make one status write per
+profile per poll, not two. A source never collected by this process, or whose spec changed, is polled on its own.
+
 Statistics are cached within a documented tolerance (benchmarks/RESULTS.md: a cycle over 10k enrolled pods costs
 ≤ 2 s CPU). A series is recomputed while it accrues (below `minDataPoints` or younger than `minTimeSpan`, so
 readiness flips at the exact cycle), when it first appears, when the policy, the profile's history identity or
@@ -42,7 +49,7 @@ sample and no status is written. A store outage keeps the last status; the cycle
 soon as a primary answers again — after a Sentinel failover too (docs/design.md, difference 67).
 
 In-process state (leader only, rebuilt by a fresh leader within one cycle of each source, `CollectionMemory`):
-each source's plugin and backoff, which resources each source's latest cycle delivered per profile (for
+each source's plugin, backoff and last collection (`PollSchedule`), which resources each source's latest cycle delivered per profile (for
 `Ready`), and per profile the last status applied with the memo of each series' last computation (so one
 source's cycle carries the other sources' entries without reading a lagging cache, and reuses statistics).
 """
@@ -69,6 +76,8 @@ from ballast.internal.collection import (
     PendingCycles,
     PodKey,
     PolicyKey,
+    Polled,
+    PollSchedule,
     RefreshPolicy,
     SeriesReads,
     StatusRun,
@@ -174,6 +183,7 @@ class MetricsCollector:
         self.refresh = refresh or RefreshPolicy()
         self.memory = CollectionMemory()
         self.pending = PendingCycles(options.history_buffer_bytes)
+        self.schedule = PollSchedule()
         self._write_lock = threading.Lock()
         self._primary: str | None = None
         self._factories = plugins
@@ -215,7 +225,7 @@ class MetricsCollector:
             )  # fmt: skip
             with self._lock:
                 self._plugins.pop(request.name, None)
-            self._collect(ctx, source, None)  # no fetch: the profiles it feeds say in Ready why they get nothing
+            self._collect(ctx, [(source, None)])  # no fetch: the profiles it feeds say in Ready why they get nothing
             return Result(requeue_after=poll)
         plugin = self._plugin(request.name, source.spec.type)
         if plugin is None:
@@ -224,8 +234,37 @@ class MetricsCollector:
                 extra={"source": request.name, "type": source.spec.type},
             )
             return Result(requeue_after=poll)
-        self._collect(ctx, source, plugin)
+        polled = Polled(request.name, source.metadata.generation, poll)
+        remaining = self.schedule.remaining(polled, started)
+        if remaining is not None:  # another source's cycle collected it for this poll
+            ctx.logger.debug("collected with another source's cycle", extra={"source": request.name})
+            return Result(requeue_after=max(MIN_REQUEUE, remaining))
+        group = [(source, plugin), *self._due_with(polled, started)]
+        self._collect(ctx, group)
+        self.schedule.collected(polled, [self._polled(other) for other, _ in group[1:]], started)
         return Result(requeue_after=max(MIN_REQUEUE, poll - (self.clock.monotonic() - started)))
+
+    @staticmethod
+    def _polled(source: MetricsSource) -> Polled:
+        return Polled(
+            objects.name(source), source.metadata.generation, poll_interval_seconds(source.spec.config.poll_interval)
+        )
+
+    def _due_with(self, running: Polled, now: float) -> list[tuple[MetricsSource, PolledSource]]:
+        """The other valid sources due within the window of this cycle (`collection.schedule`), with their plugins."""
+        candidates = {
+            objects.name(source): source
+            for source in self.client.list(MetricsSource).items
+            if not self._problems(source)
+        }
+        together = self.schedule.due_with(running, [self._polled(s) for s in candidates.values()], now)
+        group = []
+        for polled in together:
+            source = candidates[polled.name]
+            plugin = self._plugin(polled.name, source.spec.type)
+            if plugin is not None:
+                group.append((source, plugin))
+        return group
 
     def _plugin(self, name: str, kind: str) -> PolledSource | None:
         with self._lock:
@@ -248,46 +287,81 @@ class MetricsCollector:
             self._plugins.pop(source, None)
             self._measured.pop(source, None)
         self.memory.forget_source(source)
+        self.schedule.forget(source)
 
     # ----------------------------------------------------------------------------------------------- cycle
 
-    def _collect(self, ctx: Context, source: MetricsSource, plugin: PolledSource | None) -> None:
-        """One cycle; without a plugin (an invalid source) nothing is fetched and the statuses are still judged."""
-        name = source.metadata.name or ""
+    def _collect(self, ctx: Context, group: Sequence[tuple[MetricsSource, PolledSource | None]]) -> None:
+        """One cycle of the sources in `group`, at one time: each source fetched, attributed and written on its own,
+        then one status per fed profile. Without a plugin (an invalid source) nothing is fetched and the statuses
+        are still judged."""
         profiles = self._profiles()
-        fed = fed_profiles(source, profiles, self._policies(policy_keys(profiles)))
+        policies = self._policies(policy_keys(profiles))
+        now = self.clock.now()
+        measured: list[tuple[MetricsSource, CollectionCycle, dict[PodKey, MeasuredPod], frozenset[str]]] = []
+        for source, plugin in group:
+            found = self._measure(ctx, source, plugin, profiles, policies, now)
+            if found is not None:
+                measured.append((source, *found))
+        if not measured:
+            self._update_profiles_gauge(profiles, {})
+            return
+        if self.options.dry_run.measure:
+            for _, cycle, _, _ in measured:
+                ctx.logger.info(
+                    "dry-run: would write samples and update WorkloadProfile status",
+                    extra={"source": cycle.source, "dry_run": True, "samples": len(cycle.attribution.samples),
+                           "profiles": len(cycle.fed)},
+                )  # fmt: skip
+            return
+        written = True
+        for source, cycle, _, _ in measured:
+            if cycle.attribution.samples and not self._write(ctx, cycle, source):
+                written = False  # held for the store (or refused); the other sources' cycles are still written
+                continue
+            self.memory.remember_delivered(cycle.source, cycle.delivered())
+        if not written:
+            return  # skip the statuses: every profile keeps its last status
+        cycles = [cycle for _, cycle, _, _ in measured]
+        for _, cycle, pods, nodes in measured:
+            self._raise_ceilings(ctx, cycle, pods, nodes)
+        names = ", ".join(cycle.source for cycle in cycles)
+        try:
+            states = self._update_statuses(ctx, cycles)
+        except StoreError as exc:
+            ctx.logger.error("history store unavailable; statuses skipped: %s", exc, extra={"source": names})
+            for cycle in cycles:
+                STORE_ERRORS.inc({"source": cycle.source, "operation": "read"})
+            return
+        self._update_profiles_gauge(profiles, states)
+
+    def _measure(
+        self,
+        ctx: Context,
+        source: MetricsSource,
+        plugin: PolledSource | None,
+        profiles: Sequence[WorkloadProfile],
+        policies: Mapping[PolicyKey, LoadedPolicy | None],
+        now: datetime.datetime,
+    ) -> tuple[CollectionCycle, dict[PodKey, MeasuredPod], frozenset[str]] | None:
+        """One source's part of a cycle: its fed profiles, their pods, the fetch and attribution; None when it
+        feeds no profile."""
+        name = source.metadata.name or ""
+        fed = fed_profiles(source, profiles, policies)
         for unmeasured in fed.without_identity:
             ctx.logger.debug("profile has no identity yet, not measured", extra={"profile": unmeasured})
-        cycle = CollectionCycle(name, self.clock.now(), fed.profiles)
+        cycle = CollectionCycle(name, now, fed.profiles)
         if not cycle.fed:
             ctx.logger.debug("no profile takes samples from this source", extra={"source": name})
             self.memory.remember_delivered(name, {})
             with self._lock:
                 self._measured.pop(name, None)
-            self._update_profiles_gauge(profiles, {})
-            return
+            return None
         with self._lock:
             memo = self._measured.setdefault(name, MeasuredPodMemo())
         pods, nodes = measured_pods(cycle.fed, {fed.name: self._pods(fed.name) for fed in cycle.fed}, memo)
         cycle.attribution = attribute(self._fetch(ctx, cycle, plugin, nodes) if plugin is not None else (), pods)
-        samples = cycle.attribution.samples
-        if self.options.dry_run.measure:
-            ctx.logger.info(
-                "dry-run: would write samples and update WorkloadProfile status",
-                extra={"source": name, "dry_run": True, "samples": len(samples), "profiles": len(cycle.fed)},
-            )
-            return
-        if samples and not self._write(ctx, cycle, source):
-            return  # the store is unavailable: skip the cycle, keep every profile's last status
-        self.memory.remember_delivered(name, cycle.delivered())
-        self._raise_ceilings(ctx, cycle, pods, nodes)
-        try:
-            states = self._update_statuses(ctx, cycle)
-        except StoreError as exc:
-            ctx.logger.error("history store unavailable; statuses skipped: %s", exc, extra={"source": name})
-            STORE_ERRORS.inc({"source": name, "operation": "read"})
-            return
-        self._update_profiles_gauge(profiles, states)
+        return cycle, pods, nodes
 
     def _fetch(
         self, ctx: Context, cycle: CollectionCycle, plugin: PolledSource, nodes: frozenset[str]
@@ -489,7 +563,7 @@ class MetricsCollector:
 
     # ------------------------------------------------------------------------------------------- statuses
 
-    def _update_statuses(self, ctx: Context, cycle: CollectionCycle) -> dict[str, str]:
+    def _update_statuses(self, ctx: Context, cycles: Sequence[CollectionCycle]) -> dict[str, str]:
         """Apply every fed profile's status that changed (`StatusRun`), reading history a chunk at a time; returns
         the states of the profiles applied or unchanged. Raises StoreError when the history cannot be read
         (statuses not yet applied are skipped)."""
@@ -498,7 +572,7 @@ class MetricsCollector:
             objects.name(source): "; ".join(problems) for source in listed if (problems := self._problems(source))
         }
         sources = {objects.name(source) for source in listed} - invalid.keys()
-        run = StatusRun(cycle, self.memory, self.refresh, sources, invalid)
+        run = StatusRun(cycles, self.memory, self.refresh, sources, invalid)
         states: dict[str, str] = {}
         pending: list[tuple[StatusWrite, Future[None] | None]] = []
         context = contextvars.copy_context()
@@ -514,7 +588,8 @@ class MetricsCollector:
                     if run.applied(write):
                         self._threshold_met(write.fed.profile)
         summary = run.summary([write for write, _ in pending])
-        ctx.logger.debug("collection cycle statuses", extra={"source": cycle.source, **summary})
+        sources_collected = ", ".join(cycle.source for cycle in cycles)
+        ctx.logger.debug("collection cycle statuses", extra={"source": sources_collected, **summary})
         return states
 
     def _read(self, reads: SeriesReads) -> dict[SeriesKey, Series]:

@@ -65,6 +65,7 @@ from .refresh import (
     refresh_reason,
 )
 from .runner import SeriesReads, StatusRun, StatusWrite
+from .schedule import TOGETHER_WINDOW, Polled, PollSchedule
 from .selection import (
     FedProfiles,
     LoadedPolicy,
@@ -103,6 +104,7 @@ __all__ = [
     "REASONS",
     "SAMPLES",
     "SAMPLES_COLLECTED_REASON",
+    "TOGETHER_WINDOW",
     "Attribution",
     "Ceilings",
     "CollectionCycle",
@@ -122,6 +124,8 @@ __all__ = [
     "PolicyKey",
     "PolicyStamp",
     "PolicyView",
+    "PollSchedule",
+    "Polled",
     "ProfileMemory",
     "ProfileStatus",
     "RecommendationCeilings",

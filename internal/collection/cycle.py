@@ -50,6 +50,8 @@ class FedProfile:
     policy: PolicyView
     measured: MeasuredProfile
     stamp: PolicyStamp = ()
+    policy_stamp: PolicyStamp = ()
+    """`stamp` but the source's part: what the profile's status is assembled under, whichever source's cycle."""
 
     @property
     def name(self) -> str:

@@ -34,13 +34,18 @@ class ProfileMemory:
     status: ProfileStatus | None = None
     """The status assembled from `state` (reused as long as nothing in `state` changes)."""
     stamp: PolicyStamp = None
-    """The stamp `status` was assembled under."""
+    """The policy stamp `status` was assembled under (`FedProfile.policy_stamp`: any source's cycle reuses it)."""
 
     def status_if_unchanged(self, plan: StatusPlan, ceilings: Ceilings | None = None) -> ProfileStatus | None:
         """The status assembled last time, when `plan` changes nothing in the state under the same stamp and the
         same ceilings (None: none)."""
         status = self.status
-        if status is None or plan.changed or self.stamp != plan.fed.stamp or status.ceilings != dict(ceilings or {}):
+        if (
+            status is None
+            or plan.changed
+            or self.stamp != plan.fed.policy_stamp
+            or status.ceilings != dict(ceilings or {})
+        ):
             return None
         return status
 

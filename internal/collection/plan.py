@@ -11,7 +11,7 @@ from ballast.internal.stats import RunningStats
 
 from .cycle import FedProfile
 from .policy_resources import PolicyView
-from .refresh import NEW, POLICY, RefreshPolicy, SeriesMemo, refresh_reason
+from .refresh import NEW, POLICY, PolicyStamp, RefreshPolicy, SeriesMemo, refresh_reason
 from .status import ContainerState, Pair, resource_status
 
 READ_CHUNK = 64
@@ -58,11 +58,24 @@ class StatusPlan:
     """Owned pairs whose last computation stands this cycle."""
     dropped: bool = False
     """A pair left the state while planning (known stale)."""
+    stamps: dict[Pair, PolicyStamp] = field(default_factory=dict)
+    """The pairs planned under another source's `fed` (`extend`) and its stamp; the others are under `fed.stamp`."""
 
     @property
     def changed(self) -> bool:
         """Whether this cycle changes the state it started from (something recomputed or dropped)."""
         return bool(self.fresh or self.quiet or self.dropped)
+
+    def extend(self, other: StatusPlan) -> None:
+        """Take in the plan of the same profile for another source collected in the same cycle, made on this plan's
+        state and memos: its pairs (each source owns its own) keep the stamp of their source."""
+        self.fresh += other.fresh
+        self.quiet += other.quiet
+        self.reasons.update(other.reasons)
+        self.reused += other.reused
+        self.dropped = self.dropped or other.dropped
+        for pair in (*other.fresh, *other.quiet):
+            self.stamps[pair] = other.stamps.get(pair, other.fed.stamp)
 
     def keys(self) -> tuple[list[SeriesKey], list[SeriesKey]]:
         """The series to read: (without times, with times)."""
@@ -152,7 +165,7 @@ def _compute(plan: StatusPlan, pair: Pair, found: Series, refresh: RefreshPolicy
         found.key,
         count=count,
         accruing=fed.policy.accruing(count, first_seen, now_ms),
-        stamp=fed.stamp,
+        stamp=plan.stamps.get(pair, fed.stamp),
         now_ms=now_ms,
         reason=plan.reasons[pair],
     )

@@ -1,7 +1,8 @@
 """The status half of a cycle, in order: plan every fed profile, read its due series a chunk at a time, recompute,
 assemble each status and its server-side apply body — the caller only reads the store and applies the bodies.
+A cycle may collect several sources at once (`schedule`): each fed profile still gets one status.
 
-    run = StatusRun(cycle, memory, refresh, sources)   # sources: the valid MetricsSources that exist
+    run = StatusRun(cycles, memory, refresh, sources)  # the sources' cycles at one time; sources: the valid ones
     for reads in run.reads():                          # about READ_CHUNK series per chunk
         series = store reads of reads.without_times and reads.with_times
         for write in run.statuses(reads, series):      # one per fed profile; write.changed: apply write.body
@@ -27,8 +28,16 @@ from .cycle import CollectionCycle, FedProfile
 from .memory import CollectionMemory, ProfileMemory
 from .plan import StatusPlan, chunks, plan_status, recompute
 from .profile_ready import collected_in_latest_cycles, ready_condition
-from .refresh import RefreshPolicy
-from .status import ProfileStatus, profile_condition, profile_status, state_from_status, status_body
+from .refresh import RefreshPolicy, SeriesMemo
+from .status import (
+    ContainerState,
+    Pair,
+    ProfileStatus,
+    profile_condition,
+    profile_status,
+    state_from_status,
+    status_body,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,19 +69,30 @@ class StatusRun:
 
     def __init__(
         self,
-        cycle: CollectionCycle,
+        cycles: Sequence[CollectionCycle],
         memory: CollectionMemory,
         refresh: RefreshPolicy,
         sources: Collection[str],
         invalid_sources: Mapping[str, str] | None = None,
     ) -> None:
-        self.cycle = cycle
+        if not cycles or len({cycle.now for cycle in cycles}) != 1:
+            raise ValueError("a status run needs the cycles of one time, at least one")
+        self.cycle = cycle = cycles[0]
+        """The first source's cycle: its time is every cycle's."""
         self.memory = memory
         self.refresh = refresh
         self.sources = sources
         self.invalid_sources = invalid_sources or {}
         """MetricsSource name → its problems: not polled, so what they own is missing (`ready_condition`)."""
-        self.plans = [self._plan(fed) for fed in cycle.fed]
+        plans: dict[str, StatusPlan] = {}
+        for each in cycles:
+            for fed in each.fed:
+                known = plans.get(fed.name)
+                if known is None:
+                    plans[fed.name] = self._plan(each, fed, *self._start(fed))
+                else:
+                    known.extend(self._plan(each, fed, known.state, known.memos))
+        self.plans = list(plans.values())
         self._delivered = cycle.delivered()
 
     def reads(self) -> Iterator[SeriesReads]:
@@ -104,7 +124,7 @@ class StatusRun:
         fed, plan, status = write.fed, write.plan, write.status
         cached_meets = bool(fed.profile.status and fed.profile.status.meets_threshold)
         remembered = ProfileMemory(
-            fed.uid, plan.state, plan.memos, status.meets_threshold, write.body, status, fed.stamp
+            fed.uid, plan.state, plan.memos, status.meets_threshold, write.body, status, fed.policy_stamp
         )
         return self.memory.remember(fed.name, remembered, cached_meets_threshold=cached_meets)
 
@@ -118,15 +138,20 @@ class StatusRun:
             "statuses_unchanged": sum(not write.changed for write in writes),
         }
 
-    def _plan(self, fed: FedProfile) -> StatusPlan:
+    def _start(self, fed: FedProfile) -> tuple[ContainerState, dict[Pair, SeriesMemo]]:
+        """The state and memos the profile's plan starts from: what this process applied last, else its status."""
         remembered = self.memory.profile(fed.name, fed.uid)
         if remembered is not None:
-            state, memos = remembered.working_copy()
-        else:
-            containers = fed.profile.status.containers if fed.profile.status else None
-            state, memos = state_from_status([c.to_wire() for c in containers or ()], fed.policy), {}
-        observed = self.cycle.attribution.observed.get(fed.name, {})
-        return plan_status(fed, state, memos, observed, fed.policy.owned_by(self.cycle.source), self.cycle.now_ms)
+            return remembered.working_copy()
+        containers = fed.profile.status.containers if fed.profile.status else None
+        return state_from_status([c.to_wire() for c in containers or ()], fed.policy), {}
+
+    @staticmethod
+    def _plan(
+        cycle: CollectionCycle, fed: FedProfile, state: ContainerState, memos: dict[Pair, SeriesMemo]
+    ) -> StatusPlan:
+        observed = cycle.attribution.observed.get(fed.name, {})
+        return plan_status(fed, state, memos, observed, fed.policy.owned_by(cycle.source), cycle.now_ms)
 
     def _ready(self, fed: FedProfile, status: ProfileStatus) -> dict[str, Any]:
         previous = profile_condition(fed.profile, READY)

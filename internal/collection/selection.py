@@ -84,9 +84,10 @@ def fed_profiles(
             continue
         if profile.status.selector_labels is None:
             continue
-        stamp = (measurement_hash, *loaded.stamp, source.metadata.uid, source.metadata.generation)
+        policy_stamp = (measurement_hash, *loaded.stamp)
+        stamp = (*policy_stamp, source.metadata.uid, source.metadata.generation)
         measured = MeasuredProfile(profile_name, measurement_hash, resources)
-        fed.profiles.append(FedProfile(profile, loaded.view, measured, stamp))
+        fed.profiles.append(FedProfile(profile, loaded.view, measured, stamp, policy_stamp))
     return fed
 
 

@@ -11,7 +11,7 @@ from ballast.controllers.collector import MetricsCollector
 from ballast.internal.metricsources import SOURCE_TYPES, FetchResult, UsageSample
 from ballast.internal.telemetry import PROFILES, PROFILES_THRESHOLD_MET
 from ballast.runtime import APIStatusError
-from tests.unit.controllers.collector.support import World
+from tests.unit.controllers.collector.support import API_VERSION, World
 
 CPU_P95 = {"resource": "cpu", "field": "request", "source": "metrics", "aggregation": "p95"}
 CPU_LIMIT = {"resource": "cpu", "field": "limit", "source": "metrics", "aggregation": "max", "headroom": "2"}
@@ -98,7 +98,7 @@ def test_a_container_not_observed_for_min_time_span_leaves_the_status(world: Wor
 
 def test_ready_judges_each_resource_by_the_latest_cycle_of_its_own_source(world: World) -> None:
     profile = setup_profile(world, [CPU_P95, STORAGE])
-    world.source("kubelet", type_="kubeletSummary")
+    world.source("kubelet", type_="kubeletSummary", poll="300s")  # not due when the metrics source is, a minute on
     world.pod("api-1", "api", profile)
     world.pod_metrics("api-1", "api", {"app": {"cpu": "200m"}})
 
@@ -248,3 +248,50 @@ def test_statuses_applied_in_the_cycles_thread_are_the_writer_threads_and_a_fail
         assert inline.usage(api, "app", "cpu")["samples"] == 5
     finally:
         inline.close()
+
+
+def test_sources_due_together_are_collected_in_one_cycle_with_one_status_write_per_profile(world: World) -> None:
+    profile = setup_profile(world, [CPU_P95, STORAGE])
+    world.source("kubelet", type_="kubeletSummary")  # the same 60 s as the metrics source
+    world.pod("api-1", "api", profile)
+    world.pod_metrics("api-1", "api", {"app": {"cpu": "200m"}})
+    world.cycle("metrics")
+    world.kubelet.answers.append(FetchResult([storage("api-1", "app", 4096)]))
+    world.cycle("kubelet")  # each source's first cycle is its own
+    applied: list[str] = []
+    patch = world.manager.client.status().patch
+
+    class SpyStatus:
+        @staticmethod
+        def patch(obj: Any, body: dict[str, Any], **options: Any) -> Any:
+            applied.append(body["metadata"]["name"])
+            return patch(obj, body, **options)
+
+    world.manager.client.writer.status = SpyStatus  # type: ignore[method-assign,assignment]
+    world.clock.advance(60)
+    world.kubelet.answers.append(FetchResult([storage("api-1", "app", 8192)]))
+    result = world.cycle("metrics")  # the kubelet source is due too: taken with this cycle
+
+    assert result is not None
+    assert result.requeue_after == 60
+    assert applied == [profile]  # one status for both sources' samples
+    assert [cycle.cycle_id.split("/")[0] for cycle in world.store.cycles[-2:]] == ["metrics", "kubelet"]
+    assert world.usage(profile, "app", "ephemeral-storage")["lastUpdated"] == "2026-03-01T12:01:00Z"
+    assert world.usage(profile, "app", "cpu")["lastUpdated"] == "2026-03-01T12:01:00Z"
+    assert world.ready(profile)["status"] == "True"
+
+    calls = len(world.kubelet.calls)
+    world.clock.advance(0.01)  # the kubelet source's own reconcile, a moment later: nothing left to do
+    result = world.cycle("kubelet")
+    assert result is not None
+    assert result.requeue_after == 59.99
+    assert (len(world.kubelet.calls), applied) == (calls, [profile])
+
+    source = world.client.get(f"{API_VERSION}/MetricsSource", "kubelet")
+    world.client.patch(source, {"spec": {"config": {"reservoirSize": 5_000}}})  # a spec change: polled at once
+    cached = world.manager.client
+    world.synced(lambda: cached.get(f"{API_VERSION}/MetricsSource", "kubelet")["metadata"]["generation"] == 2,
+                 "the new generation cached")  # fmt: skip
+    world.kubelet.answers.append(FetchResult([storage("api-1", "app", 8192)]))
+    world.cycle("kubelet")
+    assert len(world.kubelet.calls) == calls + 1

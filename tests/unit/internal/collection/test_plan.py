@@ -40,7 +40,7 @@ ENTRY = ResourceStatus({"resource": "cpu", "samples": 3}, True, {"request": "5m"
 
 def fed(stamp: tuple[object, ...] = ("v1",)) -> FedProfile:
     profile = WorkloadProfile.model_validate({"metadata": {"name": "api--default", "uid": "u1"}})
-    return FedProfile(profile, POLICY, MeasuredProfile("api--default", HASH, frozenset({"cpu"})), stamp)
+    return FedProfile(profile, POLICY, MeasuredProfile("api--default", HASH, frozenset({"cpu"})), stamp, stamp)
 
 
 def memo(*, accruing: bool = False, last_sample_ms: int = NOW_MS - 60_000, stamp: object = ("v1",)) -> SeriesMemo:
