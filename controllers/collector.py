@@ -1,4 +1,5 @@
-"""Collection (`metricscollector`): one cycle per MetricsSource poll — fetch once, write once, then status.
+"""Collection (`metricscollector`): a cycle per poll — each MetricsSource fetched once and written once, then one
+status per profile.
 
 The reconcile key is a MetricsSource (cluster-scoped), driven by `Result(requeue_after=pollInterval)` — the
 interval is honoured, not capped at 60 s (docs/design.md, difference 1). A cycle (difference 19):
@@ -17,12 +18,13 @@ interval is honoured, not capped at 60 s (docs/design.md, difference 1). A cycle
    `containers`, `meetsThreshold`, `state` and the `Ready` condition — and only when it differs from the status
    this process last applied.
 
-Sources due together share a cycle (difference 19, `collection.schedule`): another valid source whose next poll is
-due within a tenth of the shorter of the two intervals is collected in the running cycle — fetched, attributed and
-written as its own store cycle, its series recomputed under its own stamp — and each fed profile gets one status
-from all of them. That source's own reconcile, a moment later, only requeues for the rest of its interval, so
-sources with the same pollInterval stay aligned: the default preset's two sources make one status write per
-profile per poll, not two. A source never collected by this process, or whose spec changed, is polled on its own.
+Sources due together share a cycle (difference 19, `collection.schedule`): another valid source of the same
+pollInterval whose next poll is due within a tenth of it is collected in the running cycle — fetched, attributed
+and written as its own store cycle, its series recomputed under its own stamp — and each fed profile gets one
+status from all of them. That source's own reconcile, a moment later, only requeues for the rest of its interval,
+so the two stay aligned: the default preset's two sources make one status write per profile per poll, not two. A
+source never collected by this process, or whose object or spec changed, is polled on its own; one taken with
+another cycle that fails is left to its own reconcile.
 
 Statistics are cached within a documented tolerance (benchmarks/RESULTS.md: a cycle over 10k enrolled pods costs
 ≤ 2 s CPU). A series is recomputed while it accrues (below `minDataPoints` or younger than `minTimeSpan`, so
@@ -49,9 +51,10 @@ sample and no status is written. A store outage keeps the last status; the cycle
 soon as a primary answers again — after a Sentinel failover too (docs/design.md, difference 67).
 
 In-process state (leader only, rebuilt by a fresh leader within one cycle of each source, `CollectionMemory`):
-each source's plugin, backoff and last collection (`PollSchedule`), which resources each source's latest cycle delivered per profile (for
-`Ready`), and per profile the last status applied with the memo of each series' last computation (so one
-source's cycle carries the other sources' entries without reading a lagging cache, and reuses statistics).
+each source's plugin, backoff and last collection (`PollSchedule`), which resources each source's latest cycle
+delivered per profile (for `Ready`), and per profile the last status applied with the memo of each series' last
+computation (so one source's cycle carries the other sources' entries without reading a lagging cache, and reuses
+statistics).
 """
 
 from __future__ import annotations
@@ -61,7 +64,8 @@ import datetime
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from ballast.api.ballast.v1 import BallastConfig, ClusterResourcePolicy, MetricsSource, ResourcePolicy, WorkloadProfile
 from ballast.api.ballast.v1.workloadprofile import SUFFICIENT
@@ -150,9 +154,23 @@ POD = "v1/Pod"
 NODE = "v1/Node"
 PROFILE_KIND = f"{WorkloadProfile.GROUP}/{WorkloadProfile.VERSION}/{WorkloadProfile.KIND}"
 MIN_REQUEUE = 1.0
+WriteOutcome = Literal["written", "held", "refused"]
+WRITTEN: WriteOutcome = "written"
+HELD: WriteOutcome = "held"
+REFUSED: WriteOutcome = "refused"
 STATUS_WRITERS = 4
 """Status patches in flight at once (I/O concurrency while the next chunk's statistics are computed); 0 applies
 each in the cycle's thread (an in-memory API server, as the fleet simulator's, answers at once)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Measured:
+    """One source's part of a cycle, fetched and attributed: what is written, and the pods and nodes measured."""
+
+    source: MetricsSource
+    cycle: CollectionCycle
+    pods: dict[PodKey, MeasuredPod]
+    nodes: frozenset[str]
 
 
 class MetricsCollector:
@@ -234,21 +252,18 @@ class MetricsCollector:
                 extra={"source": request.name, "type": source.spec.type},
             )
             return Result(requeue_after=poll)
-        polled = Polled(request.name, source.metadata.generation, poll)
+        polled = self._polled(source)
         remaining = self.schedule.remaining(polled, started)
         if remaining is not None:  # another source's cycle collected it for this poll
             ctx.logger.debug("collected with another source's cycle", extra={"source": request.name})
             return Result(requeue_after=max(MIN_REQUEUE, remaining))
-        group = [(source, plugin), *self._due_with(polled, started)]
-        self._collect(ctx, group)
-        self.schedule.collected(polled, [self._polled(other) for other, _ in group[1:]], started)
+        self._collect(ctx, [(source, plugin), *self._due_with(polled, started)], scheduled_at=started)
         return Result(requeue_after=max(MIN_REQUEUE, poll - (self.clock.monotonic() - started)))
 
     @staticmethod
     def _polled(source: MetricsSource) -> Polled:
-        return Polled(
-            objects.name(source), source.metadata.generation, poll_interval_seconds(source.spec.config.poll_interval)
-        )
+        interval = poll_interval_seconds(source.spec.config.poll_interval)
+        return Polled(objects.name(source), source.metadata.uid or "", source.metadata.generation, interval)
 
     def _due_with(self, running: Polled, now: float) -> list[tuple[MetricsSource, PolledSource]]:
         """The other valid sources due within the window of this cycle (`collection.schedule`), with their plugins."""
@@ -291,49 +306,87 @@ class MetricsCollector:
 
     # ----------------------------------------------------------------------------------------------- cycle
 
-    def _collect(self, ctx: Context, group: Sequence[tuple[MetricsSource, PolledSource | None]]) -> None:
-        """One cycle of the sources in `group`, at one time: each source fetched, attributed and written on its own,
-        then one status per fed profile. Without a plugin (an invalid source) nothing is fetched and the statuses
-        are still judged."""
+    def _collect(
+        self,
+        ctx: Context,
+        group: Sequence[tuple[MetricsSource, PolledSource | None]],
+        scheduled_at: float | None = None,
+    ) -> None:
+        """One cycle of the sources in `group` at one time — the running source first, then those taken with it:
+        each fetched, attributed and written on its own, then one status per fed profile. Without a plugin (an
+        invalid source) nothing is fetched and the statuses are still judged. `scheduled_at` (the reconcile's
+        monotonic start): record in the schedule the sources polled."""
         profiles = self._profiles()
-        policies = self._policies(policy_keys(profiles))
-        now = self.clock.now()
-        measured: list[tuple[MetricsSource, CollectionCycle, dict[PodKey, MeasuredPod], frozenset[str]]] = []
-        for source, plugin in group:
-            found = self._measure(ctx, source, plugin, profiles, policies, now)
-            if found is not None:
-                measured.append((source, *found))
+        measured = self._measure_all(ctx, group, profiles, scheduled_at)
         if not measured:
             self._update_profiles_gauge(profiles, {})
             return
         if self.options.dry_run.measure:
-            for _, cycle, _, _ in measured:
+            for part in measured:
                 ctx.logger.info(
                     "dry-run: would write samples and update WorkloadProfile status",
-                    extra={"source": cycle.source, "dry_run": True, "samples": len(cycle.attribution.samples),
-                           "profiles": len(cycle.fed)},
+                    extra={"source": part.cycle.source, "dry_run": True, "profiles": len(part.cycle.fed),
+                           "samples": len(part.cycle.attribution.samples)},
                 )  # fmt: skip
             return
-        written = True
-        for source, cycle, _, _ in measured:
-            if cycle.attribution.samples and not self._write(ctx, cycle, source):
-                written = False  # held for the store (or refused); the other sources' cycles are still written
-                continue
-            self.memory.remember_delivered(cycle.source, cycle.delivered())
+        written = self._write_all(ctx, measured)
         if not written:
-            return  # skip the statuses: every profile keeps its last status
-        cycles = [cycle for _, cycle, _, _ in measured]
-        for _, cycle, pods, nodes in measured:
-            self._raise_ceilings(ctx, cycle, pods, nodes)
-        names = ", ".join(cycle.source for cycle in cycles)
+            return  # the store is unavailable (or refused every cycle): every profile keeps its last status
+        for part in written:
+            self._raise_ceilings(ctx, part.cycle, part.pods, part.nodes)
+        cycles = [part.cycle for part in written]
         try:
             states = self._update_statuses(ctx, cycles)
         except StoreError as exc:
+            names = ", ".join(cycle.source for cycle in cycles)
             ctx.logger.error("history store unavailable; statuses skipped: %s", exc, extra={"source": names})
             for cycle in cycles:
                 STORE_ERRORS.inc({"source": cycle.source, "operation": "read"})
             return
         self._update_profiles_gauge(profiles, states)
+
+    def _measure_all(
+        self,
+        ctx: Context,
+        group: Sequence[tuple[MetricsSource, PolledSource | None]],
+        profiles: Sequence[WorkloadProfile],
+        scheduled_at: float | None,
+    ) -> list[_Measured]:
+        """Each source's fetch and attribution, for the sources that feed a profile. A source taken with the
+        running one that fails is left to its own reconcile (and not recorded as polled)."""
+        policies = self._policies(policy_keys(profiles))
+        now = self.clock.now()
+        measured: list[_Measured] = []
+        taken: list[Polled] = []
+        for position, (source, plugin) in enumerate(group):
+            try:
+                found = self._measure(ctx, source, plugin, profiles, policies, now)
+            except Exception as exc:  # a taken source's own failure must not cost the running one its cycle
+                if position == 0:
+                    raise
+                ctx.logger.error("source taken with this cycle failed; it is polled on its own: %s", exc,
+                                 exc_info=exc, extra={"source": objects.name(source)})  # fmt: skip
+                continue
+            if position > 0:
+                taken.append(self._polled(source))
+            if found is not None:
+                measured.append(found)
+        if scheduled_at is not None:
+            self.schedule.collected(self._polled(group[0][0]), taken, scheduled_at)
+        return measured
+
+    def _write_all(self, ctx: Context, measured: Sequence[_Measured]) -> list[_Measured]:
+        """Write each source's cycle; returns those written — none while the store is unavailable (a held cycle
+        waits, and so do the statuses). A refused cycle is lost: its profiles get their status from the others."""
+        written: list[_Measured] = []
+        held = False
+        for part in measured:
+            outcome = self._write(ctx, part.cycle, part.source) if part.cycle.attribution.samples else WRITTEN
+            held = held or outcome == HELD
+            if outcome == WRITTEN:
+                self.memory.remember_delivered(part.cycle.source, part.cycle.delivered())
+                written.append(part)
+        return [] if held else written
 
     def _measure(
         self,
@@ -343,7 +396,7 @@ class MetricsCollector:
         profiles: Sequence[WorkloadProfile],
         policies: Mapping[PolicyKey, LoadedPolicy | None],
         now: datetime.datetime,
-    ) -> tuple[CollectionCycle, dict[PodKey, MeasuredPod], frozenset[str]] | None:
+    ) -> _Measured | None:
         """One source's part of a cycle: its fed profiles, their pods, the fetch and attribution; None when it
         feeds no profile."""
         name = source.metadata.name or ""
@@ -361,7 +414,7 @@ class MetricsCollector:
             memo = self._measured.setdefault(name, MeasuredPodMemo())
         pods, nodes = measured_pods(cycle.fed, {fed.name: self._pods(fed.name) for fed in cycle.fed}, memo)
         cycle.attribution = attribute(self._fetch(ctx, cycle, plugin, nodes) if plugin is not None else (), pods)
-        return cycle, pods, nodes
+        return _Measured(source, cycle, pods, nodes)
 
     def _fetch(
         self, ctx: Context, cycle: CollectionCycle, plugin: PolledSource, nodes: frozenset[str]
@@ -382,9 +435,9 @@ class MetricsCollector:
             ctx.logger.info("partial fetch: %s", problem, extra={"source": cycle.source})
         return fetched.samples
 
-    def _write(self, ctx: Context, cycle: CollectionCycle, source: MetricsSource) -> bool:
-        """One store call for the whole cycle, after the cycles held from earlier ones; False when the store did not
-        acknowledge it (the cycle is then held, and the profiles keep their last status)."""
+    def _write(self, ctx: Context, cycle: CollectionCycle, source: MetricsSource) -> WriteOutcome:
+        """One store call for the whole cycle, after the cycles held from earlier ones: WRITTEN; HELD when the store
+        is unavailable (the cycle waits, and the profiles keep their last status); REFUSED (the cycle is lost)."""
         write = Cycle(
             cycle.cycle_id,
             cycle.now_ms,
@@ -404,20 +457,20 @@ class MetricsCollector:
             if not self._flush(ctx):  # still unavailable: this cycle waits behind the held ones
                 STORE_ERRORS.inc({"source": cycle.source, "operation": "write"})
                 self._hold(ctx, held)
-                return False
+                return HELD
             try:
                 applied = self.store.write_cycle(write)
             except StoreUnavailableError as exc:
                 ctx.logger.error("history store unavailable; cycle held: %s", exc, extra={"source": cycle.source})
                 STORE_ERRORS.inc({"source": cycle.source, "operation": "write"})
                 self._hold(ctx, held)
-                return False
+                return HELD
             except StoreError as exc:
                 ctx.logger.error("history store refused the cycle; skipped: %s", exc, extra={"source": cycle.source})
                 STORE_ERRORS.inc({"source": cycle.source, "operation": "write"})
-                return False
+                return REFUSED
             self._written(held, applied)
-        return True
+        return WRITTEN
 
     def _flush(self, ctx: Context) -> bool:
         """Write the held cycles, oldest first; False when the store still does not acknowledge them."""

@@ -1,13 +1,14 @@
 """When each MetricsSource was last collected, and which sources are due together (docs/design.md, difference 19).
 
-A source due at most `TOGETHER_WINDOW` of the shorter of the two intervals after the cycle of another source
-running now is collected in that cycle: every profile then gets one status write per poll rather than one per
-source. The source's own reconcile, coming a moment later, finds it taken with the other and only requeues for the
-rest of its interval — so sources with the same `pollInterval` stay aligned from then on. (A source's own
-reconcile is never skipped otherwise: a spec change or a kill switch resumption starts its cycle at once.)
+A source with the same `pollInterval` as the source whose cycle runs now, and due at most `TOGETHER_WINDOW` of
+that interval after it, is collected in that cycle: every profile then gets one status write per poll rather than
+one per source. The source's own reconcile, coming a moment later, finds it taken with the other and only requeues
+for the rest of its interval — so the two stay aligned from then on. Sources of different intervals are never
+collected together (each interval is honoured, difference 1).
 
-A source never collected by this process, or whose spec changed since (a new generation), is never taken early:
-it is collected by its own reconcile, at once.
+A source never collected by this process, or whose object or spec changed since (a new uid or generation), is
+never taken early: it is collected by its own reconcile, at once. A source's own reconcile only requeues when
+another's cycle took it less than an interval ago.
 """
 
 from __future__ import annotations
@@ -18,30 +19,30 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 TOGETHER_WINDOW = 0.1
-"""How early, as a fraction of the shorter of the two intervals, a source may be collected with another's cycle."""
+"""How early, as a fraction of its interval, a source may be collected with another source's cycle."""
 
 
 class Polled(NamedTuple):
-    """A MetricsSource as the schedule knows it: its name, the generation of its spec, its interval (seconds)."""
+    """A MetricsSource as the schedule knows it: its name, the uid and generation of the object, its interval (s)."""
 
     name: str
+    uid: str
     generation: int | None
     interval: float
 
 
 @dataclass(frozen=True, slots=True)
 class Collected:
-    """A source's last collection: when (the clock's monotonic seconds), under which generation, at what interval,
-    and whether another source's cycle took it."""
+    """A source's last collection: the source as it was, when (the clock's monotonic seconds), and whether
+    another source's cycle took it."""
 
+    source: Polled
     at: float
-    generation: int | None
-    interval: float
     taken: bool
 
     @property
     def due(self) -> float:
-        return self.at + self.interval
+        return self.at + self.source.interval
 
 
 class PollSchedule:
@@ -54,37 +55,33 @@ class PollSchedule:
     def collected(self, running: Polled, taken: Iterable[Polled], at: float) -> None:
         """Record that the cycle of `running` at `at` collected it and the sources `taken` with it."""
         with self._lock:
-            self._collected[running.name] = Collected(at, running.generation, running.interval, taken=False)
+            self._collected[running.name] = Collected(running, at, taken=False)
             for source in taken:
-                self._collected[source.name] = Collected(at, source.generation, source.interval, taken=True)
+                self._collected[source.name] = Collected(source, at, taken=True)
 
     def remaining(self, source: Polled, now: float) -> float | None:
         """Seconds until `source` is due again when another source's cycle already collected it for this poll (its
-        own reconcile then only requeues); None when it is due, unknown or its spec changed since."""
+        own reconcile then only requeues); None when it is due, unknown or changed since."""
         with self._lock:
             last = self._collected.get(source.name)
-        if last is None or not last.taken or last.generation != source.generation:
+        if last is None or not last.taken or last.source != source:
             return None
         left = last.due - now
-        return left if left > _early(last.interval, last.interval) else None
+        return left if left > TOGETHER_WINDOW * source.interval else None
 
     def due_with(self, running: Polled, candidates: Iterable[Polled], now: float) -> list[Polled]:
-        """Of `candidates`, the sources the cycle of `running` collects now too (by name): known under the same
-        generation, and due within the window."""
+        """Of `candidates`, the sources the cycle of `running` collects now too (by name): of the same interval,
+        known as they are, and due within the window."""
         together: list[Polled] = []
         with self._lock:
             for source in candidates:
                 last = self._collected.get(source.name)
-                if source.name == running.name or last is None or last.generation != source.generation:
+                if source.name == running.name or source.interval != running.interval:
                     continue
-                if last.due - now <= _early(running.interval, last.interval):
+                if last is not None and last.source == source and last.due - now <= TOGETHER_WINDOW * source.interval:
                     together.append(source)
         return sorted(together)
 
     def forget(self, name: str) -> None:
         with self._lock:
             self._collected.pop(name, None)
-
-
-def _early(first: float, second: float) -> float:
-    return TOGETHER_WINDOW * min(first, second)

@@ -78,11 +78,13 @@ class RecordingStore:
         self.unreplicated = False
         """Writes reach the primary, but no replica acknowledges them (a WAIT that timed out)."""
         self.refusing = False
+        self.refused_sources: set[str] = set()
+        """Sources whose cycles the store refuses (the others are written)."""
 
     def write_cycle(self, cycle: Cycle) -> bool:
         if self.down:
             raise StoreUnavailableError("store down (test)")
-        if self.refusing:
+        if self.refusing or cycle.cycle_id.split("/")[0] in self.refused_sources:
             raise StoreError("WRONGTYPE (test)")
         self.cycles.append(cycle)
         applied = self.inner.write_cycle(cycle)

@@ -250,14 +250,21 @@ def test_statuses_applied_in_the_cycles_thread_are_the_writer_threads_and_a_fail
         inline.close()
 
 
-def test_sources_due_together_are_collected_in_one_cycle_with_one_status_write_per_profile(world: World) -> None:
+def two_sources_aligned(world: World) -> str:
+    """A profile fed by the metrics source (cpu) and the kubelet one (ephemeral-storage), both every 60 s, each
+    polled once on its own at 12:00; returns the profile."""
     profile = setup_profile(world, [CPU_P95, STORAGE])
-    world.source("kubelet", type_="kubeletSummary")  # the same 60 s as the metrics source
+    world.source("kubelet", type_="kubeletSummary")
     world.pod("api-1", "api", profile)
     world.pod_metrics("api-1", "api", {"app": {"cpu": "200m"}})
     world.cycle("metrics")
     world.kubelet.answers.append(FetchResult([storage("api-1", "app", 4096)]))
     world.cycle("kubelet")  # each source's first cycle is its own
+    return profile
+
+
+def spy_status_writes(world: World) -> list[str]:
+    """The names of the profiles whose status is applied from now on, in order."""
     applied: list[str] = []
     patch = world.manager.client.status().patch
 
@@ -268,6 +275,12 @@ def test_sources_due_together_are_collected_in_one_cycle_with_one_status_write_p
             return patch(obj, body, **options)
 
     world.manager.client.writer.status = SpyStatus  # type: ignore[method-assign,assignment]
+    return applied
+
+
+def test_sources_due_together_are_collected_in_one_cycle_with_one_status_write_per_profile(world: World) -> None:
+    profile = two_sources_aligned(world)
+    applied = spy_status_writes(world)
     world.clock.advance(60)
     world.kubelet.answers.append(FetchResult([storage("api-1", "app", 8192)]))
     result = world.cycle("metrics")  # the kubelet source is due too: taken with this cycle
@@ -295,3 +308,34 @@ def test_sources_due_together_are_collected_in_one_cycle_with_one_status_write_p
     world.kubelet.answers.append(FetchResult([storage("api-1", "app", 8192)]))
     world.cycle("kubelet")
     assert len(world.kubelet.calls) == calls + 1
+
+
+def test_a_source_taken_with_a_cycle_is_judged_by_what_it_delivered_then(world: World) -> None:
+    profile = two_sources_aligned(world)
+    world.clock.advance(60)
+    world.cycle("metrics")  # the kubelet source is taken, and delivers nothing this time
+
+    ready = world.ready(profile)
+    assert (ready["status"], ready["reason"]) == ("False", "MissingSamples")
+    assert ready["message"] == "No samples in the latest collection cycle for: ephemeral-storage"
+
+
+def test_a_refused_cycle_of_a_taken_source_leaves_the_others_status_and_an_outage_holds_both(world: World) -> None:
+    profile = two_sources_aligned(world)
+    applied = spy_status_writes(world)
+    world.store.refused_sources = {"kubelet"}
+    world.clock.advance(60)
+    world.kubelet.answers.append(FetchResult([storage("api-1", "app", 8192)]))
+    world.cycle("metrics")
+
+    assert applied == [profile]  # the metrics source's samples still make a status
+    assert world.usage(profile, "app", "cpu")["lastUpdated"] == "2026-03-01T12:01:00Z"
+    assert world.usage(profile, "app", "ephemeral-storage")["lastUpdated"] == "2026-03-01T12:00:00Z"
+
+    world.store.refused_sources = set()
+    world.store.down = True
+    world.clock.advance(60)
+    world.kubelet.answers.append(FetchResult([storage("api-1", "app", 8192)]))
+    world.cycle("metrics")
+    assert applied == [profile]  # no status while the store is away
+    assert world.collector.pending.cycles == 2  # each source's cycle held, to be written in order

@@ -210,6 +210,9 @@ def test_a_plan_that_changes_nothing_reuses_the_status_assembled_last_time() -> 
     remembered = ProfileMemory("u1", state, quiet.memos, False, None, status, ("v1",))
     assert remembered.status_if_unchanged(quiet) is status
     assert remembered.status_if_unchanged(plan_status(fed(("v2",)), state, {}, {}, frozenset({"cpu"}), NOW_MS)) is None
+    # Another source's cycle under the same policy (its own stamp, the same policy stamp) reuses it too.
+    other = FedProfile(fed().profile, POLICY, fed().measured, ("v1", "kubelet"), ("v1",))
+    assert remembered.status_if_unchanged(plan_status(other, state, {}, {}, frozenset(), NOW_MS)) is status
     due = plan_status(fed(), state, {("app", "cpu"): memo(accruing=True)}, {("app", "cpu"): 1}, frozenset({"cpu"}),
                       NOW_MS)  # fmt: skip
     assert due.changed

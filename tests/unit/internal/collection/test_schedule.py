@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from ballast.internal.collection import TOGETHER_WINDOW, Polled, PollSchedule
 
-METRICS = Polled("metrics", 1, 300.0)
-KUBELET = Polled("kubelet", 1, 300.0)
-FAST = Polled("fast", 1, 60.0)
+METRICS = Polled("metrics", "u-metrics", 1, 300.0)
+KUBELET = Polled("kubelet", "u-kubelet", 1, 300.0)
 
 
 def test_a_source_due_within_the_window_is_taken_with_the_running_cycle_and_its_own_reconcile_requeues() -> None:
@@ -22,7 +21,7 @@ def test_a_source_due_within_the_window_is_taken_with_the_running_cycle_and_its_
     assert schedule.due_with(METRICS, [KUBELET], now=600.0) == [KUBELET]  # aligned from then on
 
 
-def test_a_source_is_not_taken_early_beyond_the_window_nor_unknown_nor_after_a_spec_change() -> None:
+def test_a_source_is_not_taken_early_beyond_the_window_nor_unknown_nor_changed() -> None:
     schedule = PollSchedule()
     schedule.collected(METRICS, [], at=0.0)
     schedule.collected(KUBELET, [], at=100.0)
@@ -30,21 +29,25 @@ def test_a_source_is_not_taken_early_beyond_the_window_nor_unknown_nor_after_a_s
 
     schedule.collected(KUBELET, [], at=300.0 * TOGETHER_WINDOW - 1)  # due 29 s after the running cycle
     assert schedule.due_with(METRICS, [KUBELET], now=300.0) == [KUBELET]  # just within the window
-    assert schedule.due_with(METRICS, [Polled("new", 1, 300.0)], now=300.0) == []  # never collected here
-    assert schedule.due_with(METRICS, [Polled("kubelet", 2, 300.0)], now=300.0) == []  # its spec changed
+    assert schedule.due_with(METRICS, [Polled("new", "u-new", 1, 300.0)], now=300.0) == []  # never collected here
+    assert schedule.due_with(METRICS, [KUBELET._replace(generation=2)], now=300.0) == []  # its spec changed
+    assert schedule.due_with(METRICS, [KUBELET._replace(uid="u-again")], now=300.0) == []  # deleted and recreated
 
 
-def test_the_window_is_a_tenth_of_the_shorter_interval() -> None:
+def test_sources_of_different_intervals_are_never_collected_together() -> None:
     schedule = PollSchedule()
+    fast = Polled("fast", "u-fast", 1, 60.0)
     schedule.collected(METRICS, [], at=0.0)
-    assert schedule.due_with(FAST, [METRICS], now=293.0) == []  # 7 s early: more than a tenth of 60 s
-    assert schedule.due_with(FAST, [METRICS], now=295.0) == [METRICS]
+    schedule.collected(fast, [], at=0.0)
+    assert schedule.due_with(fast, [METRICS], now=300.0) == []  # due at this very moment, and still its own
+    assert schedule.due_with(METRICS, [fast], now=300.0) == []
 
 
-def test_a_taken_source_whose_spec_changed_or_that_is_forgotten_is_collected_at_once() -> None:
+def test_a_taken_source_that_changed_or_is_forgotten_is_collected_at_once() -> None:
     schedule = PollSchedule()
     schedule.collected(METRICS, [KUBELET], at=0.0)
-    assert schedule.remaining(Polled("kubelet", 2, 300.0), now=0.5) is None
+    assert schedule.remaining(KUBELET._replace(generation=2), now=0.5) is None
+    assert schedule.remaining(KUBELET._replace(uid="u-again"), now=0.5) is None
     assert schedule.remaining(KUBELET, now=0.5) == 299.5
     assert schedule.remaining(KUBELET, now=300.0 - 300.0 * TOGETHER_WINDOW) is None  # due again
     schedule.forget("kubelet")
