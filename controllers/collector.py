@@ -356,11 +356,12 @@ class MetricsCollector:
         running one that fails is left to its own reconcile (and not recorded as polled)."""
         policies = self._policies(policy_keys(profiles))
         now = self.clock.now()
+        listed: dict[str, list[Any]] = {}
         measured: list[_Measured] = []
         taken: list[Polled] = []
         for position, (source, plugin) in enumerate(group):
             try:
-                found = self._measure(ctx, source, plugin, profiles, policies, now)
+                found = self._measure(ctx, source, plugin, profiles, policies, now, listed)
             except Exception as exc:  # a taken source's own failure must not cost the running one its cycle
                 if position == 0:
                     raise
@@ -396,9 +397,10 @@ class MetricsCollector:
         profiles: Sequence[WorkloadProfile],
         policies: Mapping[PolicyKey, LoadedPolicy | None],
         now: datetime.datetime,
+        listed: dict[str, list[Any]],
     ) -> _Measured | None:
-        """One source's part of a cycle: its fed profiles, their pods, the fetch and attribution; None when it
-        feeds no profile."""
+        """One source's part of a cycle: its fed profiles, their pods (listed once per cycle, in `listed`), the
+        fetch and attribution; None when it feeds no profile."""
         name = source.metadata.name or ""
         fed = fed_profiles(source, profiles, policies)
         for unmeasured in fed.without_identity:
@@ -412,7 +414,10 @@ class MetricsCollector:
             return None
         with self._lock:
             memo = self._measured.setdefault(name, MeasuredPodMemo())
-        pods, nodes = measured_pods(cycle.fed, {fed.name: self._pods(fed.name) for fed in cycle.fed}, memo)
+        for profile in cycle.fed:
+            if profile.name not in listed:
+                listed[profile.name] = self._pods(profile.name)
+        pods, nodes = measured_pods(cycle.fed, listed, memo)
         cycle.attribution = attribute(self._fetch(ctx, cycle, plugin, nodes) if plugin is not None else (), pods)
         return _Measured(source, cycle, pods, nodes)
 
