@@ -24,7 +24,8 @@ and written as its own store cycle, its series recomputed under its own stamp �
 status from all of them. That source's own reconcile, a moment later, only requeues for the rest of its interval,
 so the two stay aligned: the default preset's two sources make one status write per profile per poll, not two. A
 source never collected by this process, or whose object or spec changed, is polled on its own; one taken with
-another cycle that fails is left to its own reconcile.
+another cycle whose fetch or write fails is left to its own reconcile; a cycle the store refuses counts as
+delivering nothing (`Ready` says so).
 
 Statistics are cached within a documented tolerance (benchmarks/RESULTS.md: a cycle over 10k enrolled pods costs
 ≤ 2 s CPU). A series is recomputed while it accrues (below `minDataPoints` or younger than `minTimeSpan`, so
@@ -315,9 +316,20 @@ class MetricsCollector:
         """One cycle of the sources in `group` at one time — the running source first, then those taken with it:
         each fetched, attributed and written on its own, then one status per fed profile. Without a plugin (an
         invalid source) nothing is fetched and the statuses are still judged. `scheduled_at` (the reconcile's
-        monotonic start): record in the schedule the sources polled."""
+        monotonic start): record in the schedule the sources polled — a taken source whose fetch or write failed
+        is left out, so that its own reconcile polls it."""
+        taken: list[Polled] = []
+        try:
+            self._collect_group(ctx, group, taken)
+        finally:
+            if scheduled_at is not None:
+                self.schedule.collected(self._polled(group[0][0]), taken, scheduled_at)
+
+    def _collect_group(
+        self, ctx: Context, group: Sequence[tuple[MetricsSource, PolledSource | None]], taken: list[Polled]
+    ) -> None:
         profiles = self._profiles()
-        measured = self._measure_all(ctx, group, profiles, scheduled_at)
+        measured = self._measure_all(ctx, group, profiles, taken)
         if not measured:
             self._update_profiles_gauge(profiles, {})
             return
@@ -329,7 +341,7 @@ class MetricsCollector:
                            "samples": len(part.cycle.attribution.samples)},
                 )  # fmt: skip
             return
-        written = self._write_all(ctx, measured)
+        written = self._write_all(ctx, measured, taken)
         if not written:
             return  # the store is unavailable (or refused every cycle): every profile keeps its last status
         for part in written:
@@ -350,44 +362,60 @@ class MetricsCollector:
         ctx: Context,
         group: Sequence[tuple[MetricsSource, PolledSource | None]],
         profiles: Sequence[WorkloadProfile],
-        scheduled_at: float | None,
+        taken: list[Polled],
     ) -> list[_Measured]:
-        """Each source's fetch and attribution, for the sources that feed a profile. A source taken with the
-        running one that fails is left to its own reconcile (and not recorded as polled)."""
+        """Each source's fetch and attribution, for the sources that feed a profile; the sources taken with the
+        running one are added to `taken` as they are polled (one that fails is left to its own reconcile)."""
         policies = self._policies(policy_keys(profiles))
         now = self.clock.now()
         listed: dict[str, list[Any]] = {}
         measured: list[_Measured] = []
-        taken: list[Polled] = []
         for position, (source, plugin) in enumerate(group):
             try:
                 found = self._measure(ctx, source, plugin, profiles, policies, now, listed)
             except Exception as exc:  # a taken source's own failure must not cost the running one its cycle
                 if position == 0:
                     raise
-                ctx.logger.error("source taken with this cycle failed; it is polled on its own: %s", exc,
-                                 exc_info=exc, extra={"source": objects.name(source)})  # fmt: skip
+                self._left_to_itself(ctx, source, exc)
                 continue
             if position > 0:
                 taken.append(self._polled(source))
             if found is not None:
                 measured.append(found)
-        if scheduled_at is not None:
-            self.schedule.collected(self._polled(group[0][0]), taken, scheduled_at)
         return measured
 
-    def _write_all(self, ctx: Context, measured: Sequence[_Measured]) -> list[_Measured]:
+    def _write_all(self, ctx: Context, measured: Sequence[_Measured], taken: list[Polled]) -> list[_Measured]:
         """Write each source's cycle; returns those written — none while the store is unavailable (a held cycle
-        waits, and so do the statuses). A refused cycle is lost: its profiles get their status from the others."""
+        waits, and so do the statuses). A refused cycle is lost: its source delivered nothing this cycle, and the
+        profiles get their status from the others. A taken source whose write fails otherwise is left out of
+        `taken`, to its own reconcile."""
         written: list[_Measured] = []
         held = False
         for part in measured:
-            outcome = self._write(ctx, part.cycle, part.source) if part.cycle.attribution.samples else WRITTEN
+            try:
+                outcome = self._write(ctx, part.cycle, part.source) if part.cycle.attribution.samples else WRITTEN
+            except Exception as exc:  # as in `_measure_all`: only the running source's failure fails the cycle
+                if not self._is_taken(part, taken):
+                    raise
+                self._left_to_itself(ctx, part.source, exc)
+                taken[:] = [polled for polled in taken if polled.name != part.cycle.source]
+                continue
             held = held or outcome == HELD
+            if outcome != HELD:
+                delivered = part.cycle.delivered() if outcome == WRITTEN else {}
+                self.memory.remember_delivered(part.cycle.source, delivered)
             if outcome == WRITTEN:
-                self.memory.remember_delivered(part.cycle.source, part.cycle.delivered())
                 written.append(part)
         return [] if held else written
+
+    @staticmethod
+    def _is_taken(part: _Measured, taken: Sequence[Polled]) -> bool:
+        return any(polled.name == part.cycle.source for polled in taken)
+
+    @staticmethod
+    def _left_to_itself(ctx: Context, source: MetricsSource, error: Exception) -> None:
+        ctx.logger.error("source taken with this cycle failed; it is polled on its own: %s", error,
+                         exc_info=error, extra={"source": objects.name(source)})  # fmt: skip
 
     def _measure(
         self,

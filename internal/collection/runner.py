@@ -77,7 +77,7 @@ class StatusRun:
     ) -> None:
         if not cycles or len({cycle.now for cycle in cycles}) != 1:
             raise ValueError("a status run needs the cycles of one time, at least one")
-        self.cycle = cycle = cycles[0]
+        self.cycle = cycles[0]
         """The first source's cycle: its time is every cycle's."""
         self.memory = memory
         self.refresh = refresh
@@ -93,7 +93,8 @@ class StatusRun:
                 else:
                     known.extend(self._plan(each, fed, known.state, known.memos))
         self.plans = list(plans.values())
-        self._delivered = cycle.delivered()
+        self._delivered = {each.source: each.delivered() for each in cycles}
+        """Per source of this run, the resources its cycle delivered per fed profile (what `Ready` is judged by)."""
 
     def reads(self) -> Iterator[SeriesReads]:
         """The plans in chunks of about `READ_CHUNK` series, with the keys to read for each."""
@@ -155,11 +156,14 @@ class StatusRun:
 
     def _ready(self, fed: FedProfile, status: ProfileStatus) -> dict[str, Any]:
         previous = profile_condition(fed.profile, READY)
+        delivered = self.memory.delivered_to(fed.name)  # the other sources' latest cycles
+        for source, by_profile in self._delivered.items():
+            delivered[source] = by_profile.get(fed.name)
         collected = collected_in_latest_cycles(
             fed.policy,
             self.cycle.source,
-            self._delivered.get(fed.name, frozenset()),
-            self.memory.delivered_to(fed.name),
+            delivered.get(self.cycle.source) or frozenset(),
+            delivered,
             self.sources,
             previous,
         )

@@ -80,12 +80,16 @@ class RecordingStore:
         self.refusing = False
         self.refused_sources: set[str] = set()
         """Sources whose cycles the store refuses (the others are written)."""
+        self.broken_sources: set[str] = set()
+        """Sources whose cycles make the store fail with an error it does not know (a bug)."""
 
     def write_cycle(self, cycle: Cycle) -> bool:
         if self.down:
             raise StoreUnavailableError("store down (test)")
         if self.refusing or cycle.cycle_id.split("/")[0] in self.refused_sources:
             raise StoreError("WRONGTYPE (test)")
+        if cycle.cycle_id.split("/")[0] in self.broken_sources:
+            raise RuntimeError("a bug in the store (test)")
         self.cycles.append(cycle)
         applied = self.inner.write_cycle(cycle)
         if self.unreplicated:

@@ -339,3 +339,31 @@ def test_a_refused_cycle_of_a_taken_source_leaves_the_others_status_and_an_outag
     world.cycle("metrics")
     assert applied == [profile]  # no status while the store is away
     assert world.collector.pending.cycles == 2  # each source's cycle held, to be written in order
+
+
+def test_a_taken_source_that_fails_costs_the_running_one_nothing_and_is_polled_on_its_own(world: World) -> None:
+    profile = two_sources_aligned(world)
+    applied = spy_status_writes(world)
+    world.clock.advance(60)
+    world.kubelet.answers.append(RuntimeError("a bug in the plugin (test)"))
+    world.cycle("metrics")  # the kubelet source is taken, and its fetch fails
+
+    assert applied == [profile]  # the metrics source's cycle went on
+    assert world.usage(profile, "app", "cpu")["lastUpdated"] == "2026-03-01T12:01:00Z"
+    calls = len(world.kubelet.calls)
+    world.kubelet.answers.append(FetchResult([storage("api-1", "app", 8192)]))
+    world.clock.advance(0.01)
+    world.cycle("kubelet")  # not recorded as polled: its own reconcile polls it
+    assert len(world.kubelet.calls) == calls + 1
+    assert world.usage(profile, "app", "ephemeral-storage")["lastUpdated"] == "2026-03-01T12:01:00Z"
+
+    world.store.broken_sources = {"kubelet"}  # now its write fails, with an error no store raises on purpose
+    world.clock.advance(60 - 0.01)
+    world.kubelet.answers.append(FetchResult([storage("api-1", "app", 8192)]))
+    world.cycle("metrics")
+    assert world.usage(profile, "app", "cpu")["lastUpdated"] == "2026-03-01T12:02:00Z"
+    world.store.broken_sources = set()
+    world.kubelet.answers.append(FetchResult([storage("api-1", "app", 8192)]))
+    world.clock.advance(0.01)
+    world.cycle("kubelet")
+    assert world.usage(profile, "app", "ephemeral-storage")["lastUpdated"] == "2026-03-01T12:02:00Z"

@@ -112,8 +112,6 @@ def source_cycle(source: str, resource: str, generation: int) -> CollectionCycle
 def run_together(memory: CollectionMemory, *, kubelet_generation: int = 1) -> tuple[StatusRun, list[StatusWrite]]:
     cycles = [source_cycle("metrics", "cpu", 1), source_cycle("kubelet", "ephemeral-storage", kubelet_generation)]
     run = StatusRun(cycles, memory, RefreshPolicy(stagger=False), {"metrics", "kubelet"})
-    memory.remember_delivered("metrics", cycles[0].delivered())  # as the collector does before the statuses
-    memory.remember_delivered("kubelet", cycles[1].delivered())
     series = {
         KEY: Series(KEY, (5, 6, 7), NOW_MS - 700_000),
         STORAGE_KEY: Series(STORAGE_KEY, (4096,) * 3, NOW_MS - 700_000),
