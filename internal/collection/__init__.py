@@ -12,7 +12,8 @@
 - `ceilings`: the bounds of a profile's recommendations (0 and above the largest allocatable of its nodes are
   left out);
 - `refresh`: when a series' statistics are recomputed and when its last computation is reused (the tolerance);
-- `plan`: a profile's work in one cycle; `cycle`: the cycle's values; `memory`: the leader-local memory.
+- `plan`: a profile's work in one cycle; `cycle`: the cycle's values; `memory`: the leader-local memory;
+- `schedule`: which sources a cycle collects together (one status per profile for all of them).
 """
 
 from __future__ import annotations
