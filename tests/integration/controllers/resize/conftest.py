@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ballast.api.ballast.v1 import WorkloadProfile
+from ballast.api.ballast.v1 import ClusterResourcePolicy, WorkloadProfile
 from ballast.api.scheme import add_to_scheme
 from ballast.controllers.resize import EVENT_COMPONENT, NAME, setup
 from ballast.internal.killswitch import KillSwitchState
@@ -24,6 +24,7 @@ from ballast.runtime import (
     Controller,
     FakeClock,
     Manager,
+    NotFoundError,
     Request,
     RESTConfig,
     Result,
@@ -75,13 +76,19 @@ class Lane:
         self.client.close()
 
     def settle(self, profile_name: str) -> None:
-        """Wait until the cache holds the namespace's pods and the profile as the API server has them."""
+        """Wait until the cache holds the namespace's pods, the profile and its policy as the API server has them
+        (the lane reads the policy from the cache too: a lagging one reads as no policy, and the lane skips)."""
         wanted: list[tuple[Any, str, str | None, str]] = [
             (POD, objects.name(p), self.namespace, objects.resource_version(p))
             for p in self.client.list(POD, self.namespace, label_selector="ballast.tightlinesoftware.com/mode")
         ]  # fmt: skip
         live = self.client.get(WorkloadProfile, profile_name)
         wanted.append((WorkloadProfile, profile_name, None, str(live.metadata.resource_version)))
+        ref = live.status.policy_ref if live.status else None
+        if ref is not None and ref.kind == "ClusterResourcePolicy":
+            with contextlib.suppress(NotFoundError):  # a test of a policy that is gone
+                policy = self.client.get(ClusterResourcePolicy, ref.name)
+                wanted.append((ClusterResourcePolicy, ref.name, None, str(policy.metadata.resource_version)))
         cache = self.manager.cache
         for kind, name, namespace, version in wanted:
 
