@@ -65,7 +65,7 @@ import datetime
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ballast.api.ballast.v1 import BallastConfig, ClusterResourcePolicy, MetricsSource, ResourcePolicy, WorkloadProfile
@@ -172,6 +172,8 @@ class _Measured:
     cycle: CollectionCycle
     pods: dict[PodKey, MeasuredPod]
     nodes: frozenset[str]
+    taken: bool = False
+    """Taken with the running source's cycle (a failure of its own then leaves the cycle to the others)."""
 
 
 class MetricsCollector:
@@ -258,7 +260,7 @@ class MetricsCollector:
         if remaining is not None:  # another source's cycle collected it for this poll
             ctx.logger.debug("collected with another source's cycle", extra={"source": request.name})
             return Result(requeue_after=max(MIN_REQUEUE, remaining))
-        self._collect(ctx, [(source, plugin), *self._due_with(polled, started)], scheduled_at=started)
+        self._collect(ctx, [(source, plugin), *self._due_with(polled, started)], scheduled=(polled, started))
         return Result(requeue_after=max(MIN_REQUEUE, poll - (self.clock.monotonic() - started)))
 
     @staticmethod
@@ -311,19 +313,20 @@ class MetricsCollector:
         self,
         ctx: Context,
         group: Sequence[tuple[MetricsSource, PolledSource | None]],
-        scheduled_at: float | None = None,
+        scheduled: tuple[Polled, float] | None = None,
     ) -> None:
         """One cycle of the sources in `group` at one time — the running source first, then those taken with it:
         each fetched, attributed and written on its own, then one status per fed profile. Without a plugin (an
-        invalid source) nothing is fetched and the statuses are still judged. `scheduled_at` (the reconcile's
-        monotonic start): record in the schedule the sources polled — a taken source whose fetch or write failed
-        is left out, so that its own reconcile polls it."""
+        invalid source) nothing is fetched and the statuses are still judged. `scheduled` (the running source and
+        the reconcile's monotonic start): record in the schedule the sources polled — a taken source whose fetch or
+        write failed is left out, so that its own reconcile polls it."""
         taken: list[Polled] = []
         try:
             self._collect_group(ctx, group, taken)
         finally:
-            if scheduled_at is not None:
-                self.schedule.collected(self._polled(group[0][0]), taken, scheduled_at)
+            if scheduled is not None:
+                running, at = scheduled
+                self.schedule.collected(running, taken, at)
 
     def _collect_group(
         self, ctx: Context, group: Sequence[tuple[MetricsSource, PolledSource | None]], taken: list[Polled]
@@ -381,7 +384,7 @@ class MetricsCollector:
             if position > 0:
                 taken.append(self._polled(source))
             if found is not None:
-                measured.append(found)
+                measured.append(replace(found, taken=position > 0))
         return measured
 
     def _write_all(self, ctx: Context, measured: Sequence[_Measured], taken: list[Polled]) -> list[_Measured]:
@@ -395,7 +398,7 @@ class MetricsCollector:
             try:
                 outcome = self._write(ctx, part.cycle, part.source) if part.cycle.attribution.samples else WRITTEN
             except Exception as exc:  # as in `_measure_all`: only the running source's failure fails the cycle
-                if not self._is_taken(part, taken):
+                if not part.taken:
                     raise
                 self._left_to_itself(ctx, part.source, exc)
                 taken[:] = [polled for polled in taken if polled.name != part.cycle.source]
@@ -407,10 +410,6 @@ class MetricsCollector:
             if outcome == WRITTEN:
                 written.append(part)
         return [] if held else written
-
-    @staticmethod
-    def _is_taken(part: _Measured, taken: Sequence[Polled]) -> bool:
-        return any(polled.name == part.cycle.source for polled in taken)
 
     @staticmethod
     def _left_to_itself(ctx: Context, source: MetricsSource, error: Exception) -> None:
