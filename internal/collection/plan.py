@@ -95,7 +95,7 @@ def plan_status(
     plan = StatusPlan(fed, state, memos)
     fresh, quiet = series_to_read(state, observed, owned)
     for pair in fresh:
-        reason = refresh_reason(memos.get(pair), fed.stamp, now_ms) if _known(state, pair) else NEW
+        reason = refresh_reason(memos.get(pair), fed.stamp, now_ms, fed.policy) if _known(state, pair) else NEW
         if reason is None:
             plan.reused += 1
             continue
@@ -103,7 +103,7 @@ def plan_status(
         plan.reasons[pair] = reason
     for pair in quiet:
         memo = memos.get(pair)
-        reason = refresh_reason(memo, fed.stamp, now_ms)
+        reason = refresh_reason(memo, fed.stamp, now_ms, fed.policy)
         if memo is not None and reason != POLICY and now_ms - memo.last_sample_ms > fed.policy.min_time_span_ms:
             _drop(plan, pair)  # stale: its newest sample is known without reading it back
         elif reason is None:
@@ -168,10 +168,11 @@ def _compute(plan: StatusPlan, pair: Pair, found: Series, refresh: RefreshPolicy
         stamp=plan.stamps.get(pair, fed.stamp),
         now_ms=now_ms,
         reason=plan.reasons[pair],
+        first_seen_ms=first_seen,
     )
-    # An accruing series is recomputed every cycle: keep its sorted values for the next. A ready one waits for
-    # `min_new_fraction` new samples, so a fresh computation costs little per cycle and no copy is held (unless
-    # the refresh policy keeps one: `keep_sorted`).
+    # An accruing series is recomputed at least as readiness may flip: keep its sorted values for the next. A
+    # ready one waits for `min_new_fraction` new samples, so a fresh computation costs little per cycle and no
+    # copy is held (unless the refresh policy keeps one: `keep_sorted`).
     memo.running = running if memo.accruing or refresh.keep_sorted else None
     if found.times_s:
         memo.last_sample_ms = found.times_s[-1] * 1000

@@ -9,7 +9,10 @@ percentiles by a fraction of a rank. So a series is recomputed only when:
   first appears, a profile recreated under a new uid);
 - `policy` — the policy, the profile's history identity or the MetricsSource changed since (a new stamp);
 - `accruing` — at the last computation it was below the count or the time gate of readiness (`minDataPoints`,
-  `minTimeSpan`): those gates flip by themselves as samples arrive, and readiness must flip at the exact cycle;
+  `minTimeSpan`), and both may have opened since: the samples this process wrote since bring it to the count,
+  and the time since its first sample reaches the span. Those gates open by themselves as samples arrive, and
+  readiness must flip at the exact cycle; until they can, an accruing series follows the two rules below like a
+  ready one (its figures show no recommendation either way);
 - `samples` — the samples written to it since reach `min_new_fraction` of the series (2 % by default);
 - `age` — the last computation is `max_age` old (15 minutes by default): bounded staleness whatever the rate.
 
@@ -36,6 +39,7 @@ import math
 import zlib
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ballast.internal.history import SeriesKey
 from ballast.internal.stats import RunningStats
@@ -51,6 +55,14 @@ REASONS = (NEW, POLICY, ACCRUING, SAMPLES, AGE)
 PolicyStamp = Hashable
 """What a computation depends on besides the samples: policy identity and generation, the profile's measurement
 hash, the MetricsSource's generation. A different stamp invalidates every computation made under the old one."""
+
+
+class ReadinessGates(Protocol):
+    """The readiness gates that open by themselves as samples arrive (a policy's `PolicyView`)."""
+
+    def accruing(self, count: int, first_seen_ms: int, now_ms: int) -> bool:
+        """Whether a series of `count` samples first seen at `first_seen_ms` is still below a gate at `now_ms`."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,9 +90,18 @@ class RefreshPolicy:
         return self.max_age // datetime.timedelta(milliseconds=1)
 
     def memo(
-        self, key: SeriesKey, *, count: int, accruing: bool, stamp: PolicyStamp, now_ms: int, reason: str
+        self,
+        key: SeriesKey,
+        *,
+        count: int,
+        accruing: bool,
+        stamp: PolicyStamp,
+        now_ms: int,
+        reason: str,
+        first_seen_ms: int = 0,
     ) -> SeriesMemo:
-        """The memo of a computation made now of a series of `count` samples, recomputed for `reason`."""
+        """The memo of a computation made now of a series of `count` samples first seen at `first_seen_ms`,
+        recomputed for `reason`."""
         share = 1.0 if reason in (SAMPLES, AGE) or not self.stagger else phase(key)
         return SeriesMemo(
             computed_ms=now_ms,
@@ -90,6 +111,7 @@ class RefreshPolicy:
             refresh_after=max(1, math.ceil(self.min_new_fraction * count * share)),
             refresh_at_ms=now_ms + max(1, math.ceil(self.max_age_ms * share)),
             last_sample_ms=now_ms // 1000 * 1000,
+            first_seen_ms=first_seen_ms,
         )
 
 
@@ -109,7 +131,7 @@ class SeriesMemo:
     count: int
     """Samples in the series then."""
     accruing: bool
-    """Below the readiness count or time gate then: recomputed every cycle."""
+    """Below the readiness count or time gate then: recomputed as soon as both may have opened."""
     stamp: PolicyStamp
     refresh_after: int
     """Recompute once `written` reaches this."""
@@ -117,6 +139,8 @@ class SeriesMemo:
     """Recompute at this cycle time at the latest."""
     last_sample_ms: int
     """The newest sample known, to the second as sample times are stored: a quiet series goes stale from it."""
+    first_seen_ms: int = 0
+    """The series' first sample then: when the readiness time gate opens."""
     written: int = 0
     """Samples written to the series since the computation, by any source's cycle of this process."""
     running: RunningStats | None = field(default=None, compare=False, repr=False)
@@ -128,13 +152,18 @@ class SeriesMemo:
         self.last_sample_ms = max(self.last_sample_ms, at_ms // 1000 * 1000)
 
 
-def refresh_reason(memo: SeriesMemo | None, stamp: PolicyStamp, now_ms: int) -> str | None:
-    """Why a series must be recomputed this cycle (one of `REASONS`), or None when its last computation stands."""
+def refresh_reason(memo: SeriesMemo | None, stamp: PolicyStamp, now_ms: int, gates: ReadinessGates) -> str | None:
+    """Why a series must be recomputed this cycle (one of `REASONS`), or None when its last computation stands.
+    `gates`: the readiness gates of the series' policy (the stamp says it is the one the memo was made under).
+
+    The samples written since count towards the count gate; the series may hold more (another process wrote) or
+    fewer (a trim), so the gates may open a cycle after the guess — within `max_age` at most — or the guess come
+    early and recompute a series still accruing, which changes nothing."""
     if memo is None:
         return NEW
     if memo.stamp != stamp:
         return POLICY
-    if memo.accruing:
+    if memo.accruing and not gates.accruing(memo.count + memo.written, memo.first_seen_ms, now_ms):
         return ACCRUING
     if memo.written >= memo.refresh_after:
         return SAMPLES

@@ -1,10 +1,11 @@
 """When a cycle recomputes a series' statistics and when it reuses them (benchmarks/RESULTS.md; `collection.refresh`):
-recomputed while accruing, after enough new samples, after the staleness bound, on a policy change and for a
-fresh leader; reused otherwise, with no read and no status write; readiness flips at the exact cycle."""
+recomputed as soon as readiness may flip, after enough new samples, after the staleness bound, on a policy change
+and for a fresh leader; reused otherwise, with no read and no status write; readiness flips at the exact cycle."""
 
 from __future__ import annotations
 
 import datetime
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -66,20 +67,46 @@ def ready_cycle(world: World) -> str:
     return profile
 
 
-def test_an_accruing_series_is_recomputed_every_cycle_and_readiness_flips_at_the_exact_cycle(world: World) -> None:
+def test_an_accruing_series_is_recomputed_while_small_and_readiness_flips_at_the_exact_cycle(world: World) -> None:
     profile = measured(world)
 
     world.cycle()
     assert reads(world) == [("app", "cpu", False)]  # new
     assert world.status(profile)["meetsThreshold"] is False
     minute(world)
-    assert reads(world) == [("app", "cpu", False)]  # accruing: 2 samples
+    assert reads(world) == [("app", "cpu", False)]  # 1 new sample of 1: half is new
     assert world.status(profile)["meetsThreshold"] is False
-    minute(world)  # the 3rd sample, 2 minutes after the first: both gates pass now
+    minute(world)  # the 3rd sample, 2 minutes after the first: both gates open now
 
     assert reads(world) == [("app", "cpu", False)]
     assert world.status(profile)["meetsThreshold"] is True
     assert world.usage(profile, "app", "cpu")["samples"] == 3
+
+
+def test_an_accruing_series_is_reused_until_its_gates_may_open_then_recomputed_at_once(tmp_path: Path) -> None:
+    doubling = RefreshPolicy(min_new_fraction=1, max_age=datetime.timedelta(hours=1), stagger=False)
+    world = World(tmp_path, refresh=doubling)  # recompute when the series doubled: at 2, 4, 8 samples
+    try:
+        profile = measured(world, {"minDataPoints": 3, "minTimeSpan": "5m"})
+        world.cycle()  # 12:00, 1 sample: new
+        computed, writes = [bool(reads(world))], [status_writes(world)]
+        ready = [world.status(profile)["meetsThreshold"]]
+        for _ in range(5):  # 12:01 … 12:05
+            minute(world)
+            computed.append(bool(reads(world)))
+            writes.append(status_writes(world))
+            ready.append(world.status(profile)["meetsThreshold"])
+
+        # 12:01 and 12:03: doubled; 12:02 and 12:04: the count gate is open but not the time gate, and the series
+        # has not doubled — reused, no read and no status write; 12:05: the time gate opens — recomputed though
+        # the series has not doubled (6 of 8 samples)
+        assert computed == [True, True, False, True, False, True]
+        assert [later - earlier for earlier, later in itertools.pairwise(writes)] == [1, 0, 1, 0, 1]
+        assert ready == [False, False, False, False, False, True]
+        assert world.usage(profile, "app", "cpu")["samples"] == 6
+        assert world.usage(profile, "app", "cpu")["lastUpdated"] == "2026-03-01T12:05:00Z"
+    finally:
+        world.close()
 
 
 def test_a_ready_series_is_reused_without_a_read_or_a_status_write_until_enough_samples_are_new(

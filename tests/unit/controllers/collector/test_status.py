@@ -88,7 +88,8 @@ def test_a_container_not_observed_for_min_time_span_leaves_the_status(world: Wor
     world.clock.advance(9 * 60)
     world.cycle()
     assert [c["name"] for c in world.status(profile)["containers"]] == ["app", "old"]
-    assert world.usage(profile, "old", "cpu")["timeSpan"] == "9m0s"  # still reported, from its history
+    old = world.usage(profile, "old", "cpu")  # still reported: its one sample cannot open a gate, so not recomputed
+    assert (old["timeSpan"], old["lastUpdated"]) == ("0s", "2026-03-01T12:00:00Z")
 
     world.clock.advance(2 * 60)
     world.cycle()
@@ -121,7 +122,7 @@ def test_ready_judges_each_resource_by_the_latest_cycle_of_its_own_source(world:
     assert ready["message"] == "No samples in the latest collection cycle for: cpu"
     # the kubelet source's entry is carried over by the metrics cycle, not dropped or recomputed
     assert world.usage(profile, "app", "ephemeral-storage")["lastUpdated"] == "2026-03-01T12:00:00Z"
-    assert world.usage(profile, "app", "cpu")["lastUpdated"] == "2026-03-01T12:01:00Z"
+    assert world.usage(profile, "app", "cpu")["lastUpdated"] == "2026-03-01T12:00:00Z"  # accruing, gates shut
 
 
 def test_ready_keeps_its_transition_time_while_unchanged(world: World) -> None:

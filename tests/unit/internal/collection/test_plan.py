@@ -114,6 +114,7 @@ def test_an_accruing_series_keeps_its_running_statistics_and_a_ready_one_lets_th
     accruing = plan.memos[("app", "cpu")]
     assert accruing.accruing  # 2 samples, below minDataPoints 3
     assert accruing.running is not None
+    accruing.saw_samples(2, NOW_MS + 60_000)  # the cycle's write: the count gate may open
 
     later = plan_status(fed(), plan.state, plan.memos, {("app", "cpu"): 2}, frozenset({"cpu"}), NOW_MS + 60_000)
     recompute(later, {key: Series(key, (5, 9, 3, 12), NOW_MS - 700_000)}, EXACT, NOW_MS + 60_000, NOW)
