@@ -13,8 +13,14 @@ speed-up must not change a figure. `--together` runs the two at the same time, o
 drifts by a quarter from one minute to the next (a shared host) then slows both alike. `--grid` adds how the cost
 grows with apps × days.
 
+`--demo N` times `make demo` itself N times in a row: the `ballast simulate` command of this checkout, whole (start-up,
+every recommender in its worker processes, the report and its charts), in wall seconds — the figure a user waits
+for — with the CPU seconds of the command and its workers, and checks that each run's figures.json and
+verdict.json are byte for byte those in docs/data/simulate-demo/.
+
     .venv/bin/python benchmarks/simulate.py [--apps 8] [--namespaces 5] [--days 1 3] [--baseline main [--together]]
         [--grid] [--recommenders none vpa ballast ballast-no-read-cache]
+    .venv/bin/python benchmarks/simulate.py --demo 3
 """
 
 from __future__ import annotations
@@ -128,6 +134,35 @@ def finish(runnings: list[Running]) -> list[Timing]:
     return timings
 
 
+DEMO_DATA = REPO / "docs" / "data" / "simulate-demo"
+DEMO_FILES = ("figures.json", "verdict.json")
+
+
+def demo(runs: int) -> None:
+    """`make demo`'s command, `runs` times in a row; fails when a run's figures differ from the documented ones."""
+    command = [str(Path(sys.executable).parent / "ballast"), "simulate", "--out"]
+    walls = []
+    for run in range(1, runs + 1):
+        with tempfile.TemporaryDirectory(prefix="bench-demo-") as out:
+            load = os.getloadavg()[0]
+            started = time.perf_counter()
+            process = subprocess.Popen([*command, out], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            _, status, usage = os.wait4(process.pid, 0)
+            wall = time.perf_counter() - started
+            process.returncode = os.waitstatus_to_exitcode(status)
+            if process.returncode != 0:
+                errors = process.stderr.read() if process.stderr else ""
+                raise SystemExit(f"run {run}: ballast simulate failed (exit {process.returncode}): {errors}")
+            same = all((Path(out) / name).read_bytes() == (DEMO_DATA / name).read_bytes() for name in DEMO_FILES)
+        walls.append(wall)
+        print(f"  run {run} at {datetime.datetime.now(datetime.UTC):%H:%M} UTC (load average {load:.1f}): "
+              f"{wall:.1f} s wall, {usage.ru_utime + usage.ru_stime:.1f} s CPU, figures "
+              f"{'as documented' if same else 'DIFFERENT'}", flush=True)  # fmt: skip
+        if not same:
+            raise SystemExit(f"run {run}: the figures differ from {DEMO_DATA.relative_to(REPO)}")
+    print(f"\nmake demo: {min(walls):.1f}–{max(walls):.1f} s wall over {runs} runs")
+
+
 def extract(repository: Path, revision: str, into: Path) -> Path:
     """The tree of `revision` in `into` (importable as `ballast` from there, as the checkout is)."""
     archive = subprocess.run(["git", "-C", str(repository), "archive", revision], check=True, capture_output=True)
@@ -147,6 +182,7 @@ def main() -> None:
     parser.add_argument(
         "--together", action="store_true", help="with --baseline: run both codes of a case at once, a core each"
     )
+    parser.add_argument("--demo", type=int, metavar="N", help="time `make demo` itself, N runs in a row")
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.together and not args.baseline:
@@ -161,6 +197,14 @@ def main() -> None:
         f"{cpu_model()}, {os.cpu_count()} cores, CPython {platform.python_version()}, "
         f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, load average {load[0]:.1f} at the start"
     )
+    if args.demo:
+        demo(args.demo)
+    else:
+        cases_of(args)
+
+
+def cases_of(args: argparse.Namespace) -> None:
+    """Every recommender's run (and the baseline's, with `--baseline`), timed and tabled."""
     cases = [Case(r, args.apps, args.namespaces, d) for d in args.days for r in args.recommenders]
     if args.grid:
         cases += [Case("ballast", args.apps * k, args.namespaces, d) for k in (2, 4) for d in args.days]
