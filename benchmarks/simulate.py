@@ -143,16 +143,22 @@ def demo(runs: int) -> None:
     command = [str(Path(sys.executable).parent / "ballast"), "simulate", "--out"]
     walls = []
     for run in range(1, runs + 1):
-        with tempfile.TemporaryDirectory(prefix="bench-demo-") as out:
+        with tempfile.TemporaryDirectory(prefix="bench-demo-") as out, tempfile.TemporaryFile("w+") as errors:
             load = os.getloadavg()[0]
             started = time.perf_counter()
-            process = subprocess.Popen([*command, out], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            _, status, usage = os.wait4(process.pid, 0)
+            # stderr to a file: a pipe nobody reads while waiting could fill and stall the command
+            process = subprocess.Popen([*command, out], stdout=subprocess.DEVNULL, stderr=errors, text=True)
+            try:
+                _, status, usage = os.wait4(process.pid, 0)  # its CPU with its workers', reaped before it exits
+            except BaseException:
+                process.kill()
+                process.wait()
+                raise
             wall = time.perf_counter() - started
             process.returncode = os.waitstatus_to_exitcode(status)
             if process.returncode != 0:
-                errors = process.stderr.read() if process.stderr else ""
-                raise SystemExit(f"run {run}: ballast simulate failed (exit {process.returncode}): {errors}")
+                errors.seek(0)
+                raise SystemExit(f"run {run}: ballast simulate failed (exit {process.returncode}): {errors.read()}")
             same = all((Path(out) / name).read_bytes() == (DEMO_DATA / name).read_bytes() for name in DEMO_FILES)
         walls.append(wall)
         print(f"  run {run} at {datetime.datetime.now(datetime.UTC):%H:%M} UTC (load average {load:.1f}): "
@@ -187,6 +193,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.together and not args.baseline:
         parser.error("--together runs the baseline beside the new code: it needs --baseline REF")
+    if args.demo is not None and args.demo < 1:
+        parser.error("--demo N: N runs, at least 1")
+    if args.demo is not None and (args.baseline or args.grid):
+        parser.error("--demo times this checkout's `make demo` alone: no --baseline or --grid")
     if args.child:
         recommender, apps, namespaces, days, out = args.child
         child(recommender, int(apps), int(namespaces), int(days), Path(out))
@@ -197,7 +207,7 @@ def main() -> None:
         f"{cpu_model()}, {os.cpu_count()} cores, CPython {platform.python_version()}, "
         f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, load average {load[0]:.1f} at the start"
     )
-    if args.demo:
+    if args.demo is not None:
         demo(args.demo)
     else:
         cases_of(args)

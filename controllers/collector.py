@@ -28,10 +28,11 @@ another cycle whose fetch or write fails is left to its own reconcile; a cycle t
 delivering nothing (`Ready` says so).
 
 Statistics are cached within a documented tolerance (benchmarks/RESULTS.md: a cycle over 10k enrolled pods costs
-≤ 2 s CPU). A series is recomputed while it accrues (below `minDataPoints` or younger than `minTimeSpan`, so
-readiness flips at the exact cycle), when it first appears, when the policy, the profile's history identity or
-the MetricsSource changed, once the samples written since reach 2 % of the series, and at least every 15
-minutes (`RefreshPolicy`). Otherwise the `usageStats` entry, readiness and recommendation shown are those of the
+≤ 2 s CPU). A series is recomputed when it first appears, when the policy, the profile's history identity or the
+MetricsSource changed, once the samples written since reach 2 % of the series, at least every 15 minutes
+(`RefreshPolicy`), and while it accrues (below `minDataPoints` or younger than `minTimeSpan`) at the cycle both
+gates may have opened, so readiness flips at the exact cycle (docs/design.md, difference 78; the OOM watcher's
+samples count as the collector's own). Otherwise the `usageStats` entry, readiness and recommendation shown are those of the
 last computation, whose `lastUpdated` they carry: computed at most 15 minutes ago over a sample set that differs
 from the current one by fewer than 2 % of its samples — each percentile within about two percentile points of its
 current value (p95 shown: between the current p93 and p97), `samples` and `timeSpan` as of `lastUpdated`.
@@ -194,6 +195,7 @@ class MetricsCollector:
         plugins: Mapping[str, SourceFactory] = SOURCE_TYPES,
         refresh: RefreshPolicy | None = None,
         status_writers: int = STATUS_WRITERS,
+        memory: CollectionMemory | None = None,
     ) -> None:
         self.client = manager.client
         self.live = manager.api_reader
@@ -202,7 +204,7 @@ class MetricsCollector:
         self.options = options
         self.clock = options.clock
         self.refresh = refresh or RefreshPolicy()
-        self.memory = CollectionMemory()
+        self.memory = memory or CollectionMemory()
         self.pending = PendingCycles(options.history_buffer_bytes)
         self.schedule = PollSchedule()
         self._write_lock = threading.Lock()
@@ -745,14 +747,16 @@ def setup(
     kill_switch: KillSwitchState,
     options: OperatorOptions,
     refresh: RefreshPolicy | None = None,
+    memory: CollectionMemory | None = None,
 ) -> Controller:
     """Register the `metricscollector` controller: one reconcile per MetricsSource, requeued at its pollInterval.
 
     Spec changes of a MetricsSource start a cycle at once; status writes and profile or pod events never do —
     a profile is picked up at its sources' next poll. One worker, as the Go operator: cycles never overlap.
-    `refresh` tunes when statistics are recomputed (default: 2 % new samples, 15 minutes).
+    `refresh` tunes when statistics are recomputed (default: 2 % new samples, 15 minutes); `memory`: the lane's
+    memory, shared with the OOM watcher, which writes to the same history (`oom.setup`).
     """
-    collector = MetricsCollector(manager, store, kill_switch, options, refresh=refresh)
+    collector = MetricsCollector(manager, store, kill_switch, options, refresh=refresh, memory=memory)
     manager.add(_DropHeldOnStop(collector))
 
     def every_source(_: object) -> list[Request]:

@@ -37,6 +37,7 @@ from ballast.api.ballast.v1 import (
 from ballast.api.ballast.v1.groupversion import GROUP, VERSION
 from ballast.api.ballast.v1.workloadprofile import OOM_KILLS_REPEATED
 from ballast.api.meta import find_status_condition
+from ballast.internal.collection import CollectionMemory
 from ballast.internal.collection.ceilings import NODE_REFRESH_MS, largest, node_allocatable
 from ballast.internal.collection.cycle import retention_window
 from ballast.internal.enrollment import BALLAST_CONFIG_NAME, PROFILE_REF, PROFILE_REF_INDEX, PodProjection
@@ -104,8 +105,18 @@ def _repeated_message(states: Mapping[str, OOMState]) -> str:
 class OOMWatcher:
     """The reconciler of the OOM lane; see the module docstring."""
 
-    def __init__(self, manager: Manager, *, options: OperatorOptions, store: HistoryStore | None = None) -> None:
+    def __init__(
+        self,
+        manager: Manager,
+        *,
+        options: OperatorOptions,
+        store: HistoryStore | None = None,
+        collection: CollectionMemory | None = None,
+    ) -> None:
+        """`collection`: the collector's memory, told of each sample written here, so that a series' refresh
+        (readiness included) counts it as it counts the collector's own (docs/design.md, difference 78)."""
         self.store = store
+        self.collection = collection
         self.client = manager.client
         self.cache = manager.cache
         self.api_reader = manager.api_reader
@@ -152,7 +163,7 @@ class OOMWatcher:
         for name in set(previous) - set(states):
             OOM_FLOOR_BYTES.set({**attributes, "container": name}, 0)
         if not self.dry_run:
-            self._record_samples(ctx, status, spec, states, now)
+            self._record_samples(ctx, request.name, status, spec, states, now)
         if self._write(ctx, profile, states, now):
             self._events(profile, states, previous)
         return self._requeue(states, settings.window, now)
@@ -160,6 +171,7 @@ class OOMWatcher:
     def _record_samples(
         self,
         ctx: Context,
+        profile: str,
         status: WorkloadProfileStatus,
         spec: ResourcePolicySpec,
         states: Mapping[str, OOMState],
@@ -186,10 +198,12 @@ class OOMWatcher:
                     retention=self._retention(),
                 )
                 try:
-                    self.store.write_cycle(cycle)
+                    written = self.store.write_cycle(cycle)
                 except StoreError as exc:  # the kill still sets the floor; only its history sample is lost
                     ctx.logger.error("history store unavailable; OOM sample not recorded: %s", exc)
                     return
+                if written and self.collection is not None:
+                    self.collection.samples_written({profile: {(name, "memory"): 1}}, cycle.at_ms)
 
     def _memory_source(self, spec: ResourcePolicySpec) -> MetricsSource | None:
         """The MetricsSource of the policy's memory metric (its reservoir size bounds the series)."""
@@ -317,8 +331,15 @@ def profile_predicate() -> Funcs:
     )
 
 
-def setup(manager: Manager, *, options: OperatorOptions, store: HistoryStore | None = None) -> Controller:
-    """Register the OOM watcher on `manager` (the wiring caches enrolled pods with the profile-ref index)."""
+def setup(
+    manager: Manager,
+    *,
+    options: OperatorOptions,
+    store: HistoryStore | None = None,
+    collection: CollectionMemory | None = None,
+) -> Controller:
+    """Register the OOM watcher on `manager` (the wiring caches enrolled pods with the profile-ref index);
+    `collection`: the collector's memory, when both run (`collector.setup`)."""
 
     def profile_of(pod: object) -> list[Request]:
         ref = objects.annotations(pod).get(PROFILE_REF)
@@ -347,5 +368,5 @@ def setup(manager: Manager, *, options: OperatorOptions, store: HistoryStore | N
         .watches(ClusterResourcePolicy, profiles_with_kills_of("ClusterResourcePolicy"))
         .watches(ResourcePolicy, profiles_with_kills_of("ResourcePolicy"))
         .named(NAME)
-        .complete(OOMWatcher(manager, options=options, store=store))
+        .complete(OOMWatcher(manager, options=options, store=store, collection=collection))
     )

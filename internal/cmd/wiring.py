@@ -206,7 +206,9 @@ def add_core_lanes(manager: Manager, controllers: set[str], deps: Dependencies) 
 def add_optional_lanes(manager: Manager, controllers: set[str], deps: Dependencies) -> None:
     """The collection, resize and OOM lanes, the Balancer controller and the consolidation advisor."""
     from ballast.controllers import balancer, collector, consolidation, oom, resize  # noqa: PLC0415
+    from ballast.internal.collection import CollectionMemory  # noqa: PLC0415
 
+    memory = CollectionMemory()  # the OOM watcher's samples count towards the collector's refreshes
     if "metricscollector" in controllers:
         collector.setup(
             manager,
@@ -214,11 +216,12 @@ def add_optional_lanes(manager: Manager, controllers: set[str], deps: Dependenci
             kill_switch=deps.kill_switch,
             options=deps.options,
             refresh=deps.refresh,
+            memory=memory,
         )
     if "resourceadjuster" in controllers:
         resize.setup(manager, kill_switch=deps.kill_switch, options=deps.options)
     if oom.NAME in controllers:
-        oom.setup(manager, options=deps.options, store=deps.store)
+        oom.setup(manager, options=deps.options, store=deps.store, collection=memory)
     if "balancer" in controllers:
         balancer.setup(manager, reprocess_period=deps.balancer_reprocess_period)
     if consolidation.NAME in controllers:

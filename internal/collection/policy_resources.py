@@ -59,7 +59,8 @@ class PolicyView:
 
     def accruing(self, count: int, first_seen_ms: int, now_ms: int) -> bool:
         """Whether a series of `count` samples first seen at `first_seen_ms` is still below the count or time gate
-        of readiness — the gates that flip by themselves as samples arrive, so it is recomputed every cycle."""
+        of readiness — the gates that open by themselves as samples arrive, so it is recomputed at the cycle they
+        may open (`refresh_reason`)."""
         span_ns = self.min_time_span_ns or self.min_time_span_ms * _NANOSECONDS_PER_MILLISECOND
         return count < self.min_data_points or (now_ms - first_seen_ms) * _NANOSECONDS_PER_MILLISECOND < span_ns
 

@@ -156,9 +156,10 @@ def refresh_reason(memo: SeriesMemo | None, stamp: PolicyStamp, now_ms: int, gat
     """Why a series must be recomputed this cycle (one of `REASONS`), or None when its last computation stands.
     `gates`: the readiness gates of the series' policy (the stamp says it is the one the memo was made under).
 
-    The samples written since count towards the count gate; the series may hold more (another process wrote) or
-    fewer (a trim), so the gates may open a cycle after the guess — within `max_age` at most — or the guess come
-    early and recompute a series still accruing, which changes nothing."""
+    The series is guessed to hold its count then plus the samples this process wrote since (its collector's and
+    its OOM watcher's). It may hold fewer (a trim): the guess then comes early and recomputes a series still
+    accruing, which changes nothing. It may hold more (another process wrote to the same store): readiness is
+    then reported late, by the `samples`/`age` rules' bound at most."""
     if memo is None:
         return NEW
     if memo.stamp != stamp:

@@ -168,7 +168,7 @@ class RunningStats:
     nothing is pushed out until its reservoir is full): then the sorted values and the sums are updated with the
     new values only. Anything else — samples pushed out, a purge, another series — is computed afresh. The results
     are `compute_stats`'s, always; the cost is one sorted copy of the series, so keep one only where a series is
-    recomputed every cycle (the collector keeps it while the series accrues). Safe to share between threads.
+    recomputed often (the collector keeps it while the series accrues). Safe to share between threads.
     """
 
     __slots__ = ("_lock", "_sorted", "_squares", "_total", "_values")

@@ -13,6 +13,7 @@ import pytest
 
 from ballast.api.ballast.v1 import MetricsSource, WorkloadProfile
 from ballast.controllers import oom, resize
+from ballast.internal.collection import CollectionMemory, ProfileMemory, RefreshPolicy
 from ballast.internal.enrollment import LAST_RESIZE
 from ballast.internal.history import HistoryStore, SeriesKey, SQLiteHistoryStore
 from ballast.internal.killswitch import KillSwitchState
@@ -38,7 +39,11 @@ class OOMLane:
     def __init__(self, envtest: Environment, clock: FakeClock, store: HistoryStore | None = None) -> None:
         self.manager: Manager = new_manager(new_client(envtest, "ballastd"))
         self.clock = clock
-        self.controller: Controller = oom.setup(self.manager, options=OperatorOptions(clock=clock), store=store)
+        self.collection = CollectionMemory()
+        """The collector's memory, as the wiring shares it: told of each OOM sample written."""
+        self.controller: Controller = oom.setup(
+            self.manager, options=OperatorOptions(clock=clock), store=store, collection=self.collection
+        )
         self.manager.cache.start()
 
     def close(self) -> None:
@@ -218,6 +223,13 @@ def test_each_kill_is_one_memory_sample_of_the_floor_in_the_history(
         poll_until(lambda: oom_lane.manager.client.list(MetricsSource), timeout=10, what="the cache to list sources")
         world.add_pod("web-0", [container("app", {"memory": "256Mi"}, {"memory": "500Mi"})])
         kubelet_reports_oom(world, "web-0", "app", KILLED_AT)
+        # the collector computed this series before: its memo counts the samples written since
+        computed_ms = int(START.timestamp() * 1000) - 60_000
+        memo = RefreshPolicy().memo(SeriesKey(MEASUREMENT_HASH, "app", "memory"), count=10, accruing=True,
+                                    stamp=(), now_ms=computed_ms, reason="new", first_seen_ms=computed_ms)  # fmt: skip
+        uid = str(profile.metadata.uid)
+        oom_lane.collection.remember(world.profile, ProfileMemory(uid, {}, {("app", "memory"): memo}, False),
+                                     cached_meets_threshold=False)  # fmt: skip
 
         oom_lane.reconcile(world)
         oom_lane.clock.advance(60)
@@ -225,6 +237,7 @@ def test_each_kill_is_one_memory_sample_of_the_floor_in_the_history(
 
         series = store.read(SeriesKey(MEASUREMENT_HASH, "app", "memory"))
         assert list(series.values) == [600 * MI]
+        assert memo.written == 1  # counted once, towards the series' refresh and readiness gates
     finally:
         world.client.delete(f"{WorkloadProfile.API_VERSION}/MetricsSource", name=source)
 
