@@ -32,10 +32,11 @@ Statistics are cached within a documented tolerance (benchmarks/RESULTS.md: a cy
 MetricsSource changed, once the samples written since reach 2 % of the series, at least every 15 minutes
 (`RefreshPolicy`), and while it accrues (below `minDataPoints` or younger than `minTimeSpan`) at the cycle both
 gates may have opened, so readiness flips at the exact cycle (docs/design.md, difference 78; the OOM watcher's
-samples count as the collector's own). Otherwise the `usageStats` entry, readiness and recommendation shown are those of the
-last computation, whose `lastUpdated` they carry: computed at most 15 minutes ago over a sample set that differs
-from the current one by fewer than 2 % of its samples — each percentile within about two percentile points of its
-current value (p95 shown: between the current p93 and p97), `samples` and `timeSpan` as of `lastUpdated`.
+samples count as the collector's own). Otherwise the `usageStats` entry, readiness and recommendation shown are
+those of the last computation, whose `lastUpdated` they carry: computed at most 15 minutes ago over a sample set
+that differs from the current one by fewer than 2 % of its samples — each percentile within about two percentile
+points of its current value (p95 shown: between the current p93 and p97), `samples` and `timeSpan` as of
+`lastUpdated`.
 
 The cycle's sequence is pure code in `ballast.internal.collection` (`fed_profiles`, `measured_pods`, `attribute`,
 `StatusRun`); this module reads the cache, fetches, writes the store, applies the statuses and counts the metrics,
