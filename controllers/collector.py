@@ -205,7 +205,7 @@ class MetricsCollector:
         self.options = options
         self.clock = options.clock
         self.refresh = refresh or RefreshPolicy()
-        self.memory = memory or CollectionMemory()
+        self.memory = memory if memory is not None else CollectionMemory()
         self.pending = PendingCycles(options.history_buffer_bytes)
         self.schedule = PollSchedule()
         self._write_lock = threading.Lock()

@@ -111,12 +111,12 @@ class OOMWatcher:
         *,
         options: OperatorOptions,
         store: HistoryStore | None = None,
-        collection: CollectionMemory | None = None,
+        collection_memory: CollectionMemory | None = None,
     ) -> None:
-        """`collection`: the collector's memory, told of each sample written here, so that a series' refresh
-        (readiness included) counts it as it counts the collector's own (docs/design.md, difference 78)."""
+        """`collection_memory`: the collector's memory, told of each sample written here, so that a series'
+        refresh (readiness included) counts it as it counts the collector's own (docs/design.md, difference 78)."""
         self.store = store
-        self.collection = collection
+        self.collection_memory = collection_memory
         self.client = manager.client
         self.cache = manager.cache
         self.api_reader = manager.api_reader
@@ -171,7 +171,7 @@ class OOMWatcher:
     def _record_samples(
         self,
         ctx: Context,
-        profile: str,
+        profile_name: str,
         status: WorkloadProfileStatus,
         spec: ResourcePolicySpec,
         states: Mapping[str, OOMState],
@@ -202,8 +202,8 @@ class OOMWatcher:
                 except StoreError as exc:  # the kill still sets the floor; only its history sample is lost
                     ctx.logger.error("history store unavailable; OOM sample not recorded: %s", exc)
                     return
-                if written and self.collection is not None:
-                    self.collection.samples_written({profile: {(name, "memory"): 1}}, cycle.at_ms)
+                if written and self.collection_memory is not None:
+                    self.collection_memory.samples_written({profile_name: {(name, "memory"): 1}}, cycle.at_ms)
 
     def _memory_source(self, spec: ResourcePolicySpec) -> MetricsSource | None:
         """The MetricsSource of the policy's memory metric (its reservoir size bounds the series)."""
@@ -336,10 +336,10 @@ def setup(
     *,
     options: OperatorOptions,
     store: HistoryStore | None = None,
-    collection: CollectionMemory | None = None,
+    collection_memory: CollectionMemory | None = None,
 ) -> Controller:
     """Register the OOM watcher on `manager` (the wiring caches enrolled pods with the profile-ref index);
-    `collection`: the collector's memory, when both run (`collector.setup`)."""
+    `collection_memory`: the collector's memory, when both run (`collector.setup`)."""
 
     def profile_of(pod: object) -> list[Request]:
         ref = objects.annotations(pod).get(PROFILE_REF)
@@ -368,5 +368,5 @@ def setup(
         .watches(ClusterResourcePolicy, profiles_with_kills_of("ClusterResourcePolicy"))
         .watches(ResourcePolicy, profiles_with_kills_of("ResourcePolicy"))
         .named(NAME)
-        .complete(OOMWatcher(manager, options=options, store=store, collection=collection))
+        .complete(OOMWatcher(manager, options=options, store=store, collection_memory=collection_memory))
     )

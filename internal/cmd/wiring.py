@@ -221,7 +221,7 @@ def add_optional_lanes(manager: Manager, controllers: set[str], deps: Dependenci
     if "resourceadjuster" in controllers:
         resize.setup(manager, kill_switch=deps.kill_switch, options=deps.options)
     if oom.NAME in controllers:
-        oom.setup(manager, options=deps.options, store=deps.store, collection=memory)
+        oom.setup(manager, options=deps.options, store=deps.store, collection_memory=memory)
     if "balancer" in controllers:
         balancer.setup(manager, reprocess_period=deps.balancer_reprocess_period)
     if consolidation.NAME in controllers:

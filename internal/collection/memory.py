@@ -5,7 +5,8 @@
   `refresh` reuses) and the body sent (a status that did not change is not written again);
 - the ceilings of each profile's recommendations and the allocatable of the nodes they come from (`ceilings`).
 
-One collection worker runs the cycles, but status writers report from threads: access is locked.
+One collection worker runs the cycles, but status writers report from threads, and the OOM watcher counts the
+samples it writes from its own: access is locked.
 """
 
 from __future__ import annotations

@@ -170,9 +170,9 @@ def _compute(plan: StatusPlan, pair: Pair, found: Series, refresh: RefreshPolicy
         reason=plan.reasons[pair],
         first_seen_ms=first_seen,
     )
-    # An accruing series is recomputed at least as readiness may flip: keep its sorted values for the next. A
-    # ready one waits for `min_new_fraction` new samples, so a fresh computation costs little per cycle and no
-    # copy is held (unless the refresh policy keeps one: `keep_sorted`).
+    # An accruing series is recomputed often (at every poll while it is short): keep its sorted values for the
+    # next. A ready one waits for `min_new_fraction` new samples, so a fresh computation costs little per cycle
+    # and no copy is held (unless the refresh policy keeps one: `keep_sorted`).
     memo.running = running if memo.accruing or refresh.keep_sorted else None
     if found.times_s:
         memo.last_sample_ms = found.times_s[-1] * 1000

@@ -98,7 +98,7 @@ class RefreshPolicy:
         stamp: PolicyStamp,
         now_ms: int,
         reason: str,
-        first_seen_ms: int = 0,
+        first_seen_ms: int,
     ) -> SeriesMemo:
         """The memo of a computation made now of a series of `count` samples first seen at `first_seen_ms`,
         recomputed for `reason`."""
@@ -142,7 +142,8 @@ class SeriesMemo:
     first_seen_ms: int = 0
     """The series' first sample then: when the readiness time gate opens."""
     written: int = 0
-    """Samples written to the series since the computation, by any source's cycle of this process."""
+    """Samples written to the series since the computation, by any source's cycle of this process and by its OOM
+    watcher."""
     running: RunningStats | None = field(default=None, compare=False, repr=False)
     """The statistics to continue from at the next computation (kept while accruing)."""
 

@@ -177,7 +177,7 @@ class BallastOperator:
         self.adjuster = ResourceAdjuster(
             self.manager, kill_switch=kill_switch, options=options, server_version=lambda: SERVER_VERSION
         )
-        self.oom = OOMWatcher(self.manager, options=options, store=self.store, collection=self.collector.memory)
+        self.oom = OOMWatcher(self.manager, options=options, store=self.store, collection_memory=self.collector.memory)
         self.mutator = PodMutator(
             self.manager.client, kill_switch=kill_switch, options=options, owner_reader=self.manager.api_reader
         )

@@ -13,7 +13,7 @@ import pytest
 
 from ballast.api.ballast.v1 import MetricsSource, WorkloadProfile
 from ballast.controllers import oom, resize
-from ballast.internal.collection import CollectionMemory, ProfileMemory, RefreshPolicy
+from ballast.internal.collection import NEW, CollectionMemory, ProfileMemory, RefreshPolicy
 from ballast.internal.enrollment import LAST_RESIZE
 from ballast.internal.history import HistoryStore, SeriesKey, SQLiteHistoryStore
 from ballast.internal.killswitch import KillSwitchState
@@ -39,10 +39,10 @@ class OOMLane:
     def __init__(self, envtest: Environment, clock: FakeClock, store: HistoryStore | None = None) -> None:
         self.manager: Manager = new_manager(new_client(envtest, "ballastd"))
         self.clock = clock
-        self.collection = CollectionMemory()
+        self.collection_memory = CollectionMemory()
         """The collector's memory, as the wiring shares it: told of each OOM sample written."""
         self.controller: Controller = oom.setup(
-            self.manager, options=OperatorOptions(clock=clock), store=store, collection=self.collection
+            self.manager, options=OperatorOptions(clock=clock), store=store, collection_memory=self.collection_memory
         )
         self.manager.cache.start()
 
@@ -226,9 +226,9 @@ def test_each_kill_is_one_memory_sample_of_the_floor_in_the_history(
         # the collector computed this series before: its memo counts the samples written since
         computed_ms = int(START.timestamp() * 1000) - 60_000
         memo = RefreshPolicy().memo(SeriesKey(MEASUREMENT_HASH, "app", "memory"), count=10, accruing=True,
-                                    stamp=(), now_ms=computed_ms, reason="new", first_seen_ms=computed_ms)  # fmt: skip
+                                    stamp=(), now_ms=computed_ms, reason=NEW, first_seen_ms=computed_ms)  # fmt: skip
         uid = str(profile.metadata.uid)
-        oom_lane.collection.remember(world.profile, ProfileMemory(uid, {}, {("app", "memory"): memo}, False),
+        oom_lane.collection_memory.remember(world.profile, ProfileMemory(uid, {}, {("app", "memory"): memo}, False),
                                      cached_meets_threshold=False)  # fmt: skip
 
         oom_lane.reconcile(world)

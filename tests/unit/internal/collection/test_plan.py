@@ -46,7 +46,7 @@ def fed(stamp: tuple[object, ...] = ("v1",)) -> FedProfile:
 def memo(*, accruing: bool = False, last_sample_ms: int = NOW_MS - 60_000, stamp: object = ("v1",)) -> SeriesMemo:
     made = EXACT.memo(
         SeriesKey(HASH, "app", "cpu"), count=1_000, accruing=accruing, stamp=stamp, now_ms=NOW_MS - 60_000,
-        reason="samples",
+        reason="samples", first_seen_ms=NOW_MS - 86_400_000,  # both gates open: an accruing memo is due
     )  # fmt: skip
     made.last_sample_ms = last_sample_ms
     return made

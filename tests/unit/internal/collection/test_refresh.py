@@ -43,7 +43,9 @@ GATES = Gates()
 
 
 def memo(**changes: object) -> SeriesMemo:
-    made = EXACT.memo(KEY, count=10_000, accruing=False, stamp=STAMP, now_ms=NOW_MS, reason=SAMPLES)
+    made = EXACT.memo(
+        KEY, count=10_000, accruing=False, stamp=STAMP, now_ms=NOW_MS, reason=SAMPLES, first_seen_ms=NOW_MS
+    )
     for name, value in changes.items():
         setattr(made, name, value)
     return made
@@ -104,7 +106,7 @@ def test_a_memo_keeps_the_first_sample_time_for_the_time_gate() -> None:
 
 
 def test_small_series_refresh_at_every_new_sample_at_least() -> None:
-    made = EXACT.memo(KEY, count=3, accruing=False, stamp=STAMP, now_ms=NOW_MS, reason=NEW)
+    made = EXACT.memo(KEY, count=3, accruing=False, stamp=STAMP, now_ms=NOW_MS, reason=NEW, first_seen_ms=NOW_MS)
     assert made.refresh_after == 1
 
 
@@ -119,10 +121,14 @@ def test_a_staggered_first_computation_comes_due_earlier_never_later() -> None:
     staggered = RefreshPolicy()
     share = phase(KEY)
     assert 0 < share <= 1
-    first = staggered.memo(KEY, count=10_000, accruing=False, stamp=STAMP, now_ms=NOW_MS, reason=NEW)
+    first = staggered.memo(
+        KEY, count=10_000, accruing=False, stamp=STAMP, now_ms=NOW_MS, reason=NEW, first_seen_ms=NOW_MS
+    )
     assert first.refresh_after <= 200
     assert first.refresh_at_ms - NOW_MS <= 15 * 60_000
-    regular = staggered.memo(KEY, count=10_000, accruing=False, stamp=STAMP, now_ms=NOW_MS, reason=SAMPLES)
+    regular = staggered.memo(
+        KEY, count=10_000, accruing=False, stamp=STAMP, now_ms=NOW_MS, reason=SAMPLES, first_seen_ms=NOW_MS
+    )
     assert (regular.refresh_after, regular.refresh_at_ms - NOW_MS) == (200, 15 * 60_000)
 
 
