@@ -65,7 +65,7 @@ from __future__ import annotations
 import contextvars
 import datetime
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -183,7 +183,9 @@ class MetricsCollector:
 
     `plugins` maps a MetricsSource `spec.type` to the factory of its source (default: `SOURCE_TYPES`); a source
     of another type is invalid (the Go operator skips it with a log line and its profiles stay Ready). `refresh`
-    sets when statistics are recomputed rather than reused (see the module docstring).
+    sets when statistics are recomputed rather than reused (see the module docstring). `owns` (a profile's name →
+    whether this collector measures it; every profile when None) splits a fleet's profiles between collectors that
+    each write their own history: the fleet simulator's shards (docs/simulate.md, "Two processes").
     """
 
     def __init__(
@@ -197,6 +199,7 @@ class MetricsCollector:
         refresh: RefreshPolicy | None = None,
         status_writers: int = STATUS_WRITERS,
         memory: CollectionMemory | None = None,
+        owns: Callable[[str], bool] | None = None,
     ) -> None:
         self.client = manager.client
         self.live = manager.api_reader
@@ -211,6 +214,7 @@ class MetricsCollector:
         self._write_lock = threading.Lock()
         self._primary: str | None = None
         self._factories = plugins
+        self._owns = owns
         self._lock = threading.Lock()
         self._plugins: dict[str, PolledSource] = {}
         self._typed_profiles: dict[str, tuple[Any, WorkloadProfile]] = {}
@@ -619,6 +623,8 @@ class MetricsCollector:
         for cached in self.client.list(PROFILE_KIND).items:
             wire = objects.stored(cached)
             name = objects.name(wire)
+            if self._owns is not None and not self._owns(name):
+                continue
             known = self._typed_profiles.get(name)
             profile = known[1] if known is not None and known[0] is wire else WorkloadProfile.model_validate(wire)
             typed[name] = (wire, profile)

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import multiprocessing
+import os
 import queue
 import sys
 import tempfile
@@ -41,6 +43,8 @@ PRODUCTION = "ballast-production"
 LONG_RECOMMENDERS = ("ballast", PRODUCTION, "vpa", "none")
 OOM_OFF = "ballast-oom-off"
 """`--compare-oom`: the default policy with OOM kills ignored, the Go operator's behaviour (difference 62)."""
+BACKGROUND = ("vpa", "none")
+"""The runs that yield the cores to Ballast's (`_in_background`): a fraction of their cost."""
 OWN_STORE = (PRODUCTION, OOM_OFF)
 """The further Ballast columns: a policy over the preset's, each in a history store of its own."""
 LONG_MIN_DAYS = 5
@@ -91,6 +95,8 @@ class RunSettings:
     own_stores: Mapping[str, str] = field(default_factory=dict)
     """The history store of each further Ballast column (`OWN_STORE`: `--long`, `--compare-oom`) by name: its own,
     never the default run's."""
+    peer_store_url: str | None = None
+    """When set, the "ballast" run is shared by two processes (`fleetsim.pair`), the second writing this store."""
 
 
 def recommender(name: str, fleet: Fleet, settings: RunSettings) -> Recommender:
@@ -126,7 +132,6 @@ def run_one(scenario: Scenario, name: str, settings: RunSettings, progress: Any 
     """One recommender's run (in a worker process); returns its trace and the wall seconds it took."""
     from ballast.internal.fleetsim.run import simulate  # noqa: PLC0415
 
-    fleet, usage, _ = scenario.load()
     started = time.perf_counter()
     report: Callable[[int, int], None] | None = None
     if progress is not None:
@@ -134,8 +139,39 @@ def run_one(scenario: Scenario, name: str, settings: RunSettings, progress: Any 
         def report(step: int, steps: int) -> None:
             progress.put((name, step, steps))
 
-    trace = simulate(fleet, usage, recommender(name, fleet, settings), report)
+    if name == "ballast" and settings.peer_store_url is not None:
+        from ballast.internal.fleetsim.pair import simulate_pair  # noqa: PLC0415
+
+        load = functools.partial(_fleet_and_usage, scenario)
+        trace = simulate_pair(load, settings.store_url, settings.peer_store_url, report)
+    else:
+        fleet, usage, _ = scenario.load()
+        with _in_background(name in BACKGROUND):
+            trace = simulate(fleet, usage, recommender(name, fleet, settings), report)
     return trace, time.perf_counter() - started
+
+
+@contextlib.contextmanager
+def _in_background(background: bool) -> Iterator[None]:
+    """A `BACKGROUND` run on the time Ballast's runs leave idle (Linux's SCHED_IDLE): those take the longest, and
+    their two processes wait on each other at every poll; the others fit in those moments. The policy is put
+    back after the run where the process may (an unprivileged one may not: its later runs stay idle-priority,
+    which `_run_all`'s order makes background runs only). Elsewhere than on Linux, nothing changes."""
+    if not background or sys.platform != "linux":
+        yield
+        return
+    before = os.sched_getscheduler(0)
+    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    try:
+        yield
+    finally:
+        with contextlib.suppress(PermissionError):
+            os.sched_setscheduler(0, before, os.sched_param(0))
+
+
+def _fleet_and_usage(scenario: Scenario) -> tuple[Fleet, Usage]:
+    fleet, usage, _ = scenario.load()
+    return fleet, usage
 
 
 def poll_interval(fleet: Fleet) -> int:
@@ -212,7 +248,12 @@ def run(args: argparse.Namespace) -> int:
         return fail(exc)
     with tempfile.TemporaryDirectory(prefix="ballast-simulate-") as scratch:
         own_stores = {name: f"sqlite:///{Path(scratch) / f'history-{name}.db'}" for name in OWN_STORE}
-        settings = RunSettings(args.store or f"sqlite:///{Path(scratch) / 'history.db'}", args.vpa_mode, own_stores)
+        # Ballast's run takes two processes (half its profiles each) when it has a core to spare and its stores
+        # are the fresh SQLite files: a --store is one history, which two collectors cannot share.
+        peer_store = f"sqlite:///{Path(scratch) / 'history-shard-1.db'}" if args.jobs > 1 and not args.store else None
+        settings = RunSettings(
+            args.store or f"sqlite:///{Path(scratch) / 'history.db'}", args.vpa_mode, own_stores, peer_store
+        )
         started = time.perf_counter()
         early = _EarlyReport(fleet)
         traces, seconds = _run_all(scenario, settings, args.jobs, recommenders, finished=early.take)
@@ -334,8 +375,10 @@ def _run_all(
         transient=False, disable=not sys.stdout.isatty()
     ) as bar:  # fmt: skip
         updates = manager.Queue()
+        # Ballast's runs first: a worker that ran a background run may not take its normal priority back.
         futures: dict[str, Future[tuple[Trace, float]]] = {
-            name: pool.submit(run_one, scenario, name, settings, updates) for name in recommenders
+            name: pool.submit(run_one, scenario, name, settings, updates)
+            for name in sorted(recommenders, key=lambda name: name in BACKGROUND)
         }
         tasks = {name: bar.add_task(name, total=None) for name in recommenders}
         days_shown = dict.fromkeys(recommenders, 0)
@@ -355,7 +398,7 @@ def _run_all(
                     taken.add(done)
                     if not all(future.done() for future in futures.values()):
                         finished(done, futures[done].result()[0])
-        results = {name: future.result() for name, future in futures.items()}
+        results = {name: futures[name].result() for name in recommenders}
     return {name: trace for name, (trace, _) in results.items()}, {name: s for name, (_, s) in results.items()}
 
 

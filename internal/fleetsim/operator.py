@@ -43,8 +43,9 @@ from ballast.internal.cmd.wiring import new_manager
 from ballast.internal.collection import RefreshPolicy, poll_interval_seconds
 from ballast.internal.dev.preset import SAMPLES_DIR, load_preset
 from ballast.internal.dev.scenario import actuated_status, running_status
-from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF
+from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF, PROFILE_REF_INDEX
 from ballast.internal.fleetsim.model import CPU, EPHEMERAL, MEMORY, STEP_SECONDS, Cluster, Fleet, PodState
+from ballast.internal.fleetsim.shards import ShardLink, WriteLog
 from ballast.internal.history import HistoryStore, open_store
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.metricsources import KubeletSummarySource, KubernetesMetricsSource, SourceFactory
@@ -78,6 +79,7 @@ SERVER_VERSION = "v1.35.0"
 """The simulated API server's version: in-place resize is GA."""
 POD_GVK = GroupVersionKind("", "v1", "Pod")
 PROFILE_KIND = f"{WorkloadProfile.GROUP}/{WorkloadProfile.VERSION}/{WorkloadProfile.KIND}"
+POD_KIND = "v1/Pod"
 RESOURCE_KEYS = {"cpu": CPU, "memory": MEMORY, "ephemeral-storage": EPHEMERAL}
 _FAILED = object()
 """What `_reconcile` returns for a reconcile that raised (the controller would retry it with backoff)."""
@@ -123,7 +125,9 @@ class BallastOperator:
 
     `mode` is the enrollment label every pod carries (`resize` by default: sized at admission and in place);
     `read_cache_samples` the SQLite store's read cache (0: none, as ballastd); `policies` are created after the
-    preset's objects (`PRODUCTION_POLICY` for "ballast-production"); `name` is the recommender's.
+    preset's objects (`PRODUCTION_POLICY` for "ballast-production"); `name` is the recommender's. With `link`,
+    this is one of the two processes sharing the run (`shards`): its lanes reconcile the profiles it owns only,
+    and at the end of each step the two exchange their lanes' writes.
     """
 
     def __init__(
@@ -137,12 +141,14 @@ class BallastOperator:
         read_cache_samples: int = READ_CACHE_SAMPLES,
         policies: Sequence[ClusterResourcePolicy] = (),
         name: str = "ballast",
+        link: ShardLink | None = None,
     ) -> None:
         self.name = name
         self.fleet = fleet
         self.mode = mode
+        self.link = link
         self.clock = FakeClock(START)
-        self.api = FakeAPI(clock=self.clock)
+        self.api: FakeAPI = WriteLog(self.clock) if link is not None else FakeAPI(clock=self.clock)
         for kind in KINDS:
             gvk = GroupVersionKind(kind.GROUP, kind.VERSION, kind.KIND)
             self.api.register(gvk, kind.PLURAL, namespaced=kind.SCOPE == "Namespaced", status=kind.STATUS_SUBRESOURCE)
@@ -172,7 +178,7 @@ class BallastOperator:
         # then sorts in its new samples only, with the statistics a fresh computation gives.
         self.collector = MetricsCollector(
             self.manager, self.store, kill_switch, options, plugins=plugins, status_writers=0,
-            refresh=RefreshPolicy(keep_sorted=True),
+            refresh=RefreshPolicy(keep_sorted=True), owns=link.shard.owns if link is not None else None,
         )  # fmt: skip
         self.adjuster = ResourceAdjuster(
             self.manager, kill_switch=kill_switch, options=options, server_version=lambda: SERVER_VERSION
@@ -192,6 +198,8 @@ class BallastOperator:
         self._adjust_at: dict[str, float] = {}
         """Profile → virtual second its resize reconcile is requeued for."""
         self._next_adjust = math.inf
+        self._exchange_at = math.inf
+        """With `link`: the step the two processes agreed to exchange at next besides polls and kills."""
         self._oom_from_s = 0
         """OOM kills of the world at or after this second are still to be delivered."""
         self._restarts: dict[tuple[str, str], int] = {}
@@ -304,18 +312,56 @@ class BallastOperator:
     def tick(self, cluster: Cluster) -> None:
         now = cluster.now_s
         self._sync_pods(cluster)
-        killed = self._deliver_ooms(cluster)
+        killed, watched = self._deliver_ooms(cluster)
         due = [source for source, interval in sorted(self.polls.items()) if now % int(interval) == 0]
         if due:
             self._at(now)
-            self.metrics.observe(cluster)
+            self.metrics.observe(cluster, self._measured_here())
             for source in due:
                 self.api.settle()
                 self._reconcile(self.collector, "metricscollector", Request("", source))
-        if due or killed or now >= self._next_adjust:
+        if due or killed or watched or now >= self._next_adjust:
             self._adjust(now)
+        if self.link is not None:
+            self._exchange(exchanging=bool(due) or killed or now >= self._exchange_at)
         if self._resized:
             self._actuate(cluster)
+
+    def _exchange(self, *, exchanging: bool) -> None:
+        """At a step where a lane of either process may have written (a poll, a kill, or the step the two agreed
+        on at their last exchange: the earlier of their lanes' next requeues), send the other process what this
+        one's lanes wrote and write what its lanes did (a resize among them is remembered for the kubelet here
+        too, by `_admission`); at any other step neither has written anything."""
+        assert self.link is not None
+        assert isinstance(self.api, WriteLog)
+        if not exchanging:
+            if self.api.written:
+                raise RuntimeError("a lane wrote at a step the two simulation processes do not exchange at")
+            return
+        ours = self._next_requeue()
+        writes, theirs = self.link.exchange((self.api.take(), ours))
+        self.api.replay(writes)
+        self._exchange_at = min(ours, theirs)
+
+    def _measured_here(self) -> set[str] | None:
+        """The pods this process measures, by name (all: None): those of the profiles it owns. The other
+        process's metrics servers answer for the others, as the collector here would drop their samples."""
+        if self.link is None:
+            return None
+        self.api.settle()
+        return {
+            objects.name(pod)
+            for profile in self.manager.client.list(PROFILE_KIND)
+            if self._owns(objects.name(profile))
+            for pod in self.manager.client.list(POD_KIND, index=(PROFILE_REF_INDEX, objects.name(profile)))
+        }
+
+    def _next_requeue(self) -> float:
+        """The virtual second this process's lanes next reconcile without a poll or a kill."""
+        return min(self._next_adjust, min(self._oom_at.values(), default=math.inf))
+
+    def _owns(self, profile: str) -> bool:
+        return self.link is None or self.link.shard.owns(profile)
 
     def _adjust(self, now: int) -> None:
         """The resize lane as its controller schedules it: a profile is reconciled when it is new (seen at a poll,
@@ -329,6 +375,8 @@ class BallastOperator:
         # What the controller's informer delivers: the cached objects as they are (never changed in place).
         for profile in self.manager.client.list(PROFILE_KIND):
             name, wire = objects.name(profile), objects.stored(profile)
+            if not self._owns(name):
+                continue
             seen[name] = wire
             old = self._profiles_seen.get(name)
             changed = old is None or predicate.update(UpdateEvent(old, wire))
@@ -372,15 +420,16 @@ class BallastOperator:
         for profile in self.client.list(PROFILE_KIND).items:
             self._reconcile(self.profiles, "workloadwatcher-profile", Request("", objects.name(profile)))
 
-    def _deliver_ooms(self, cluster: Cluster) -> bool:
+    def _deliver_ooms(self, cluster: Cluster) -> tuple[bool, bool]:
         """The kubelet's part of an OOM kill: the container's status says it (`restartCount` + 1, `lastState`
         terminated `OOMKilled`, exit code 137), and the OOM watcher learns of it from the pod, as it would through
-        its watch — never from the world directly. Whether a kill was delivered."""
+        its watch — never from the world directly. Whether a kill was delivered, and whether the OOM watcher
+        reconciled (a kill, or a requeue come due)."""
         kills = [kill for kill in cluster.ooms_since(self._oom_from_s) if kill.pod in self._bound]
         self._oom_from_s = cluster.now_s + 1
         profiles = {profile for profile, at in self._oom_at.items() if at <= cluster.now_s}
         if not kills and not profiles:
-            return False
+            return False, False
         self._at(cluster.now_s)
         for kill in kills:
             namespace = self._bound[kill.pod]
@@ -397,7 +446,7 @@ class BallastOperator:
             ref = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": kill.pod, "namespace": namespace}}
             self.client.status().patch(ref, {"status": {"containerStatuses": statuses}})
             profile = objects.annotations(pod).get(PROFILE_REF)
-            if profile:
+            if profile and self._owns(profile):
                 profiles.add(profile)
         self.api.settle()
         for profile in sorted(profiles):
@@ -406,7 +455,7 @@ class BallastOperator:
                 self._oom_at[profile] = cluster.now_s + result.requeue_after
             else:
                 self._oom_at.pop(profile, None)
-        return True
+        return bool(kills), True
 
     def _actuate(self, cluster: Cluster) -> None:
         """The kubelet's part of an in-place resize: apply what fits the node, mark the rest Infeasible."""
@@ -437,11 +486,17 @@ class BallastOperator:
     def _reconcile(self, reconciler: Any, controller: str, request: Request) -> object:
         """The reconciler's `Result` (or None), `_FAILED` when it raised."""
         ctx = Context(controller, request, "simulate", self.logger.with_values(controller=controller), self.clock)
+        own = isinstance(self.api, WriteLog) and reconciler in (self.collector, self.adjuster, self.oom)
+        if own:
+            cast(WriteLog, self.api).recording = True
         try:
             return reconciler.reconcile(ctx, request)
         except Exception as exc:  # as the controller does: one failed reconcile is logged, the run goes on
             self.logger.error("reconcile failed", exc_info=exc, extra={"controller": controller})
             return _FAILED
+        finally:
+            if own:
+                cast(WriteLog, self.api).recording = False
 
     def _at(self, now_s: int) -> None:
         target = START + datetime.timedelta(seconds=now_s)
@@ -464,7 +519,8 @@ class SimulatedMetrics:
         self._layouts: dict[str, _PodLayout] = {}
         """Pod name → what its answers hold besides the usage (a pod's containers and node never change)."""
 
-    def observe(self, cluster: Cluster) -> None:
+    def observe(self, cluster: Cluster, pods: set[str] | None = None) -> None:
+        """Take the usage the world measured at this step: of `pods` (by name) only, or of every pod."""
         observed = cluster.observed()
         # Plain ints, converted once: truncated as `int(value)` truncates (usage is never negative).
         nanocores = (observed[:, CPU] * 1e9).astype(np.int64).tolist()
@@ -475,6 +531,8 @@ class SimulatedMetrics:
         by_node: dict[str, list[bytes]] = {}
         layouts: dict[str, _PodLayout] = {}
         for name, pod in cluster.pods.items():
+            if pods is not None and name not in pods:
+                continue
             layout = self._layouts.get(name)
             if layout is None or layout.pod is not pod:
                 layout = _PodLayout.of(pod)
