@@ -54,6 +54,8 @@ def _peer(load: Load, store_url: str, connection: Connection) -> None:
         link.send(_digest(trace))
     except ShardError:
         pass  # process 0 went away first: it reports its own failure
+    except KeyboardInterrupt:
+        pass  # a terminal's Ctrl-C reaches the whole process group: process 0 stops the run
     except BaseException:  # any failure is process 0's to report, with this one's traceback
         with contextlib.suppress(OSError):  # process 0 went away too
             connection.send((PEER_FAILED, traceback.format_exc()))

@@ -154,6 +154,7 @@ class World:
         refresh: RefreshPolicy | None = None,
         history_buffer_bytes: int = 64 << 20,
         status_writers: int = STATUS_WRITERS,
+        owns: Callable[[str], bool] | None = None,
     ) -> None:
         self.api = FakeAPI()
         self.manager = manager_for(self.api)
@@ -168,7 +169,7 @@ class World:
         plugins: dict[str, SourceFactory] = {**SOURCE_TYPES, "kubeletSummary": self._kubelet}
         self.collector = MetricsCollector(
             self.manager, self.store, self.kill_switch, self.options, plugins=plugins, refresh=refresh,
-            status_writers=status_writers,
+            status_writers=status_writers, owns=owns,
         )  # fmt: skip
         self.manager.cache.start()
 

@@ -4,6 +4,7 @@ write, then each fed profile's status (docs/compatibility.md, docs/design.md, di
 from __future__ import annotations
 
 import datetime
+from pathlib import Path
 from typing import Any
 
 from ballast.internal.telemetry import SAMPLES_COLLECTED
@@ -79,6 +80,25 @@ def test_every_fed_profile_goes_into_one_store_write(world: World) -> None:
     assert {s.key.measurement_hash for s in cycle.samples} == {
         world.status(f"{app}--default")["measurementHash"] for app in ("api", "web", "db")
     }
+
+
+def test_a_collector_owning_some_profiles_measures_and_writes_the_statuses_of_those_only(tmp_path: Path) -> None:
+    world = World(tmp_path, owns=lambda profile: profile != "web--default")
+    try:
+        basic(world)
+        for app in ("api", "web"):
+            profile = world.profile(app) if app != "api" else "api--default"
+            world.pod(f"{app}-1", app, profile)
+            world.pod_metrics(f"{app}-1", app, {"app": {"cpu": "5m", "memory": "1Mi"}})
+
+        world.cycle()
+
+        [cycle] = world.store.cycles
+        assert {s.key.measurement_hash for s in cycle.samples} == {world.status("api--default")["measurementHash"]}
+        assert world.status("api--default")["containers"][0]["name"] == "app"
+        assert "containers" not in world.status("web--default")
+    finally:
+        world.close()
 
 
 def test_samples_are_attributed_through_the_cached_pod_and_fail_closed(world: World) -> None:

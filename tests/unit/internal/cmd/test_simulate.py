@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import errno
 import multiprocessing
+import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -53,6 +56,31 @@ def test_a_failure_while_runs_go_on_waits_for_the_workers_before_it_is_raised(tm
 
     assert len(taken) == 1  # the first run to end, while another still ran
     assert multiprocessing.active_children() == []  # no worker left writing in the caller's scratch directory
+
+
+BACKGROUND_PROBE = """
+import os
+from ballast.internal.cmd.simulate import _in_background
+before = os.sched_getscheduler(0)
+with _in_background(True):
+    during = os.sched_getscheduler(0)
+after = os.sched_getscheduler(0)
+with _in_background(False):
+    foreground = os.sched_getscheduler(0)
+print(before, during, after, foreground, os.SCHED_IDLE)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="SCHED_IDLE is Linux's")
+def test_a_background_run_takes_idle_time_only_and_gives_the_policy_back_where_it_may() -> None:
+    # In a process of its own: an unprivileged one cannot take its normal policy back.
+    probe = subprocess.run([sys.executable, "-c", BACKGROUND_PROBE], capture_output=True, text=True, check=True)
+    before, during, after, foreground, idle = map(int, probe.stdout.split())
+
+    assert during == idle
+    assert after == (before if os.geteuid() == 0 else idle)
+    assert foreground == after
+    assert simulate_cmd.BACKGROUND == ("vpa", "none")
 
 
 def test_usage_without_its_side_file_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
