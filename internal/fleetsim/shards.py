@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, cast
 
-from ballast.runtime import Clock, FakeAPI
-from ballast.runtime.apierrors import APIStatusError
+from ballast.runtime import APIStatusError, Clock, FakeAPI
 
 Write = tuple[str, str, dict[str, str], bytes | None, str | None]
 """One write request as served: method, path, query parameters, body, content type."""
