@@ -16,11 +16,12 @@ grows with apps × days.
 `--demo N` times `make demo` itself N times in a row: the `ballast simulate` command of this checkout, whole (start-up,
 every recommender in its worker processes, the report and its charts), in wall seconds — the figure a user waits
 for — with the CPU seconds of the command and its workers, and checks that each run's figures.json and
-verdict.json are byte for byte those in docs/data/simulate-demo/.
+verdict.json are byte for byte those in docs/data/simulate-demo/. With `--baseline REF`, each of the N runs is a
+pair, REF's command and this checkout's one after the other (in alternating order), with the ratio of their walls.
 
     .venv/bin/python benchmarks/simulate.py [--apps 8] [--namespaces 5] [--days 1 3] [--baseline main [--together]]
         [--grid] [--recommenders none vpa ballast ballast-no-read-cache]
-    .venv/bin/python benchmarks/simulate.py --demo 3
+    .venv/bin/python benchmarks/simulate.py --demo 3 [--baseline REF]
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import datetime
 import hashlib
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -138,35 +140,60 @@ DEMO_DATA = REPO / "docs" / "data" / "simulate-demo"
 DEMO_FILES = ("figures.json", "verdict.json")
 
 
-def demo(runs: int) -> None:
-    """`make demo`'s command, `runs` times in a row; fails when a run's figures differ from the documented ones."""
-    command = [str(Path(sys.executable).parent / "ballast"), "simulate", "--out"]
-    walls = []
+def demo(runs: int, baseline: tuple[str, Path] | None = None) -> None:
+    """`make demo`'s command, `runs` times in a row; fails when a run's figures differ from the documented ones.
+    With `baseline` (a revision and its extracted tree), each run is a pair: the baseline's command, then this
+    checkout's, in alternating order from one pair to the next, with the ratio of their wall times."""
+    codes: list[tuple[str, Path | None]] = [("new", None)] if baseline is None else [baseline, ("new", None)]
+    walls: dict[str, list[float]] = {code: [] for code, _ in codes}
     for run in range(1, runs + 1):
-        with tempfile.TemporaryDirectory(prefix="bench-demo-") as out, tempfile.TemporaryFile("w+") as errors:
-            load = os.getloadavg()[0]
-            started = time.perf_counter()
-            # stderr to a file: a pipe nobody reads while waiting could fill and stall the command
-            process = subprocess.Popen([*command, out], stdout=subprocess.DEVNULL, stderr=errors, text=True)
-            try:
-                _, status, usage = os.wait4(process.pid, 0)  # its CPU with its workers', reaped before it exits
-            except BaseException:
-                process.kill()
-                process.wait()
-                raise
-            wall = time.perf_counter() - started
-            process.returncode = os.waitstatus_to_exitcode(status)
-            if process.returncode != 0:
-                errors.seek(0)
-                raise SystemExit(f"run {run}: ballast simulate failed (exit {process.returncode}): {errors.read()}")
-            same = all((Path(out) / name).read_bytes() == (DEMO_DATA / name).read_bytes() for name in DEMO_FILES)
-        walls.append(wall)
-        print(f"  run {run} at {datetime.datetime.now(datetime.UTC):%H:%M} UTC (load average {load:.1f}): "
-              f"{wall:.1f} s wall, {usage.ru_utime + usage.ru_stime:.1f} s CPU, figures "
-              f"{'as documented' if same else 'DIFFERENT'}", flush=True)  # fmt: skip
-        if not same:
-            raise SystemExit(f"run {run}: the figures differ from {DEMO_DATA.relative_to(REPO)}")
-    print(f"\nmake demo: {min(walls):.1f}–{max(walls):.1f} s wall over {runs} runs")
+        for code, tree in codes if run % 2 else codes[::-1]:
+            wall = _demo_once(run, code, tree)
+            walls[code].append(wall)
+        if baseline is not None:
+            ratio = walls["new"][-1] / walls[baseline[0]][-1]
+            print(f"    pair {run}: new / {baseline[0]} = {ratio:.2f}", flush=True)
+    for code, times in walls.items():
+        print(f"\nmake demo ({code}): {min(times):.1f}–{max(times):.1f} s wall over {runs} runs, "
+              f"median {statistics.median(times):.1f} s", end="")  # fmt: skip
+    if baseline is not None:
+        ratios = [new / old for new, old in zip(walls["new"], walls[baseline[0]], strict=True)]
+        spread = f"{min(ratios):.2f}–{max(ratios):.2f}"
+        print(f"\nnew / {baseline[0]}: median {statistics.median(ratios):.2f} (pairs {spread})")
+    print()
+
+
+def _demo_once(run: int, code: str, tree: Path | None) -> float:
+    """One `ballast simulate --out` of `tree`'s code (this checkout's when None); its wall seconds."""
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(tree), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    command = [sys.executable, "-c", "import sys; from ballast.internal.cmd.ballast import main; sys.exit(main())",
+               "simulate", "--out"]  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="bench-demo-") as out, tempfile.TemporaryFile("w+") as errors:
+        load = os.getloadavg()[0]
+        started = time.perf_counter()
+        # stderr to a file: a pipe nobody reads while waiting could fill and stall the command
+        process = subprocess.Popen([*command, out], stdout=subprocess.DEVNULL, stderr=errors, text=True, env=env)
+        try:
+            _, status, usage = os.wait4(process.pid, 0)  # its CPU with its workers', reaped before it exits
+        except BaseException:
+            process.kill()
+            process.wait()
+            raise
+        wall = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode != 0:
+            errors.seek(0)
+            failure = f"exit {process.returncode}): {errors.read()}"
+            raise SystemExit(f"run {run} ({code}): ballast simulate failed ({failure}")
+        same = all((Path(out) / name).read_bytes() == (DEMO_DATA / name).read_bytes() for name in DEMO_FILES)
+    print(f"  run {run} {code:>8} at {datetime.datetime.now(datetime.UTC):%H:%M} UTC (load average {load:.1f}): "
+          f"{wall:.1f} s wall, {usage.ru_utime + usage.ru_stime:.1f} s CPU, figures "
+          f"{'as documented' if same else 'DIFFERENT'}", flush=True)  # fmt: skip
+    if not same:
+        raise SystemExit(f"run {run} ({code}): the figures differ from {DEMO_DATA.relative_to(REPO)}")
+    return wall
 
 
 def extract(repository: Path, revision: str, into: Path) -> Path:
@@ -195,8 +222,8 @@ def main() -> None:
         parser.error("--together runs the baseline beside the new code: it needs --baseline REF")
     if args.demo is not None and args.demo < 1:
         parser.error("--demo N: N runs, at least 1")
-    if args.demo is not None and (args.baseline or args.grid):
-        parser.error("--demo times this checkout's `make demo` alone: no --baseline or --grid")
+    if args.demo is not None and (args.grid or args.together):
+        parser.error("--demo times `make demo` whole, one command at a time: no --grid or --together")
     if args.child:
         recommender, apps, namespaces, days, out = args.child
         child(recommender, int(apps), int(namespaces), int(days), Path(out))
@@ -208,7 +235,9 @@ def main() -> None:
         f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, load average {load[0]:.1f} at the start"
     )
     if args.demo is not None:
-        demo(args.demo)
+        with tempfile.TemporaryDirectory(prefix="bench-demo-baseline-") as scratch:
+            baseline = (args.baseline, extract(args.git, args.baseline, Path(scratch))) if args.baseline else None
+            demo(args.demo, baseline)
     else:
         cases_of(args)
 
