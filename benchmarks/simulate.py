@@ -168,8 +168,9 @@ def _demo_once(run: int, code: str, tree: Path | None) -> float:
     env = dict(os.environ)
     if tree is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(tree), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    command = [sys.executable, "-c", "import sys; from ballast.internal.cmd.ballast import main; sys.exit(main())",
-               "simulate", "--out"]  # fmt: skip
+    # -P: not the working directory first on the path (it may be a checkout), so PYTHONPATH picks the code
+    entry = "import sys; from ballast.internal.cmd.ballast import main; sys.exit(main())"
+    command = [sys.executable, "-P", "-c", entry, "simulate", "--out"]
     with tempfile.TemporaryDirectory(prefix="bench-demo-") as out, tempfile.TemporaryFile("w+") as errors:
         load = os.getloadavg()[0]
         started = time.perf_counter()

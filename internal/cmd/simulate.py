@@ -20,14 +20,17 @@ import argparse
 import contextlib
 import functools
 import multiprocessing
+import multiprocessing.connection
 import os
 import queue
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
+from multiprocessing.managers import SyncManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -370,8 +373,10 @@ def _run_all(
     context = multiprocessing.get_context("spawn")  # no threads of this process carried into the workers
     # The pool is shut down without waiting for its workers to exit: a worker that held a large simulation frees
     # its heap for a second or more, while the report is written.
-    pool = ProcessPoolExecutor(jobs, mp_context=context)
-    with _shut_down_later(pool), context.Manager() as manager, Progress(
+    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_end_with_parent)
+    manager = SyncManager(ctx=context)
+    manager.start(_end_with_parent)
+    with _shut_down_later(pool), manager, Progress(
         transient=False, disable=not sys.stdout.isatty()
     ) as bar:  # fmt: skip
         updates = manager.Queue()
@@ -400,6 +405,20 @@ def _run_all(
                         finished(done, futures[done].result()[0])
         results = {name: futures[name].result() for name in recommenders}
     return {name: trace for name, (trace, _) in results.items()}, {name: s for name, (_, s) in results.items()}
+
+
+def _end_with_parent() -> None:
+    """A worker's initializer: the worker ends when this command's process does, however it ends — killed, it
+    would otherwise leave its workers running their simulations to the end."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="end-with-parent", daemon=True).start()
 
 
 @contextlib.contextmanager

@@ -3,6 +3,7 @@ naming what was wrong."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import multiprocessing
 import os
@@ -16,6 +17,7 @@ import pytest
 
 from ballast.internal.cmd import simulate as simulate_cmd
 from ballast.internal.cmd.ballast import main
+from ballast.runtime.envtest.wait import poll_until
 
 SMALL = ["--apps", "3", "--namespaces", "2", "--days", "1", "--jobs", "2"]
 
@@ -81,6 +83,44 @@ def test_a_background_run_takes_idle_time_only_and_gives_the_policy_back_where_i
     assert after == (before if os.geteuid() == 0 else idle)
     assert foreground == after
     assert simulate_cmd.BACKGROUND == ("vpa", "none")
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below `pid`, from /proc (children of each of its threads)."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            for child in map(int, (task / "children").read_text().split()):
+                found |= {child, *descendants(child)}
+    return found
+
+
+def running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"  # a zombie has ended, whoever reaps it
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+@pytest.mark.timeout(120)
+def test_killing_the_command_ends_its_workers(tmp_path: Path) -> None:
+    entry = "import sys; from ballast.internal.cmd.ballast import main; sys.exit(main())"
+    flags = ["--apps", "20", "--namespaces", "2", "--days", "3", "--out", str(tmp_path)]
+    command = subprocess.Popen([sys.executable, "-P", "-c", entry, "simulate", *flags], stdout=subprocess.DEVNULL)
+    try:
+
+        def all_started() -> set[int] | None:
+            found = descendants(command.pid)  # the progress queue's manager, two workers, Ballast's second process
+            return found if len(found) >= 4 else None
+
+        workers = poll_until(all_started, timeout=60, what="the command's worker processes")
+    finally:
+        command.kill()
+        command.wait()
+
+    assert poll_until(lambda: not any(running(pid) for pid in workers), timeout=30, what="the workers to end")
 
 
 def test_usage_without_its_side_file_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
