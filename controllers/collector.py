@@ -615,9 +615,10 @@ class MetricsCollector:
         return self._loaded_policies.get(policy, LoadedPolicy.of)  # once per version: defaulting a spec is not cheap
 
     def _profiles(self) -> list[WorkloadProfile]:
-        """The cached WorkloadProfiles, typed. A profile the cache still holds as the same object as at the last
-        cycle keeps the typed model made of it then: the cache replaces an object on every change and never edits
-        one in place, and a cycle only reads profiles (a fleet's worth of validation saved per poll)."""
+        """The cached WorkloadProfiles this collector owns (`owns`), typed. A profile the cache still holds as the
+        same object as at the last cycle keeps the typed model made of it then: the cache replaces an object on
+        every change and never edits one in place, and a cycle only reads profiles (a fleet's worth of validation
+        saved per poll)."""
         typed: dict[str, tuple[Any, WorkloadProfile]] = {}
         profiles: list[WorkloadProfile] = []
         for cached in self.client.list(PROFILE_KIND).items:
