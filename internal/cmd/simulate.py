@@ -132,7 +132,8 @@ def recommender(name: str, fleet: Fleet, settings: RunSettings) -> Recommender:
 
 
 def run_one(scenario: Scenario, name: str, settings: RunSettings, progress: Any = None) -> tuple[Trace, float]:
-    """One recommender's run (in a worker process); returns its trace and the wall seconds it took."""
+    """One recommender's run (in a worker process); returns its trace and the wall seconds it took, building the
+    fleet included."""
     from ballast.internal.fleetsim.run import simulate  # noqa: PLC0415
 
     started = time.perf_counter()
@@ -156,10 +157,11 @@ def run_one(scenario: Scenario, name: str, settings: RunSettings, progress: Any 
 
 @contextlib.contextmanager
 def _in_background(background: bool) -> Iterator[None]:
-    """A `BACKGROUND` run on the time Ballast's runs leave idle (Linux's SCHED_IDLE): those take the longest, and
-    their two processes wait on each other at every poll; the others fit in those moments. The policy is put
-    back after the run where the process may (an unprivileged one may not: its later runs stay idle-priority,
-    which `_run_all`'s order makes background runs only). Elsewhere than on Linux, nothing changes."""
+    """A `BACKGROUND` run on the time Ballast's runs leave idle (Linux's SCHED_IDLE, for the calling thread, the
+    one that simulates): those take the longest, and their two processes wait on each other at every poll; the
+    others fit in those moments. The policy is put back after the run where the process may (an unprivileged one
+    may not: its later runs stay idle-priority, which `_run_all`'s order makes background runs only). Elsewhere
+    than on Linux, nothing changes."""
     if not background or sys.platform != "linux":
         yield
         return
@@ -170,6 +172,12 @@ def _in_background(background: bool) -> Iterator[None]:
     finally:
         with contextlib.suppress(PermissionError):
             os.sched_setscheduler(0, before, os.sched_param(0))
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    affinity = getattr(os, "sched_getaffinity", None)  # Linux's; elsewhere every core counts
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
 def _fleet_and_usage(scenario: Scenario) -> tuple[Fleet, Usage]:
@@ -251,9 +259,10 @@ def run(args: argparse.Namespace) -> int:
         return fail(exc)
     with tempfile.TemporaryDirectory(prefix="ballast-simulate-") as scratch:
         own_stores = {name: f"sqlite:///{Path(scratch) / f'history-{name}.db'}" for name in OWN_STORE}
-        # Ballast's run takes two processes (half its profiles each) when it has a core to spare and its stores
-        # are the fresh SQLite files: a --store is one history, which two collectors cannot share.
-        peer_store = f"sqlite:///{Path(scratch) / 'history-shard-1.db'}" if args.jobs > 1 and not args.store else None
+        # Ballast's run takes two processes (half its profiles each) when there are cores and workers to spare and
+        # its stores are the fresh SQLite files: a --store is one history, which two collectors cannot share.
+        paired = args.jobs > 1 and _cores() > 1 and not args.store
+        peer_store = f"sqlite:///{Path(scratch) / 'history-shard-1.db'}" if paired else None
         settings = RunSettings(
             args.store or f"sqlite:///{Path(scratch) / 'history.db'}", args.vpa_mode, own_stores, peer_store
         )

@@ -20,6 +20,7 @@ kubelet's Summary API (ephemeral-storage used bytes per pod) would serve it, fro
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import math
 import uuid
@@ -45,7 +46,7 @@ from ballast.internal.dev.preset import SAMPLES_DIR, load_preset
 from ballast.internal.dev.scenario import actuated_status, running_status
 from ballast.internal.enrollment import MODE_LABEL, PROFILE_REF, PROFILE_REF_INDEX
 from ballast.internal.fleetsim.model import CPU, EPHEMERAL, MEMORY, STEP_SECONDS, Cluster, Fleet, PodState
-from ballast.internal.fleetsim.shards import ShardLink, WriteLog
+from ballast.internal.fleetsim.shards import ShardError, ShardLink, Step, WriteLog
 from ballast.internal.history import HistoryStore, open_store
 from ballast.internal.killswitch import KillSwitchState
 from ballast.internal.metricsources import KubeletSummarySource, KubernetesMetricsSource, SourceFactory
@@ -79,7 +80,6 @@ SERVER_VERSION = "v1.35.0"
 """The simulated API server's version: in-place resize is GA."""
 POD_GVK = GroupVersionKind("", "v1", "Pod")
 PROFILE_KIND = f"{WorkloadProfile.GROUP}/{WorkloadProfile.VERSION}/{WorkloadProfile.KIND}"
-POD_KIND = "v1/Pod"
 RESOURCE_KEYS = {"cpu": CPU, "memory": MEMORY, "ephemeral-storage": EPHEMERAL}
 _FAILED = object()
 """What `_reconcile` returns for a reconcile that raised (the controller would retry it with backoff)."""
@@ -127,7 +127,7 @@ class BallastOperator:
     `read_cache_samples` the SQLite store's read cache (0: none, as ballastd); `policies` are created after the
     preset's objects (`PRODUCTION_POLICY` for "ballast-production"); `name` is the recommender's. With `link`,
     this is one of the two processes sharing the run (`shards`): its lanes reconcile the profiles it owns only,
-    and at the end of each step the two exchange their lanes' writes.
+    and at each step where a lane of either may have written the two exchange their lanes' writes.
     """
 
     def __init__(
@@ -148,7 +148,9 @@ class BallastOperator:
         self.mode = mode
         self.link = link
         self.clock = FakeClock(START)
-        self.api: FakeAPI = WriteLog(self.clock) if link is not None else FakeAPI(clock=self.clock)
+        self.write_log = WriteLog(self.clock) if link is not None else None
+        """With `link`: the API server, keeping its lanes' writes for the other process."""
+        self.api: FakeAPI = self.write_log or FakeAPI(clock=self.clock)
         for kind in KINDS:
             gvk = GroupVersionKind(kind.GROUP, kind.VERSION, kind.KIND)
             self.api.register(gvk, kind.PLURAL, namespaced=kind.SCOPE == "Namespaced", status=kind.STATUS_SUBRESOURCE)
@@ -319,29 +321,32 @@ class BallastOperator:
             self.metrics.observe(cluster, self._measured_here())
             for source in due:
                 self.api.settle()
-                self._reconcile(self.collector, "metricscollector", Request("", source))
-        if due or killed or watched or now >= self._next_adjust:
+                self._reconcile(self.collector, "metricscollector", Request("", source), lane=True)
+        # The resize lane runs for every profile whenever any profile's requeue comes due, as alone: with the other
+        # process's requeues too (`_exchange_at`).
+        if due or killed or watched or now >= min(self._next_adjust, self._exchange_at):
             self._adjust(now)
         if self.link is not None:
-            self._exchange(exchanging=bool(due) or killed or now >= self._exchange_at)
+            self._exchange(now, exchanging=bool(due) or killed or now >= self._exchange_at)
         if self._resized:
             self._actuate(cluster)
 
-    def _exchange(self, *, exchanging: bool) -> None:
+    def _exchange(self, now: int, *, exchanging: bool) -> None:
         """At a step where a lane of either process may have written (a poll, a kill, or the step the two agreed
         on at their last exchange: the earlier of their lanes' next requeues), send the other process what this
         one's lanes wrote and write what its lanes did (a resize among them is remembered for the kubelet here
         too, by `_admission`); at any other step neither has written anything."""
         assert self.link is not None
-        assert isinstance(self.api, WriteLog)
+        assert self.write_log is not None
         if not exchanging:
-            if self.api.written:
-                raise RuntimeError("a lane wrote at a step the two simulation processes do not exchange at")
+            if self.write_log.written:
+                raise ShardError(f"a lane wrote at {now} s, a step the two simulation processes do not exchange at")
             return
+        self._at(now)
         ours = self._next_requeue()
-        writes, theirs = self.link.exchange((self.api.take(), ours))
-        self.api.replay(writes)
-        self._exchange_at = min(ours, theirs)
+        theirs = self.link.exchange(Step(now, self.write_log.take(), ours))
+        self.write_log.replay(theirs.writes)
+        self._exchange_at = min(ours, theirs.next_requeue_s)
 
     def _measured_here(self) -> set[str] | None:
         """The pods this process measures, by name (all: None): those of the profiles it owns. The other
@@ -353,7 +358,7 @@ class BallastOperator:
             objects.name(pod)
             for profile in self.manager.client.list(PROFILE_KIND)
             if self._owns(objects.name(profile))
-            for pod in self.manager.client.list(POD_KIND, index=(PROFILE_REF_INDEX, objects.name(profile)))
+            for pod in self.manager.client.list("v1/Pod", index=(PROFILE_REF_INDEX, objects.name(profile)))
         }
 
     def _next_requeue(self) -> float:
@@ -382,7 +387,7 @@ class BallastOperator:
             changed = old is None or predicate.update(UpdateEvent(old, wire))
             if not changed and now < self._adjust_at.get(name, math.inf):
                 continue
-            result = self._reconcile(self.adjuster, "resourceadjuster", Request("", name))
+            result = self._reconcile(self.adjuster, "resourceadjuster", Request("", name), lane=True)
             if result is _FAILED:
                 self._adjust_at[name] = now + STEP_SECONDS
             elif isinstance(result, Result) and result.requeue_after > 0:
@@ -424,7 +429,7 @@ class BallastOperator:
         """The kubelet's part of an OOM kill: the container's status says it (`restartCount` + 1, `lastState`
         terminated `OOMKilled`, exit code 137), and the OOM watcher learns of it from the pod, as it would through
         its watch — never from the world directly. Whether a kill was delivered, and whether the OOM watcher
-        reconciled (a kill, or a requeue come due)."""
+        reconciled here (a kill in a profile this process owns, or a requeue come due)."""
         kills = [kill for kill in cluster.ooms_since(self._oom_from_s) if kill.pod in self._bound]
         self._oom_from_s = cluster.now_s + 1
         profiles = {profile for profile, at in self._oom_at.items() if at <= cluster.now_s}
@@ -450,12 +455,12 @@ class BallastOperator:
                 profiles.add(profile)
         self.api.settle()
         for profile in sorted(profiles):
-            result = self._reconcile(self.oom, "oomwatcher", Request("", profile))
+            result = self._reconcile(self.oom, "oomwatcher", Request("", profile), lane=True)
             if isinstance(result, Result) and result.requeue_after > 0:
                 self._oom_at[profile] = cluster.now_s + result.requeue_after
             else:
                 self._oom_at.pop(profile, None)
-        return bool(kills), True
+        return bool(kills), bool(profiles)
 
     def _actuate(self, cluster: Cluster) -> None:
         """The kubelet's part of an in-place resize: apply what fits the node, mark the rest Infeasible."""
@@ -483,20 +488,17 @@ class BallastOperator:
             conditions = [c for c in pod["status"].get("conditions") or [] if c.get("type") != POD_RESIZE_PENDING]
             self.client.status().patch(ref, {"status": {"conditions": [*conditions, pending]}})
 
-    def _reconcile(self, reconciler: Any, controller: str, request: Request) -> object:
-        """The reconciler's `Result` (or None), `_FAILED` when it raised."""
+    def _reconcile(self, reconciler: Any, controller: str, request: Request, *, lane: bool = False) -> object:
+        """The reconciler's `Result` (or None), `_FAILED` when it raised. `lane`: one of the lanes a process of a
+        pair runs for its own profiles only, whose writes go to the other process."""
         ctx = Context(controller, request, "simulate", self.logger.with_values(controller=controller), self.clock)
-        own = isinstance(self.api, WriteLog) and reconciler in (self.collector, self.adjuster, self.oom)
-        if own:
-            cast(WriteLog, self.api).recording = True
-        try:
-            return reconciler.reconcile(ctx, request)
-        except Exception as exc:  # as the controller does: one failed reconcile is logged, the run goes on
-            self.logger.error("reconcile failed", exc_info=exc, extra={"controller": controller})
-            return _FAILED
-        finally:
-            if own:
-                cast(WriteLog, self.api).recording = False
+        recording = self.write_log.recording() if lane and self.write_log is not None else contextlib.nullcontext()
+        with recording:
+            try:
+                return reconciler.reconcile(ctx, request)
+            except Exception as exc:  # as the controller does: one failed reconcile is logged, the run goes on
+                self.logger.error("reconcile failed", exc_info=exc, extra={"controller": controller})
+                return _FAILED
 
     def _at(self, now_s: int) -> None:
         target = START + datetime.timedelta(seconds=now_s)

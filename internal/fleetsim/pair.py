@@ -6,23 +6,27 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import multiprocessing
-import pickle
 import traceback
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 
+import orjson
+
 from ballast.internal.fleetsim.model import Fleet, Trace, Usage
 from ballast.internal.fleetsim.operator import BallastOperator
 from ballast.internal.fleetsim.run import Progress, simulate
-from ballast.internal.fleetsim.shards import PEER_FAILED, Shard, ShardError, ShardLink
+from ballast.internal.fleetsim.shards import Done, Failed, Shard, ShardError, ShardLink
 
 Load = Callable[[], tuple[Fleet, Usage]]
 """Builds the run's fleet and usage; called in each process (a picklable function: the peer is spawned)."""
 PEER_EXIT_S = 30.0
+"""How long the peer may take to exit once the run is over (it has sent everything by then), before it is
+terminated."""
 
 
 def simulate_pair(load: Load, store_url: str, peer_store_url: str, progress: Progress | None = None) -> Trace:
-    """Ballast's run over `load()`'s fleet, shared with a peer process (`shards`); the two stores must differ."""
+    """Ballast's run over `load()`'s fleet, shared with a peer process (`shards`); the two stores must differ.
+    Raises ShardError when the peer failed (with its traceback) or the two went apart."""
     if store_url == peer_store_url:
         raise ValueError("the two processes of a run need history stores of their own")
     context = multiprocessing.get_context("spawn")  # nothing of this process's threads carried over
@@ -30,12 +34,11 @@ def simulate_pair(load: Load, store_url: str, peer_store_url: str, progress: Pro
     peer = context.Process(target=_peer, args=(load, peer_store_url, theirs), name="ballast-shard-1", daemon=True)
     peer.start()
     theirs.close()
-    link = ShardLink(Shard(0, 2), ours)
+    link = ShardLink(Shard(0), ours)
     try:
         fleet, usage = load()
         trace = simulate(fleet, usage, BallastOperator(fleet, store_url=store_url, link=link), progress)
-        theirs_digest = link.receive()
-        if theirs_digest != _digest(trace):
+        if link.receive(Done).digest != _digest(trace):
             raise ShardError("the two simulation processes ended with different traces")
         return trace
     finally:
@@ -43,26 +46,29 @@ def simulate_pair(load: Load, store_url: str, peer_store_url: str, progress: Pro
         peer.join(PEER_EXIT_S)
         if peer.is_alive():
             peer.terminate()
+            peer.join()
 
 
 def _peer(load: Load, store_url: str, connection: Connection) -> None:
-    """Process 1: the same run; sends its trace's digest at the end, or why it failed."""
-    link = ShardLink(Shard(1, 2), connection)
+    """Process 1: the same run; sends its trace's digest at the end, or its traceback when it fails."""
+    link = ShardLink(Shard(1), connection)
     try:
         fleet, usage = load()
         trace = simulate(fleet, usage, BallastOperator(fleet, store_url=store_url, link=link))
-        link.send(_digest(trace))
+        link.send(Done(_digest(trace)))
     except ShardError:
-        pass  # process 0 went away first: it reports its own failure
+        pass  # process 0 went away first, or found the two apart: it reports that itself
     except KeyboardInterrupt:
         pass  # a terminal's Ctrl-C reaches the whole process group: process 0 stops the run
-    except BaseException:  # any failure is process 0's to report, with this one's traceback
-        with contextlib.suppress(OSError):  # process 0 went away too
-            connection.send((PEER_FAILED, traceback.format_exc()))
-        raise
+    except Exception:  # process 0 reports the failure, with this traceback; printing it here too would repeat it
+        with contextlib.suppress(ShardError):  # process 0 went away too
+            link.send(Failed(traceback.format_exc()))
+        raise SystemExit(1) from None
     finally:
         connection.close()
 
 
 def _digest(trace: Trace) -> str:
-    return hashlib.sha256(pickle.dumps(trace, protocol=pickle.HIGHEST_PROTOCOL)).hexdigest()
+    """The whole trace hashed by value (its dataclasses, mappings with sorted keys, arrays as lists of numbers):
+    equal traces, equal digests, whichever objects each process's values happen to share."""
+    return hashlib.sha256(orjson.dumps(trace, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_SORT_KEYS)).hexdigest()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import multiprocessing
-import os
 import socket
 import subprocess
 import sys
@@ -69,7 +68,12 @@ with _in_background(True):
 after = os.sched_getscheduler(0)
 with _in_background(False):
     foreground = os.sched_getscheduler(0)
-print(before, during, after, foreground, os.SCHED_IDLE)
+try:  # whether this process may take its policy back at all (privileged, or a raised RLIMIT_NICE)
+    os.sched_setscheduler(0, before, os.sched_param(0))
+    may = 1
+except PermissionError:
+    may = 0
+print(before, during, after, foreground, os.SCHED_IDLE, may)
 """
 
 
@@ -77,12 +81,11 @@ print(before, during, after, foreground, os.SCHED_IDLE)
 def test_a_background_run_takes_idle_time_only_and_gives_the_policy_back_where_it_may() -> None:
     # In a process of its own: an unprivileged one cannot take its normal policy back.
     probe = subprocess.run([sys.executable, "-c", BACKGROUND_PROBE], capture_output=True, text=True, check=True)
-    before, during, after, foreground, idle = map(int, probe.stdout.split())
+    before, during, after, foreground, idle, may = map(int, probe.stdout.split())
 
     assert during == idle
-    assert after == (before if os.geteuid() == 0 else idle)
+    assert after == (before if may else idle)
     assert foreground == after
-    assert simulate_cmd.BACKGROUND == ("vpa", "none")
 
 
 def descendants(pid: int) -> set[int]:
@@ -112,8 +115,9 @@ def test_killing_the_command_ends_its_workers(tmp_path: Path) -> None:
     try:
 
         def all_started() -> set[int] | None:
-            found = descendants(command.pid)  # the progress queue's manager, two workers, Ballast's second process
-            return found if len(found) >= 4 else None
+            # the resource tracker, the progress queue's manager, two workers, Ballast's second process
+            found = descendants(command.pid)
+            return found if len(found) >= 5 else None
 
         workers = poll_until(all_started, timeout=60, what="the command's worker processes")
     finally:

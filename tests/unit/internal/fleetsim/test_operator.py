@@ -4,6 +4,8 @@ recommendation function changes what the pods get."""
 
 from __future__ import annotations
 
+import math
+import multiprocessing
 from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
@@ -15,6 +17,8 @@ from numpy.typing import NDArray
 from ballast.internal.fleetsim.model import App, ContainerSpec, Fleet, NodeSpec, Slot, Trace, Workload
 from ballast.internal.fleetsim.operator import BallastOperator, oom_floor_off_policy
 from ballast.internal.fleetsim.run import simulate
+from ballast.internal.fleetsim.shards import Shard, ShardError, ShardLink, Step
+from ballast.internal.fleetsim.world import World
 from ballast.internal.stats import Stats, recommend
 
 MI = 2**20
@@ -138,3 +142,62 @@ def test_the_oom_floor_off_policy_is_the_preset_default_with_oom_disabled_one_pr
     assert off.spec.priority == (default.spec.priority or 0) + 1
     assert off.spec.metrics == default.spec.metrics
     assert off.spec.readiness == default.spec.readiness
+
+
+class ScriptedPeer(ShardLink):
+    """Process 0's end of a pair whose other process writes nothing and asks to be reconciled at `requeue_s`."""
+
+    def __init__(self, requeue_s: float) -> None:
+        super().__init__(Shard(0), multiprocessing.Pipe()[0])
+        self.requeue_s = requeue_s
+        self.sent: list[Step] = []
+
+    def exchange(self, step: Step) -> Step:
+        self.sent.append(step)
+        return Step(step.at_s, [], self.requeue_s)
+
+
+def paired(tmp_path: Path, peer_requeue_s: float, steps: int) -> tuple[BallastOperator, list[int]]:
+    """Process 0 of a pair over `fleet()` for `steps` steps, with the seconds its resize lane ran at."""
+    the_fleet = fleet()
+    tmp_path.mkdir(exist_ok=True)
+    link = ScriptedPeer(peer_requeue_s)
+    operator = BallastOperator(the_fleet, store_url=f"sqlite:///{tmp_path / 'history.db'}", link=link)
+    adjusted: list[int] = []
+    adjust = operator._adjust
+
+    def adjust_and_note(now: int) -> None:
+        adjusted.append(now)
+        adjust(now)
+
+    operator._adjust = adjust_and_note  # type: ignore[method-assign]
+    world = World(the_fleet, Constant(the_fleet), operator)
+    try:
+        for step in range(steps):
+            world.advance(step)
+            operator.tick(world)
+    finally:
+        operator.close()
+    return operator, adjusted
+
+
+def test_one_of_a_pair_exchanges_and_runs_the_resize_lane_at_the_other_processs_requeue(tmp_path: Path) -> None:
+    off_poll = 450  # the default preset polls every 300 s
+
+    _, adjusted = paired(tmp_path / "requeued", off_poll, 35)
+    alone, adjusted_alone = paired(tmp_path / "quiet", math.inf, 35)
+
+    assert off_poll in adjusted  # as one process would: some profile's requeue came due
+    assert off_poll not in adjusted_alone
+    link = alone.link
+    assert isinstance(link, ScriptedPeer)
+    assert [step.at_s for step in link.sent] == [0, 300]  # polls only, when no requeue is due
+
+
+def test_a_lane_write_at_a_step_the_pair_does_not_exchange_at_stops_the_run(tmp_path: Path) -> None:
+    operator, _ = paired(tmp_path, math.inf, 2)
+    assert operator.write_log is not None
+    operator.write_log.written.append(("PATCH", "/api/v1/namespaces/team-a/pods/web-0", {}, b"{}", None))
+
+    with pytest.raises(ShardError, match="a lane wrote at 30 s"):
+        operator._exchange(30, exchanging=False)
