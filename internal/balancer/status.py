@@ -30,6 +30,7 @@ from ballast.api.balancer.v1alpha1 import (
 from ballast.api.meta import Condition
 from ballast.runtime import labels as label_selectors
 from ballast.runtime.conditions import FALSE, TRUE, condition, find_status_condition
+from ballast.runtime.crd.meta import CONDITION_MESSAGE_MAX_LENGTH
 
 from .run import BalancerRun
 from .stored import spec_problems
@@ -94,7 +95,7 @@ def _conditions(
 
     def build(type_: str, status: str, reason: str, message: str) -> Condition:
         return Condition.model_validate(condition(
-            type_, status, reason, message, now=now, observed_generation=generation,
+            type_, status, reason, _cut(message), now=now, observed_generation=generation,
             previous=find_status_condition(previous, type_),
         ))  # fmt: skip
 
@@ -113,14 +114,36 @@ def _conditions(
             conditions.append(build(type_, TRUE, type_, f"{count} {what}"))
         else:
             conditions.append(build(type_, FALSE, NO_PROBLEM, f"no {what}"))
-    conflicts = [t for t in run.targets if t.conflict is not None]
+    conflicts = [f"target {t.name} is not scaled, also scaled by {t.conflict}" for t in run.targets if t.conflict]
     if conflicts:
-        message = "; ".join(f"target {t.name} is not scaled, also scaled by {t.conflict}" for t in conflicts)
-        conditions.append(build(TARGET_CONFLICT, TRUE, CONFLICT, message))
+        conditions.append(build(TARGET_CONFLICT, TRUE, CONFLICT, _listed(conflicts)))
     else:
         conditions.append(build(TARGET_CONFLICT, FALSE, NO_CONFLICT, "every target is scaled by this Balancer only"))
     conditions.append(build(VALID, *_validity(balancer)))
     return conditions
+
+
+def _listed(conflicts: Sequence[str]) -> str:
+    """The conflicts joined with "; ", as many whole as a condition's message holds, then how many more (100
+    targets of one Deployment each conflict with the 99 others: far more than the API server takes)."""
+    joined = "; ".join(conflicts)
+    if len(joined) <= CONDITION_MESSAGE_MAX_LENGTH:
+        return joined
+    kept: list[str] = []
+    for conflict in conflicts:
+        more = f"; and {len(conflicts) - len(kept) - 1} more targets in conflict"
+        if len("; ".join([*kept, conflict])) + len(more) > CONDITION_MESSAGE_MAX_LENGTH:
+            break
+        kept.append(conflict)
+    if not kept:  # the first conflict alone is longer than a message
+        kept = [_cut(conflicts[0], 0.5)]
+    return "; ".join(kept) + f"; and {len(conflicts) - len(kept)} more targets in conflict"
+
+
+def _cut(message: str, share: float = 1.0) -> str:
+    """`message` within `share` of the longest a condition holds, its end replaced by "…" when it is cut."""
+    limit = int(CONDITION_MESSAGE_MAX_LENGTH * share)
+    return message if len(message) <= limit else message[: limit - 1] + "…"
 
 
 def _targets(run: BalancerRun, previous: Sequence[TargetStatus]) -> list[TargetStatus]:

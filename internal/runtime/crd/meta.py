@@ -100,6 +100,8 @@ CONDITION_TYPE_PATTERN = (
     r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
 )
 CONDITION_REASON_PATTERN = r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"
+CONDITION_MESSAGE_MAX_LENGTH = 32768
+"""The longest `message` a `metav1.Condition` may carry (characters, as the API server counts them)."""
 
 
 def _transition_time_required(schema: dict[str, Any]) -> None:
@@ -127,7 +129,7 @@ class Condition(WireModel):
     """When the status last changed."""
     reason: str = Field(min_length=1, max_length=1024, pattern=CONDITION_REASON_PATTERN)
     """A CamelCase word saying why the condition has this status."""
-    message: str = Field(max_length=32768)
+    message: str = Field(max_length=CONDITION_MESSAGE_MAX_LENGTH)
     """A human-readable message; may be empty."""
 
 
