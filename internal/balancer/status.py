@@ -125,24 +125,28 @@ def _conditions(
 
 def _listed(conflicts: Sequence[str]) -> str:
     """The conflicts joined with "; ", as many whole as a condition's message holds, then how many more (100
-    targets of one Deployment each conflict with the 99 others: far more than the API server takes)."""
+    targets of one Deployment each conflicting with the 99 others, or one target with many other owners, pass
+    what the API server takes)."""
     joined = "; ".join(conflicts)
     if len(joined) <= CONDITION_MESSAGE_MAX_LENGTH:
         return joined
     kept: list[str] = []
     for conflict in conflicts:
-        more = f"; and {len(conflicts) - len(kept) - 1} more targets in conflict"
+        more = _more(len(conflicts) - len(kept) - 1)
         if len("; ".join([*kept, conflict])) + len(more) > CONDITION_MESSAGE_MAX_LENGTH:
             break
         kept.append(conflict)
-    if not kept:  # the first conflict alone is longer than a message
-        kept = [_cut(conflicts[0], 0.5)]
-    return "; ".join(kept) + f"; and {len(conflicts) - len(kept)} more targets in conflict"
+    if not kept:  # the first conflict alone is longer than a message: cut, leaving room for the count
+        kept = [_cut(conflicts[0], CONDITION_MESSAGE_MAX_LENGTH - len(_more(len(conflicts) - 1)))]
+    return "; ".join(kept) + _more(len(conflicts) - len(kept))
 
 
-def _cut(message: str, share: float = 1.0) -> str:
-    """`message` within `share` of the longest a condition holds, its end replaced by "…" when it is cut."""
-    limit = int(CONDITION_MESSAGE_MAX_LENGTH * share)
+def _more(count: int) -> str:
+    return f"; and {count} more targets in conflict" if count else ""
+
+
+def _cut(message: str, limit: int = CONDITION_MESSAGE_MAX_LENGTH) -> str:
+    """`message` within `limit` characters, its end replaced by "…" when it is cut."""
     return message if len(message) <= limit else message[: limit - 1] + "…"
 
 

@@ -150,7 +150,7 @@ class BallastOperator:
         self.clock = FakeClock(START)
         self.write_log = WriteLog(self.clock) if link is not None else None
         """With `link`: the API server, keeping its lanes' writes for the other process."""
-        self.api: FakeAPI = self.write_log or FakeAPI(clock=self.clock)
+        self.api: FakeAPI = self.write_log if self.write_log is not None else FakeAPI(clock=self.clock)
         for kind in KINDS:
             gvk = GroupVersionKind(kind.GROUP, kind.VERSION, kind.KIND)
             self.api.register(gvk, kind.PLURAL, namespaced=kind.SCOPE == "Namespaced", status=kind.STATUS_SUBRESOURCE)
@@ -323,7 +323,7 @@ class BallastOperator:
                 self.api.settle()
                 self._reconcile(self.collector, "metricscollector", Request("", source), lane=True)
         # The resize lane runs for every profile whenever any profile's requeue comes due, as alone: with the other
-        # process's requeues too (`_exchange_at`).
+        # process's requeues too (`_exchange_at`, which in a pair already holds this process's own).
         if due or killed or watched or now >= min(self._next_adjust, self._exchange_at):
             self._adjust(now)
         if self.link is not None:

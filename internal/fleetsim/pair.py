@@ -15,7 +15,7 @@ import orjson
 from ballast.internal.fleetsim.model import Fleet, Trace, Usage
 from ballast.internal.fleetsim.operator import BallastOperator
 from ballast.internal.fleetsim.run import Progress, simulate
-from ballast.internal.fleetsim.shards import Done, Failed, Shard, ShardError, ShardLink
+from ballast.internal.fleetsim.shards import Done, Failed, Shard, ShardError, ShardGoneError, ShardLink
 
 Load = Callable[[], tuple[Fleet, Usage]]
 """Builds the run's fleet and usage; called in each process (a picklable function: the peer is spawned)."""
@@ -56,11 +56,11 @@ def _peer(load: Load, store_url: str, connection: Connection) -> None:
         fleet, usage = load()
         trace = simulate(fleet, usage, BallastOperator(fleet, store_url=store_url, link=link))
         link.send(Done(_digest(trace)))
-    except ShardError:
-        pass  # process 0 went away first, or found the two apart: it reports that itself
+    except ShardGoneError:
+        pass  # process 0 went away first: it reports why itself
     except KeyboardInterrupt:
         pass  # a terminal's Ctrl-C reaches the whole process group: process 0 stops the run
-    except Exception:  # process 0 reports the failure, with this traceback; printing it here too would repeat it
+    except Exception:  # process 0 reports the failure (the two found apart here too), with this traceback
         with contextlib.suppress(ShardError):  # process 0 went away too
             link.send(Failed(traceback.format_exc()))
         raise SystemExit(1) from None
@@ -70,5 +70,6 @@ def _peer(load: Load, store_url: str, connection: Connection) -> None:
 
 def _digest(trace: Trace) -> str:
     """The whole trace hashed by value (its dataclasses, mappings with sorted keys, arrays as lists of numbers):
-    equal traces, equal digests, whichever objects each process's values happen to share."""
+    equal traces, equal digests, whichever objects each process's values happen to share. orjson writes NaN and
+    infinities as null: traces differing only there would pass as equal, never equal ones as different."""
     return hashlib.sha256(orjson.dumps(trace, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_SORT_KEYS)).hexdigest()

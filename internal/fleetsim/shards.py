@@ -35,6 +35,10 @@ class Shard:
 
     index: int
 
+    def __post_init__(self) -> None:
+        if self.index not in (0, 1):
+            raise ValueError(f"a run is shared by processes 0 and 1, not {self.index}")
+
     def owns(self, profile: str) -> bool:
         return zlib.crc32(profile.encode()) % 2 == self.index
 
@@ -70,6 +74,10 @@ class Failed:
 class ShardError(RuntimeError):
     """The two processes of a run went apart: the other failed (its traceback is in the message), went away, or
     is at another step."""
+
+
+class ShardGoneError(ShardError):
+    """The other process went away (its end of the pipe closed): it reports why itself, if it can."""
 
 
 class WriteLog(FakeAPI):
@@ -149,13 +157,13 @@ class ShardLink:
             with contextlib.suppress(OSError, EOFError):
                 if self.connection.poll(0):
                     self._raise_failure(self.connection.recv())
-            raise ShardError(f"simulation process {self.shard.other} went away") from exc
+            raise ShardGoneError(f"simulation process {self.shard.other} went away") from exc
 
     def receive(self, expected: type[M]) -> M:
         try:
             message = self.connection.recv()
         except (EOFError, ConnectionResetError) as exc:
-            raise ShardError(f"simulation process {self.shard.other} went away") from exc
+            raise ShardGoneError(f"simulation process {self.shard.other} went away") from exc
         self._raise_failure(message)
         if not isinstance(message, expected):
             what = type(message).__name__

@@ -58,3 +58,24 @@ def test_a_few_conflicts_are_listed_whole_and_a_long_error_is_cut() -> None:
     assert balancing is not None
     assert len(balancing.message) == CONDITION_MESSAGE_MAX_LENGTH
     assert balancing.message.endswith("x…")
+
+
+def test_one_conflict_longer_than_a_message_is_cut_and_one_just_at_the_limit_is_whole() -> None:
+    run = largest_balancer()
+    run.targets[0].conflict = ", ".join(f"Balancer owner-{index}" for index in range(5000))
+    run.targets[1].conflict = "HorizontalPodAutoscaler nginx"
+
+    cut = find_status_condition(balancer_status(run, NOW).conditions, TARGET_CONFLICT)
+
+    assert cut is not None
+    assert len(cut.message) == CONDITION_MESSAGE_MAX_LENGTH
+    assert cut.message.endswith("…; and 1 more targets in conflict")
+
+    run.targets[1].conflict = None
+    prefix = f"target {NAMES[0]} is not scaled, also scaled by "
+    run.targets[0].conflict = "o" * (CONDITION_MESSAGE_MAX_LENGTH - len(prefix))
+
+    whole = find_status_condition(balancer_status(run, NOW).conditions, TARGET_CONFLICT)
+
+    assert whole is not None
+    assert whole.message == prefix + run.targets[0].conflict

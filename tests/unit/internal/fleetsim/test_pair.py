@@ -12,9 +12,9 @@ import pytest
 from ballast.internal.fleetsim.fleet import default_fleet
 from ballast.internal.fleetsim.model import Fleet, Usage
 from ballast.internal.fleetsim.operator import BallastOperator
-from ballast.internal.fleetsim.pair import simulate_pair
+from ballast.internal.fleetsim.pair import Load, _digest, simulate_pair
 from ballast.internal.fleetsim.report import JSON_OPTIONS, trace_json
-from ballast.internal.fleetsim.run import simulate
+from ballast.internal.fleetsim.run import AsWritten, simulate
 from ballast.internal.fleetsim.shards import ShardError
 from ballast.internal.fleetsim.usage import SyntheticUsage
 from ballast.internal.history import open_store
@@ -28,6 +28,12 @@ def small_fleet() -> tuple[Fleet, Usage]:
 def fleet_the_peer_cannot_build() -> tuple[Fleet, Usage]:
     if multiprocessing.parent_process() is not None:  # the spawned peer
         raise ValueError("no fleet in the peer (test)")
+    return small_fleet()
+
+
+def fleet_the_peer_finds_apart() -> tuple[Fleet, Usage]:
+    if multiprocessing.parent_process() is not None:  # as a check of the pair would, in the process that makes it
+        raise ShardError("out of step in the peer (test)")
     return small_fleet()
 
 
@@ -53,11 +59,27 @@ def test_two_processes_give_the_trace_of_one(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(300)
-def test_the_peers_failure_fails_the_run_with_its_reason(tmp_path: Path) -> None:
-    with pytest.raises(ShardError, match=r"(?s)simulation process 1 failed:.*no fleet in the peer"):
-        simulate_pair(fleet_the_peer_cannot_build, f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}")
+@pytest.mark.parametrize(
+    ("load", "reason"),
+    [(fleet_the_peer_cannot_build, "no fleet in the peer"), (fleet_the_peer_finds_apart, "out of step in the peer")],
+)
+def test_the_peers_failure_fails_the_run_with_its_reason(tmp_path: Path, load: Load, reason: str) -> None:
+    with pytest.raises(ShardError, match=rf"(?s)simulation process 1 failed:.*{reason}"):
+        simulate_pair(load, f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}")
 
     assert multiprocessing.active_children() == []
+
+
+def test_equal_traces_have_one_digest_and_a_changed_field_another() -> None:
+    fleet, usage = small_fleet()
+    first, second = (simulate(fleet, usage, AsWritten()) for _ in range(2))
+    assert first is not second
+
+    same = _digest(first) == _digest(second)
+    first.overcommitted += 1
+
+    assert same
+    assert _digest(first) != _digest(second)
 
 
 def test_the_two_processes_need_stores_of_their_own(tmp_path: Path) -> None:

@@ -141,3 +141,8 @@ def test_a_failed_or_vanished_peer_is_an_error_naming_it() -> None:
         link.send(Step(0, [("PATCH", "/x", {}, b"y" * 1_000_000, None)], 0.0))
     with pytest.raises(ShardError, match="simulation process 1 went away"):
         link.receive(Step)
+
+
+def test_a_run_is_shared_by_processes_0_and_1() -> None:
+    with pytest.raises(ValueError, match="processes 0 and 1, not 2"):
+        Shard(2)
