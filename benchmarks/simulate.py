@@ -103,11 +103,17 @@ class Running:
     started: float
 
 
-def start(case: Case, code: str, tree: Path | None, scratch: Path) -> Running:
-    out = scratch / f"{case.recommender}-{case.apps}-{case.days}-{code.replace('/', '_')}.json"
+def code_env(tree: Path | None) -> dict[str, str]:
+    """This process's environment, with `tree` first on PYTHONPATH (its `ballast` imported first) when given."""
     env = dict(os.environ)
     if tree is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(tree), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+def start(case: Case, code: str, tree: Path | None, scratch: Path) -> Running:
+    out = scratch / f"{case.recommender}-{case.apps}-{case.days}-{code.replace('/', '_')}.json"
+    env = code_env(tree)
     args = [sys.executable, __file__, "--child", case.recommender, str(case.apps), str(case.namespaces),
             str(case.days), str(out)]  # fmt: skip
     started = time.perf_counter()
@@ -165,9 +171,7 @@ def demo(runs: int, baseline: tuple[str, Path] | None = None) -> None:
 
 def _demo_once(run: int, code: str, tree: Path | None) -> float:
     """One `ballast simulate --out` of `tree`'s code (this checkout's when None); its wall seconds."""
-    env = dict(os.environ)
-    if tree is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(tree), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env = code_env(tree)
     # -P: not the working directory first on the path (it may be a checkout), so PYTHONPATH picks the code
     entry = "import sys; from ballast.internal.cmd.ballast import main; sys.exit(main())"
     command = [sys.executable, "-P", "-c", entry, "simulate", "--out"]
